@@ -1,0 +1,1 @@
+"""Measurement, error metrics, baselines and verdicts for the kernel suite."""

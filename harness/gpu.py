@@ -1,0 +1,165 @@
+"""Which GPU the suite runs on, as NVML names it, and what state it is in.
+
+The CUDA device (CuPy's current device) is mapped to its NVML handle by PCI
+bus id: CUDA and NVML number devices differently, and CUDA_VISIBLE_DEVICES
+renumbers only CUDA's. Everything here degrades to None where the machine has
+no NVML (a CPU-only machine, a container without the management library):
+the suite still runs and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+
+# NVML clock event ("throttle") reason bits that mean the clocks were cut for
+# heat or power; idle, application-clock and sync-boost bits are harmless.
+THROTTLE_REASONS = {
+    0x0000000000000004: "SW power cap",
+    0x0000000000000008: "HW slowdown",
+    0x0000000000000020: "SW thermal slowdown",
+    0x0000000000000040: "HW thermal slowdown",
+    0x0000000000000080: "HW power brake slowdown",
+}
+
+
+def cuda_available() -> tuple[bool, str]:
+    """(True, "") when CuPy can use a CUDA device, else (False, why not)."""
+    try:
+        import cupy
+    except ImportError as error:
+        return False, f"CuPy is not installed ({error})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CUDARuntimeError without a driver
+        return False, f"no usable CUDA driver/device ({type(error).__name__}: {error})"
+    if count == 0:
+        return False, "no CUDA device is visible"
+    return True, ""
+
+
+@functools.lru_cache(maxsize=None)
+def _nvml():
+    """The initialised pynvml module (from nvidia-ml-py), or None without NVML."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml
+    except Exception:
+        return None
+
+
+def nvml_handle(cuda_device: int | None = None):
+    """The NVML handle of a CUDA device (default: CuPy's current one), by PCI bus id."""
+    import cupy
+
+    return _nvml_handle(cupy.cuda.Device(cuda_device).id if cuda_device is not None else cupy.cuda.Device().id)
+
+
+@functools.lru_cache(maxsize=None)
+def _nvml_handle(device_id: int):
+    nvml = _nvml()
+    if nvml is None:
+        return None
+    import cupy
+
+    bus_id = cupy.cuda.runtime.deviceGetPCIBusId(device_id)
+    try:
+        return nvml.nvmlDeviceGetHandleByPciBusId(bus_id.encode() if isinstance(bus_id, str) else bus_id)
+    except nvml.NVMLError:
+        return None
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """What a baseline file records about the GPU (machine_info["gpu"])."""
+
+    name: str  # NVML's name where NVML is present, else the CUDA device name
+    slug: str
+    cuda_device: int
+    pci_bus_id: str
+    compute_capability: str
+    multiprocessors: int
+    l2_bytes: int
+    memory_bytes: int
+    driver: str | None
+    cuda_runtime: str
+    cuda_driver_api: str
+    cupy: str
+    sm_clock_max_mhz: int | None
+    memory_clock_max_mhz: int | None
+    memory_bus_width_bits: int | None
+    nvml: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_info(cuda_device: int | None = None) -> GpuInfo:
+    import cupy
+
+    from .baselines import gpu_slug
+
+    device = cupy.cuda.Device(cuda_device) if cuda_device is not None else cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(device.id)
+    cuda_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    handle = nvml_handle(device.id)
+    nvml = _nvml()
+    name, driver, sm_max, mem_max = cuda_name, None, None, None
+    bus_width = props.get("memoryBusWidth")
+    if handle is not None:
+        raw = nvml.nvmlDeviceGetName(handle)
+        name = raw.decode() if isinstance(raw, bytes) else raw
+        raw = nvml.nvmlSystemGetDriverVersion()
+        driver = raw.decode() if isinstance(raw, bytes) else raw
+        sm_max = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
+        mem_max = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_MEM)
+        bus_width = nvml.nvmlDeviceGetMemoryBusWidth(handle)
+    return GpuInfo(
+        name=name,
+        slug=gpu_slug(name),
+        cuda_device=device.id,
+        pci_bus_id=cupy.cuda.runtime.deviceGetPCIBusId(device.id),
+        compute_capability=f"{props['major']}.{props['minor']}",
+        multiprocessors=int(props["multiProcessorCount"]),
+        l2_bytes=int(props["l2CacheSize"]),
+        memory_bytes=int(props["totalGlobalMem"]),
+        driver=driver,
+        cuda_runtime=_version(cupy.cuda.runtime.runtimeGetVersion()),
+        cuda_driver_api=_version(cupy.cuda.runtime.driverGetVersion()),
+        cupy=cupy.__version__,
+        sm_clock_max_mhz=sm_max,
+        memory_clock_max_mhz=mem_max,
+        memory_bus_width_bits=int(bus_width) if bus_width else None,
+        nvml=handle is not None,
+    )
+
+
+@dataclass(frozen=True)
+class ClockState:
+    sm_clock_mhz: int | None
+    reasons: int | None  # NVML clock event reason bits
+
+    @property
+    def throttle(self) -> list[str]:
+        """The heat/power reasons among the bits (empty when none, or without NVML)."""
+        if not self.reasons:
+            return []
+        return [text for bit, text in THROTTLE_REASONS.items() if self.reasons & bit]
+
+
+def clock_state(cuda_device: int | None = None) -> ClockState:
+    """Current SM clock and clock event reasons; (None, None) without NVML."""
+    handle = nvml_handle(cuda_device)
+    if handle is None:
+        return ClockState(None, None)
+    nvml = _nvml()
+    sm = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)
+    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    return ClockState(int(sm), int(getter(handle)))

@@ -1,0 +1,125 @@
+"""Error metrics against a float64 reference, on NumPy or CuPy arrays alike.
+
+Seed 000 reports two figures per kernel: the maximum and the average
+relative error per element, |c - ref| / |ref|. That measure is meaningful
+when no reference element is near zero (inputs of one sign, such as seed
+000's uniform [0, 1) data). With mixed signs, sums cancel, |ref| can be
+arbitrarily small and the relative error explodes without the kernel being
+at fault; there we divide by (|A|·|B|) instead, the magnitude the rounding
+errors of a dot product actually scale with (the classical bound is
+|c - ref| <= gamma_k (|A|·|B|)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _xp(array):
+    """NumPy or CuPy, whichever module the array belongs to."""
+    module = type(array).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    max_error: float
+    avg_error: float
+    worst_index: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"max {self.max_error:.3g}, avg {self.avg_error:.3g} (worst at {self.worst_index})"
+
+
+def _stats(error, xp) -> ErrorStats:
+    if error.size == 0:
+        return ErrorStats(0.0, 0.0, ())
+    flat = int(xp.argmax(error))
+    index = tuple(int(i) for i in xp.unravel_index(flat, error.shape))
+    return ErrorStats(float(error.max()), float(error.mean()), index)
+
+
+def relative_error(result, reference) -> ErrorStats:
+    """Per-element |result - ref| / |ref| (seed 000's figures).
+
+    An element whose reference is exactly 0 counts 0 if the result is exactly 0
+    and infinity otherwise; a NaN result (an element never written, say)
+    counts infinity. Use `scaled_error` for inputs of mixed sign.
+    """
+    xp = _xp(result)
+    ref = reference.astype(xp.float64)
+    diff = xp.abs(result.astype(xp.float64) - ref)
+    magnitude = xp.abs(ref)
+    with _quiet(xp):
+        error = xp.where(magnitude > 0, diff / magnitude, xp.where(diff == 0, 0.0, xp.inf))
+    error = xp.where(xp.isnan(error), xp.inf, error)
+    return _stats(error, xp)
+
+
+def scaled_error(result, reference, scale) -> ErrorStats:
+    """Per-element |result - ref| / scale, with scale = |A|·|B| for a product.
+
+    Meaningful for any signs. Zero scale: 0 if the result is exactly the
+    reference, infinity otherwise; NaN counts infinity.
+    """
+    xp = _xp(result)
+    diff = xp.abs(result.astype(xp.float64) - reference.astype(xp.float64))
+    scale = scale.astype(xp.float64)
+    with _quiet(xp):
+        error = xp.where(scale > 0, diff / scale, xp.where(diff == 0, 0.0, xp.inf))
+    error = xp.where(xp.isnan(error), xp.inf, error)
+    return _stats(error, xp)
+
+
+def product_scale(a, b, ignore_nonfinite: bool = False):
+    """|A|·|B| in float64: the magnitude a dot product's rounding errors scale with.
+
+    ignore_nonfinite=True counts NaN and infinite entries as 0, for judging
+    the finite elements of a product whose inputs hold a few of them.
+    """
+    xp = _xp(a)
+    abs_a, abs_b = xp.abs(a.astype(xp.float64)), xp.abs(b.astype(xp.float64))
+    if ignore_nonfinite:
+        abs_a = xp.where(xp.isfinite(abs_a), abs_a, 0.0)
+        abs_b = xp.where(xp.isfinite(abs_b), abs_b, 0.0)
+    return abs_a @ abs_b
+
+
+def same_nonfinite_pattern(result, reference) -> str | None:
+    """None when NaNs and infinities (with their signs) sit exactly where the reference has them.
+
+    Otherwise a sentence saying how many elements differ and the first of them.
+    """
+    xp = _xp(result)
+    ref = reference.astype(xp.float64)
+    res = result.astype(xp.float64)
+    mismatch = (xp.isnan(res) != xp.isnan(ref)) | (xp.isinf(res) != xp.isinf(ref))
+    mismatch |= xp.isinf(ref) & xp.isinf(res) & (xp.sign(res) != xp.sign(ref))
+    count = int(mismatch.sum())
+    if count == 0:
+        return None
+    first = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(mismatch)), mismatch.shape))
+    return f"{count} element(s) differ in NaN/Inf from the reference, first at {first}: {float(res[first])} vs {float(ref[first])}"
+
+
+class _quiet:
+    """Silence NumPy's divide warnings inside `where` (both branches are evaluated)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def __enter__(self):
+        import numpy
+
+        self._state = numpy.seterr(divide="ignore", invalid="ignore")
+
+    def __exit__(self, *exc):
+        import numpy
+
+        numpy.seterr(**self._state)

@@ -1,0 +1,131 @@
+"""Compiling the CUDA sources under kernels/cuda.
+
+Two paths share one source loader:
+
+* `get_function` builds a module for the current device through CuPy's
+  `RawModule` (NVRTC, cached by CuPy on disk and here in memory) and returns
+  one of its kernels. It needs a CUDA device.
+* `compile_report` compiles a source to a cubin for a named architecture with
+  NVRTC alone, no device needed, and returns ptxas's resource report
+  (registers, shared memory, spills). The CPU tests use it to prove that
+  every `.cu` file builds for sm_80 and sm_90 without spilling.
+
+Sources include `common.cuh` by name; the loader splices headers in
+textually, so CuPy's cache key (the source text and options) changes whenever
+a header does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CUDA_DIR = Path(__file__).resolve().parent / "cuda"
+
+# No fast-math: the error tolerances in registry.py assume IEEE float32
+# arithmetic (fused multiply-add contraction, on by default, is fine: it
+# rounds once instead of twice).
+BASE_OPTIONS = ("-std=c++17",)
+
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def cuda_sources() -> list[Path]:
+    """Every `.cu` file of the suite, sorted by name."""
+    return sorted(CUDA_DIR.glob("*.cu"))
+
+
+def load_source(name: str) -> str:
+    """The text of kernels/cuda/<name> with its local headers spliced in."""
+    path = CUDA_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no CUDA source {name!r} in {CUDA_DIR}")
+    text = path.read_text()
+
+    def splice(match: re.Match) -> str:
+        header = CUDA_DIR / match.group(1)
+        body = header.read_text().replace("#pragma once", "")
+        return f"// ---- {match.group(1)} ----\n{body}\n// ---- end {match.group(1)} ----"
+
+    return _INCLUDE.sub(splice, text)
+
+
+def define_options(defines: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+    return tuple(f"-D{key}={value}" for key, value in defines)
+
+
+@functools.lru_cache(maxsize=None)
+def _module(source: str, defines: tuple[tuple[str, int], ...], device_id: int):
+    import cupy
+
+    return cupy.RawModule(
+        code=load_source(source),
+        options=BASE_OPTIONS + define_options(defines),
+        backend="nvrtc",
+    )
+
+
+def get_function(source: str, function: str, defines: tuple[tuple[str, int], ...] = ()):
+    """The kernel `function` of `source` built for the current device."""
+    import cupy
+
+    return _module(source, defines, cupy.cuda.Device().id).get_function(function)
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """What ptxas said about one source built for one architecture."""
+
+    source: str
+    arch: str
+    defines: tuple[tuple[str, int], ...]
+    cubin_bytes: int
+    registers: dict[str, int]  # kernel name -> registers per thread
+    spill_stores: int  # bytes, summed over the kernels
+    spill_loads: int
+    stack_frame: int
+    log: str
+
+
+_FUNCTION = re.compile(r"Compiling entry function '(\w+)'")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def parse_ptxas_log(log: str) -> tuple[dict[str, int], int, int, int]:
+    """Registers per kernel, and spill stores, spill loads and stack frame in bytes."""
+    registers: dict[str, int] = {}
+    current = None
+    stores = loads = stack = 0
+    for line in log.splitlines():
+        if m := _FUNCTION.search(line):
+            current = m.group(1)
+        elif (m := _REGISTERS.search(line)) and current:
+            registers[current] = int(m.group(1))
+        elif m := _SPILLS.search(line):
+            stack += int(m.group(1))
+            stores += int(m.group(2))
+            loads += int(m.group(3))
+    return registers, stores, loads, stack
+
+
+def compile_report(source: str, arch: str, defines: tuple[tuple[str, int], ...] = ()) -> CompileReport:
+    """Compile `source` to a cubin for `arch` (e.g. "sm_90") with NVRTC, no device needed.
+
+    Raises RuntimeError carrying NVRTC's log when the source does not compile.
+    """
+    from cupy.cuda import nvrtc
+
+    program = nvrtc.createProgram(load_source(source), source, [], [])
+    options = [*BASE_OPTIONS, *define_options(defines), f"-arch={arch}", "-Xptxas=-v"]
+    try:
+        nvrtc.compileProgram(program, options)
+    except nvrtc.NVRTCError as error:
+        log = nvrtc.getProgramLog(program)
+        raise RuntimeError(f"{source} ({arch}, {defines}) does not compile:\n{log}") from error
+    log = nvrtc.getProgramLog(program).rstrip("\x00")
+    cubin = nvrtc.getCUBIN(program)
+    registers, stores, loads, stack = parse_ptxas_log(log)
+    return CompileReport(source, arch, defines, len(cubin), registers, stores, loads, stack, log)

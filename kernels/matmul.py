@@ -1,0 +1,138 @@
+"""The matrix-multiply launcher: checks, allocates, launches; never synchronizes.
+
+`prepare_matmul(name, a, b)` checks the operands, allocates the output (and,
+for the pitched kernel, pitched copies of the operands) and returns a
+`PreparedMatmul` whose `run(stream)` only enqueues the launch: the
+correctness suite poisons the output and runs once, the performance suite
+times `run` alone. `matmul(name, a, b)` is prepare + run.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import checks
+from .compile import get_function
+from .device import attribute, free_device_bytes, int32
+from .pitched import PitchedMatrix
+from .registry import MATMUL_KERNELS, NEGATIVE_CONTROL, ROWS, MatmulKernel
+
+DEFAULT_SHARED_BYTES = 48 * 1024  # what a block gets without opting in
+
+
+def kernel_by_name(name: str) -> MatmulKernel:
+    if name == NEGATIVE_CONTROL.name:
+        return NEGATIVE_CONTROL
+    try:
+        return MATMUL_KERNELS[name]
+    except KeyError:
+        raise ValueError(f"unknown matmul kernel {name!r}; known: {', '.join(MATMUL_KERNELS)}") from None
+
+
+def _aligned(m_ptrs: list[int], n: int, k: int) -> bool:
+    """float4 accesses are safe: K and N divisible by 4, every base 16-byte aligned."""
+    return n % 4 == 0 and k % 4 == 0 and all(p % 16 == 0 for p in m_ptrs)
+
+
+class PreparedMatmul:
+    """Operands, output and launch configuration of one C = A·B."""
+
+    def __init__(self, kernel: MatmulKernel, a, b, out=None):
+        import cupy
+
+        self.kernel = kernel
+        # the pitched kernel copies its operands into pitched allocations, from
+        # device arrays (cudaMemcpy2DAsync) or host arrays (cudaMemcpy2D, seed 000)
+        operand_types = (cupy.ndarray, np.ndarray) if kernel.pitched else cupy.ndarray
+        self.m, self.n, self.k = checks.check_matmul_operands(a, b, operand_types)
+        if out is not None:
+            checks.check_output(out, (self.m, self.n), cupy.ndarray)
+        extra = 0 if out is not None else self.m * self.n * 4
+        if kernel.pitched:  # pitched A, B and C; a row pads to at most 512 bytes more
+            extra = 4 * (self.m * self.k + self.k * self.n + self.m * self.n) + 512 * (2 * self.m + self.k)
+        checks.check_fits(extra, free_device_bytes(), f"{kernel.name} on {self.m}x{self.k} @ {self.k}x{self.n}")
+        if kernel.name == "cublas" and os.environ.get("CUPY_TF32", "0") != "0":
+            raise RuntimeError("CUPY_TF32 is set: cuBLAS would round operands to TF32; unset it")
+
+        self.shared_bytes = 0
+        if kernel.grid == ROWS:
+            self._check_row_shared_memory()
+        self.a, self.b = a, b
+        if kernel.pitched:
+            self.pa, self.pb = PitchedMatrix(self.m, self.k), PitchedMatrix(self.k, self.n)
+            self.pc = PitchedMatrix(self.m, self.n)
+            for pitched, dense in ((self.pa, a), (self.pb, b)):
+                if isinstance(dense, np.ndarray):
+                    pitched.copy_from_host(dense)
+                else:
+                    pitched.copy_from_device(dense)
+            self.out = self.pc.view
+        else:
+            self.out = out if out is not None else cupy.empty((self.m, self.n), np.float32)
+        self._function = None if kernel.source is None else self._load_function()
+
+    def _check_row_shared_memory(self) -> None:
+        """A row of A must fit in shared memory, past 48 KB only by the device's opt-in."""
+        self.shared_bytes = self.k * 4
+        if self.shared_bytes > DEFAULT_SHARED_BYTES:
+            limit = attribute("MaxSharedMemoryPerBlockOptin")
+            if self.shared_bytes > limit:
+                raise ValueError(
+                    f"{self.kernel.name}: a row of A (K={self.k}) needs {self.shared_bytes} bytes of shared "
+                    f"memory; this device allows at most {limit} per block (K <= {limit // 4})"
+                )
+
+    def _load_function(self):
+        k = self.kernel
+        defines = k.defines
+        if k.vectorized:  # never pitched: operands are dense CuPy arrays
+            aligned = _aligned([self.a.data.ptr, self.b.data.ptr, self.out.data.ptr], self.n, self.k)
+            defines = defines + (("ALIGNED", int(aligned)),)
+        function = get_function(k.source, k.function, defines)
+        if self.shared_bytes > DEFAULT_SHARED_BYTES and function.max_dynamic_shared_size_bytes < self.shared_bytes:
+            function.max_dynamic_shared_size_bytes = self.shared_bytes
+        return function
+
+    def _grid(self) -> tuple[int, int, int]:
+        if self.kernel.grid == ROWS:
+            return (self.m, 1, 1)
+        rows, cols = self.kernel.tile
+        return (-(-self.n // cols), -(-self.m // rows), 1)
+
+    def run(self, stream=None) -> None:
+        """Enqueue the multiply on `stream` (default: the current stream). No synchronization."""
+        import cupy
+
+        with stream if stream is not None else cupy.cuda.get_current_stream():
+            if self._function is None:
+                cupy.matmul(self.a, self.b, out=self.out)
+                return
+            if self.kernel.pitched:
+                a, b, c = self.pa.view, self.pb.view, self.pc.view
+                lda, ldb, ldc = self.pa.ld, self.pb.ld, self.pc.ld
+            else:
+                a, b, c = self.a, self.b, self.out
+                lda, ldb, ldc = self.k, self.n, self.n
+            args = (a, b, c, int32(self.m), int32(self.n), int32(self.k), int32(lda), int32(ldb), int32(ldc))
+            self._function(self._grid(), (*self.kernel.threads, 1), args, shared_mem=self.shared_bytes)
+
+    def poison(self) -> None:
+        """Fill the output (the pitched one, padding included) with NaN before a launch."""
+        self.out.fill(np.nan)
+
+    def result(self):
+        """The product as a dense CuPy array (copied out of the pitched C for the pitched kernel)."""
+        return self.pc.to_dense() if self.kernel.pitched else self.out
+
+
+def prepare_matmul(name: str, a, b, out=None) -> PreparedMatmul:
+    return PreparedMatmul(kernel_by_name(name), a, b, out)
+
+
+def matmul(name: str, a, b, out=None, stream=None):
+    """C = A·B with the named kernel; returns C without waiting for it."""
+    prepared = prepare_matmul(name, a, b, out)
+    prepared.run(stream)
+    return prepared.result()

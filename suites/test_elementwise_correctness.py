@@ -1,0 +1,72 @@
+"""The adds and the streams routine: results must be exact (one float32 add per element)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernels import add, add_host, pinned_empty, vector_add_streams
+from suites.inputs import seed_for
+
+pytestmark = pytest.mark.gpu
+
+MATRIX_SHAPES = [(1, 1), (1, 7), (17, 33), (16, 16), (1023, 1025), (1024, 1024), (4097, 3), (3, 4100)]
+VECTOR_SIZES = [1, 3, 17, 1000, 1023, 1 << 20, 10_000_003]
+
+
+def random_pair(test_id, shape):
+    rng = np.random.default_rng(seed_for(test_id))
+    return rng.standard_normal(shape, dtype=np.float32), rng.standard_normal(shape, dtype=np.float32)
+
+
+def device_add(name, a, b):
+    import cupy
+
+    out = cupy.full(a.shape, np.nan, np.float32)  # poisoned
+    add(name, cupy.asarray(a), cupy.asarray(b), out=out)
+    cupy.cuda.runtime.deviceSynchronize()
+    return out.get()
+
+
+@pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name", ["matrix_add_2d", "matrix_add_2d_vec4", "cupy_add"])
+def test_matrix_add_is_exact(name, shape, request):
+    a, b = random_pair(request.node.nodeid, shape)
+    assert np.array_equal(device_add(name, a, b), a + b)
+
+
+@pytest.mark.parametrize("n", VECTOR_SIZES)
+@pytest.mark.parametrize("name", ["vector_add", "vector_add_vec4"])
+def test_vector_add_is_exact(name, n, request):
+    a, b = random_pair(request.node.nodeid, (n,))
+    assert np.array_equal(device_add(name, a, b), a + b)
+
+
+@pytest.mark.parametrize("chunks", [1, 4, 7, 16])
+def test_vector_add_streams_is_exact(chunks, request):
+    n = 10_000_003  # no chunk count above divides it
+    a, b, out = pinned_empty(n), pinned_empty(n), pinned_empty(n)
+    a[:], b[:] = random_pair(request.node.nodeid, (n,))
+    out[:] = np.nan
+    vector_add_streams(a, b, chunks, out)
+    assert np.array_equal(out, a + b)
+
+
+def test_vector_add_streams_refuses_pageable_memory():
+    n = 1000
+    a, b, out = np.ones(n, np.float32), np.ones(n, np.float32), pinned_empty(n)
+    with pytest.raises(ValueError, match="pinned"):
+        vector_add_streams(a, b, 4, out)
+
+
+@pytest.mark.parametrize("memory", ["pageable", "pinned"])
+def test_add_host_routine_is_exact(memory, request):
+    shape = (1023, 1025)
+    a, b = random_pair(request.node.nodeid, shape)
+    if memory == "pinned":
+        a_p, b_p, out = pinned_empty(shape), pinned_empty(shape), pinned_empty(shape)
+        a_p[:], b_p[:] = a, b
+        result = add_host("matrix_add_2d", a_p, b_p, out=out)
+    else:
+        result = add_host("matrix_add_2d", a, b)
+    assert np.array_equal(result, a + b)

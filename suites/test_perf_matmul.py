@@ -1,0 +1,56 @@
+"""GPU time of every matrix-multiply kernel, against cuBLAS measured in the same run."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.ceilings import datasheet_fp32_flops_per_s
+from kernels import MATMUL_KERNELS, matmul_host, pinned_empty, prepare_matmul
+from suites.perf_cases import MATMUL_SIZES, random_device, repeat_count, repeated
+
+pytestmark = [pytest.mark.gpu, pytest.mark.perf]
+
+HOST_SIZE = 1000  # seed 000's size, timed end to end like the seed's "Time used"
+
+
+def pytest_generate_tests(metafunc):
+    if "n" in metafunc.fixturenames:
+        sizes = MATMUL_SIZES[metafunc.config.getoption("profile")]
+        metafunc.parametrize("n", sizes, ids=[f"{n}x{n}x{n}" for n in sizes])
+
+
+@pytest.mark.parametrize("name", list(MATMUL_KERNELS))
+def test_matmul_time(gpu_bench, ceilings, gpu, name, n):
+    gpu_bench.benchmark.group = f"matmul {n}x{n}x{n}"
+    a, b = random_device((n, n), 1), random_device((n, n), 2)
+    prepared = prepare_matmul(name, a, b)
+    peak = datasheet_fp32_flops_per_s(gpu.compute_capability, gpu.multiprocessors, gpu.sm_clock_max_mhz)
+    m = gpu_bench.time(
+        repeated(prepared.run, repeat_count(name)),
+        flops=2.0 * n**3,
+        ceiling=("cuBLAS", ceilings.cublas_flops_per_s(n, n, n)),
+        extra={"kernel": name, "shape": f"{n}x{n}x{n}", "datasheet_tflops": peak / 1e12 if peak else None},
+    )
+    if peak:
+        gpu_bench.benchmark.extra_info["fraction_of_datasheet"] = 2.0 * n**3 / m.median / peak
+
+
+@pytest.mark.parametrize("memory", ["pageable", "pinned"])
+@pytest.mark.parametrize("name", list(MATMUL_KERNELS))
+def test_matmul_host_routine_time(gpu_bench, gpu_timer, profile, name, memory):
+    """Allocate, copy in, multiply, copy out: wall clock, beside the kernel's own GPU time."""
+    import numpy as np
+
+    gpu_bench.benchmark.group = f"matmul host routine {HOST_SIZE}, {memory}"
+    rng = np.random.default_rng(3)
+    a = rng.random((HOST_SIZE, HOST_SIZE), dtype=np.float32)
+    b = rng.random((HOST_SIZE, HOST_SIZE), dtype=np.float32)
+    out = np.empty_like(a)
+    if memory == "pinned":
+        a_p, b_p, out = pinned_empty(a.shape), pinned_empty(b.shape), pinned_empty(a.shape)
+        a_p[:], b_p[:] = a, b
+        a, b = a_p, b_p
+    prepared = prepare_matmul(name, random_device(a.shape, 1), random_device(b.shape, 2))
+    kernel = gpu_timer.measure(prepared.run, profile)
+    gpu_bench.time(lambda: matmul_host(name, a, b, out=out), wall=True, flops=2.0 * HOST_SIZE**3,
+                   extra={"kernel": name, "memory": memory, "kernel_median_s": kernel.median})

@@ -1,0 +1,66 @@
+"""Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing."""
+
+import pytest
+
+from kernels import MATMUL_KERNELS, NEGATIVE_CONTROL
+from kernels.compile import compile_report, cuda_sources, parse_ptxas_log
+
+
+def builds():
+    """(source, defines) for every build the suite makes: each kernel's own defines,
+    both ALIGNED variants where it has them, and every other .cu file plainly."""
+    seen = []
+    for kernel in [*MATMUL_KERNELS.values(), NEGATIVE_CONTROL]:
+        if kernel.source is None:
+            continue
+        variants = [(("ALIGNED", 0),), (("ALIGNED", 1),)] if kernel.vectorized else [()]
+        for extra in variants:
+            build = (kernel.source, kernel.defines + extra)
+            if build not in seen:
+                seen.append(build)
+    covered = {source for source, _ in seen}
+    seen += [(path.name, ()) for path in cuda_sources() if path.name not in covered]
+    return seen
+
+
+BUILDS = builds()
+
+
+def build_id(build):
+    source, defines = build
+    return source + "".join(f"-{k}={v}" for k, v in defines)
+
+
+def test_every_cu_file_is_built():
+    assert {s for s, _ in BUILDS} == {p.name for p in cuda_sources()}
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("build", BUILDS, ids=build_id)
+def test_cuda_source_compiles_without_spills(build, arch):
+    source, defines = build
+    report = compile_report(source, arch, defines)
+    assert report.cubin_bytes > 0
+    assert report.registers, f"ptxas reported no kernel:\n{report.log}"
+    assert report.spill_stores == 0, f"{source} spills {report.spill_stores} bytes on {arch}:\n{report.log}"
+    assert report.spill_loads == 0
+    assert max(report.registers.values()) <= 255
+
+
+def test_a_broken_source_reports_the_compiler_log(tmp_path, monkeypatch):
+    import kernels.compile as compile_module
+
+    (tmp_path / "broken.cu").write_text('extern "C" __global__ void k() { undeclared = 1; }\n')
+    monkeypatch.setattr(compile_module, "CUDA_DIR", tmp_path)
+    with pytest.raises(RuntimeError, match="undeclared"):
+        compile_report("broken.cu", "sm_90")
+
+
+def test_ptxas_log_parsing_counts_spills():
+    log = (
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 255 registers, used 1 barriers\n"
+    )
+    registers, stores, loads, stack = parse_ptxas_log(log)
+    assert registers == {"k": 255} and (stores, loads, stack) == (8, 12, 16)

@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
+
+
+def test_relative_error_on_known_data():
+    ref = np.array([1.0, 2.0, 4.0])
+    got = np.array([1.0, 2.2, 3.0], np.float32)
+    e = relative_error(got, ref)
+    assert e.max_error == pytest.approx(0.25)
+    assert e.avg_error == pytest.approx((0 + 0.1 + 0.25) / 3, rel=1e-6)
+    assert e.worst_index == (2,)
+
+
+def test_relative_error_counts_unwritten_nan_as_infinite():
+    e = relative_error(np.array([1.0, np.nan], np.float32), np.array([1.0, 1.0]))
+    assert e.max_error == np.inf and e.worst_index == (1,)
+
+
+def test_relative_error_where_reference_is_zero():
+    assert relative_error(np.zeros(2, np.float32), np.zeros(2)).max_error == 0
+    assert relative_error(np.array([0.0, 1e-30], np.float32), np.zeros(2)).max_error == np.inf
+
+
+def test_scaled_error_stays_meaningful_under_cancellation():
+    a = np.array([[1.0, 1.0]], np.float32)
+    b = np.array([[1.0], [-1.0]], np.float32)  # exact product 0: relative error is useless here
+    scale = product_scale(a, b)
+    assert scale[0, 0] == 2.0
+    e = scaled_error(np.array([[1e-7]], np.float32), np.zeros((1, 1)), scale)
+    assert e.max_error == pytest.approx(5e-8, rel=1e-3)
+    assert relative_error(np.array([[1e-7]], np.float32), np.zeros((1, 1))).max_error == np.inf
+
+
+def test_product_scale_can_ignore_nonfinite_entries():
+    a = np.array([[np.inf, 2.0]], np.float32)
+    b = np.array([[1.0], [3.0]], np.float32)
+    assert product_scale(a, b)[0, 0] == np.inf
+    assert product_scale(a, b, ignore_nonfinite=True)[0, 0] == 6.0
+
+
+def test_nonfinite_pattern_must_match_including_sign():
+    ref = np.array([np.nan, np.inf, -np.inf, 1.0])
+    assert same_nonfinite_pattern(ref.astype(np.float32), ref) is None
+    wrong_sign = np.array([np.nan, -np.inf, -np.inf, 1.0], np.float32)
+    assert "1 element(s) differ" in same_nonfinite_pattern(wrong_sign, ref)
+    nan_for_inf = np.array([np.nan, np.nan, -np.inf, 1.0], np.float32)
+    assert "first at (1,)" in same_nonfinite_pattern(nan_for_inf, ref)
+    lost_nan = np.array([0.0, np.inf, -np.inf, 1.0], np.float32)
+    assert same_nonfinite_pattern(lost_nan, ref) is not None
