@@ -66,6 +66,31 @@ class Ceilings:
         """Device-to-pinned-host copy bandwidth."""
         return self._host_copy(False)
 
+    @functools.cached_property
+    def duplex_bytes_per_s(self) -> float:
+        """Both directions at once (pinned), bytes moved per second in total."""
+        import cupy
+
+        from kernels.device import pinned_empty
+
+        count = HOST_COPY_BYTES // 4
+        host_in, host_out = pinned_empty(count), pinned_empty(count)
+        host_in[:] = 1.0
+        dev_in, dev_out = cupy.empty(count, np.float32), cupy.ones(count, np.float32)
+        other = cupy.cuda.Stream(non_blocking=True)
+        fork, join = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
+        rt = cupy.cuda.runtime
+
+        def run(stream):
+            fork.record(stream)
+            other.wait_event(fork)
+            rt.memcpyAsync(dev_in.data.ptr, host_in.ctypes.data, HOST_COPY_BYTES, rt.memcpyHostToDevice, stream.ptr)
+            rt.memcpyAsync(host_out.ctypes.data, dev_out.data.ptr, HOST_COPY_BYTES, rt.memcpyDeviceToHost, other.ptr)
+            join.record(other)
+            stream.wait_event(join)
+
+        return 2 * HOST_COPY_BYTES / self.timer.measure(run, self.profile, flush=False).median
+
     @functools.lru_cache(maxsize=None)
     def cublas_flops_per_s(self, m: int, n: int, k: int) -> float:
         """cuBLAS SGEMM (TF32 off) on random operands of this shape."""

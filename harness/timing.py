@@ -146,6 +146,10 @@ class GpuTimer:
 
     def measure(self, run, profile: Profile, flush: bool = True) -> Measurement:
         """Warm up, then sample `run(stream)` until the noise or time criterion of `profile`."""
+        # one unheld run first: compilation, library loading and handle
+        # creation must not happen while the stream is held
+        run(self.stream)
+        self.stream.synchronize()
         for _ in range(profile.warmup):
             self.sample(run, flush)
         first = self._sample_until_stable(run, profile, flush)

@@ -97,6 +97,11 @@ MATMUL_KERNELS: dict[str, MatmulKernel] = {
             "matmul_08_warptile.cu", "matmul_warptile", threads=(256, 1), tile=(256, 128),
             defines=(("RM", 4), ("RN", 2), ("MIN_BLOCKS", 1)), vectorized=True,
         ),
+        MatmulKernel(
+            "warptile_128x256", "warptile with 128x256 tiles, 8x16 outputs per thread",
+            "matmul_08_warptile.cu", "matmul_warptile", threads=(256, 1), tile=(128, 256),
+            defines=(("RM", 2), ("RN", 4), ("MIN_BLOCKS", 1)), vectorized=True,
+        ),
         MatmulKernel("cublas", "cuBLAS SGEMM through cupy.matmul, TF32 off", summation=LIBRARY),
     ]
 }

@@ -37,19 +37,34 @@ def chunk_bounds(n: int, chunks: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def overlap_bound_seconds(n: int, chunks: int, h2d_bytes_per_s: float, d2h_bytes_per_s: float) -> float:
+def overlap_bound_seconds(n: int, chunks: int, h2d_bytes_per_s: float, d2h_bytes_per_s: float,
+                          duplex_bytes_per_s: float | None = None) -> float:
     """Least time the pipeline can take with one copy engine per direction.
 
     Every input byte crosses host-to-device on one engine; the last chunk's
     result can only start back after its own input arrived, so its
     device-to-host copy (1/chunks of the output) is not hidden. Kernels are
     two orders of magnitude shorter than the copies and are left out.
+
+    duplex_bytes_per_s, when given, is the combined rate of both directions
+    copying at once (measured, not assumed: host memory and the I/O path may
+    not sustain both directions at full speed). While both engines are busy,
+    the bytes they move together cannot exceed it; every byte but the last
+    chunk's return trip can overlap, so the bound is also at least
+    (in + out - last chunk's out) / duplex + last chunk's out / d2h. This is
+    still a lower bound as long as the duplex rate is at least either
+    one-way rate.
     """
     h2d = n * H2D_BYTES_PER_ELEMENT / h2d_bytes_per_s
     d2h = n * D2H_BYTES_PER_ELEMENT / d2h_bytes_per_s
     first_h2d = h2d / chunks
     # the pipeline is bound by the slower engine plus the other's unhidden chunk
-    return max(h2d + d2h / chunks, first_h2d + d2h)
+    bound = max(h2d + d2h / chunks, first_h2d + d2h)
+    if duplex_bytes_per_s:
+        tail_bytes = n * D2H_BYTES_PER_ELEMENT / chunks
+        overlapped = n * (H2D_BYTES_PER_ELEMENT + D2H_BYTES_PER_ELEMENT) - tail_bytes
+        bound = max(bound, overlapped / duplex_bytes_per_s + tail_bytes / d2h_bytes_per_s)
+    return bound
 
 
 class PreparedStreams:

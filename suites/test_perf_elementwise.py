@@ -41,12 +41,13 @@ def test_vector_add_streams_time(gpu_bench, ceilings, chunks):
     a[:] = np.random.default_rng(1).random(n, dtype=np.float32)
     b[:] = np.random.default_rng(2).random(n, dtype=np.float32)
     prepared = PreparedStreams(a, b, out, chunks)
-    h2d, d2h = ceilings.h2d_bytes_per_s, ceilings.d2h_bytes_per_s
-    bound = overlap_bound_seconds(n, chunks, h2d, d2h)
+    h2d, d2h, duplex = ceilings.h2d_bytes_per_s, ceilings.d2h_bytes_per_s, ceilings.duplex_bytes_per_s
+    one_way_bound = overlap_bound_seconds(n, chunks, h2d, d2h)
+    bound = overlap_bound_seconds(n, chunks, h2d, d2h, duplex)
     bytes_moved = n * (H2D_BYTES_PER_ELEMENT + D2H_BYTES_PER_ELEMENT)
     m = gpu_bench.time(prepared.run, flush=False, bytes_moved=bytes_moved,
                        ceiling=(f"overlap bound, {chunks} chunk(s)", bytes_moved / bound),
-                       extra={"chunks": chunks, "overlap_bound_s": bound, "h2d_gbps": h2d / 1e9,
-                              "d2h_gbps": d2h / 1e9})
+                       extra={"chunks": chunks, "overlap_bound_s": bound, "one_way_bound_s": one_way_bound,
+                              "h2d_gbps": h2d / 1e9, "d2h_gbps": d2h / 1e9, "duplex_gbps": duplex / 1e9})
     assert np.array_equal(out, a + b), "the timed pipeline computed a wrong sum"
     assert m.median > 0

@@ -44,3 +44,13 @@ def test_datasheet_peaks_from_chip_structure():
     assert datasheet_fp32_flops_per_s("3.5", 15, 1000) is None
     assert datasheet_memory_bytes_per_s(3201, 6144) == pytest.approx(4.917e12, rel=1e-3)
     assert datasheet_memory_bytes_per_s(None, 6144) is None
+
+
+def test_duplex_rate_below_the_sum_raises_the_bound():
+    one_way = overlap_bound_seconds(10_000_000, 16, 50e9, 50e9)
+    # both directions together at 60 GB/s instead of 100: the overlapped 115 MB take longer
+    duplex = overlap_bound_seconds(10_000_000, 16, 50e9, 50e9, 60e9)
+    assert duplex == pytest.approx((120e6 - 2.5e6) / 60e9 + 2.5e6 / 50e9)
+    assert duplex > one_way
+    # a duplex rate at the sum of the one-way rates changes nothing
+    assert overlap_bound_seconds(10_000_000, 16, 50e9, 50e9, 100e9) == pytest.approx(one_way)
