@@ -49,8 +49,11 @@ def _ratio(diff, magnitude, xp):
 def _stats(error, xp) -> ErrorStats:
     if error.size == 0:
         return ErrorStats(0.0, 0.0, ())
+    import numpy
+
     flat = int(xp.argmax(error))
-    index = tuple(int(i) for i in xp.unravel_index(flat, error.shape))
+    # NumPy's unravel_index: CuPy's refuses a Python int under NumPy 2.5 (NEP 50)
+    index = tuple(int(i) for i in numpy.unravel_index(flat, error.shape))
     return ErrorStats(float(error.max()), float(error.mean()), index)
 
 
@@ -105,7 +108,9 @@ def same_nonfinite_pattern(result, reference) -> str | None:
     count = int(mismatch.sum())
     if count == 0:
         return None
-    first = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(mismatch)), mismatch.shape))
+    import numpy
+
+    first = tuple(int(i) for i in numpy.unravel_index(int(xp.argmax(mismatch)), mismatch.shape))
     return f"{count} element(s) differ in NaN/Inf from the reference, first at {first}: {float(res[first])} vs {float(ref[first])}"
 
 

@@ -56,9 +56,10 @@ class PreparedMatmul:
         if kernel.name == "cublas" and os.environ.get("CUPY_TF32", "0") != "0":
             raise RuntimeError("CUPY_TF32 is set: cuBLAS would round operands to TF32; unset it")
 
-        self.shared_bytes = 0
-        if kernel.grid == ROWS:
-            self._check_row_shared_memory()
+        self.shared_bytes = kernel.shared_bytes
+        if kernel.grid == ROWS:  # a row of A, rounded up to 4 floats: see matmul_03_row_shared.cu
+            self.shared_bytes = -(-self.k // 4) * 16
+        self._check_shared_memory()
         self.a, self.b = a, b
         if kernel.pitched:
             self.pa, self.pb = PitchedMatrix(self.m, self.k), PitchedMatrix(self.k, self.n)
@@ -73,15 +74,15 @@ class PreparedMatmul:
             self.out = out if out is not None else cupy.empty((self.m, self.n), np.float32)
         self._function = None if kernel.source is None else self._load_function()
 
-    def _check_row_shared_memory(self) -> None:
-        """A row of A must fit in shared memory, past 48 KB only by the device's opt-in."""
-        self.shared_bytes = self.k * 4
+    def _check_shared_memory(self) -> None:
+        """The block's shared memory must fit, past 48 KB only by the device's opt-in."""
         if self.shared_bytes > DEFAULT_SHARED_BYTES:
             limit = attribute("MaxSharedMemoryPerBlockOptin")
             if self.shared_bytes > limit:
+                what = f"a row of A (K={self.k})" if self.kernel.grid == ROWS else "its tiles"
                 raise ValueError(
-                    f"{self.kernel.name}: a row of A (K={self.k}) needs {self.shared_bytes} bytes of shared "
-                    f"memory; this device allows at most {limit} per block (K <= {limit // 4})"
+                    f"{self.kernel.name}: {what} needs {self.shared_bytes} bytes of shared memory "
+                    f"per block; this device allows at most {limit}"
                 )
 
     def _load_function(self):

@@ -36,10 +36,23 @@ class MatmulKernel:
     grid: str = TILES
     defines: tuple[tuple[str, int], ...] = ()
     summation: str = PLAIN
+    shared_bytes: int = 0  # dynamic shared memory per block (grid=TILES); ROWS kernels size it from K
     vectorized: bool = False  # has an ALIGNED=1 float4 build for shapes divisible by 4
     pitched: bool = False  # runs on cudaMallocPitch'ed operands
     seed: str = ""  # the tutorial text it comes from, if any
     tags: tuple[str, ...] = field(default=())
+
+
+def warptile(name: str, summary: str, rm: int, rn: int, warps_m: int = 4, warps_n: int = 2,
+             bk: int = 8, min_blocks: int = 1) -> MatmulKernel:
+    """A configuration of matmul_08_warptile.cu: each lane owns rm x rn pieces of 4x4
+    outputs, warps_m x warps_n warps per block, bk values of k per tile, two stages."""
+    bm, bn = warps_m * 16 * rm, warps_n * 32 * rn
+    defines = (("RM", rm), ("RN", rn), ("WARPS_M", warps_m), ("WARPS_N", warps_n), ("BK", bk),
+               ("MIN_BLOCKS", min_blocks))
+    return MatmulKernel(name, summary, "matmul_08_warptile.cu", "matmul_warptile",
+                        threads=(32 * warps_m * warps_n, 1), tile=(bm, bn), defines=defines,
+                        shared_bytes=4 * 2 * bk * (bm + 4 + bn), vectorized=True)
 
 
 MATMUL_KERNELS: dict[str, MatmulKernel] = {
@@ -87,21 +100,10 @@ MATMUL_KERNELS: dict[str, MatmulKernel] = {
             "matmul_07_vectorized.cu", "matmul_vectorized", threads=(256, 1), tile=(128, 128),
             vectorized=True,
         ),
-        MatmulKernel(
-            "warptile", "warp tiling, conflict-free shared memory, double buffering",
-            "matmul_08_warptile.cu", "matmul_warptile", threads=(256, 1), tile=(128, 128),
-            defines=(("RM", 2), ("RN", 2), ("MIN_BLOCKS", 2)), vectorized=True,
-        ),
-        MatmulKernel(
-            "warptile_256x128", "warptile with 256x128 tiles, 16x8 outputs per thread",
-            "matmul_08_warptile.cu", "matmul_warptile", threads=(256, 1), tile=(256, 128),
-            defines=(("RM", 4), ("RN", 2), ("MIN_BLOCKS", 1)), vectorized=True,
-        ),
-        MatmulKernel(
-            "warptile_128x256", "warptile with 128x256 tiles, 8x16 outputs per thread",
-            "matmul_08_warptile.cu", "matmul_warptile", threads=(256, 1), tile=(128, 256),
-            defines=(("RM", 2), ("RN", 4), ("MIN_BLOCKS", 1)), vectorized=True,
-        ),
+        warptile("warptile", "warp tiling, conflict-free shared memory, double buffering",
+                 rm=2, rn=2, min_blocks=2),
+        warptile("warptile_256x128", "warptile with 256x128 tiles, 16x8 outputs per thread", rm=4, rn=2),
+        warptile("warptile_128x256", "warptile with 128x256 tiles, 8x16 outputs per thread", rm=2, rn=4),
         MatmulKernel("cublas", "cuBLAS SGEMM through cupy.matmul, TF32 off", summation=LIBRARY),
     ]
 }

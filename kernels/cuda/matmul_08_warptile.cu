@@ -24,25 +24,34 @@
 #ifndef RN
 #define RN 2  // 4-column pieces per lane along n
 #endif
+#ifndef WARPS_M
+#define WARPS_M 4
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef BK
+#define BK 8
+#endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2  // blocks per SM the register budget must allow
 #endif
-#define WARPS_M 4
-#define WARPS_N 2
-#define BK 8
 #define WM (16 * RM)  // warp tile rows: 4 lanes x 4 rows x RM
 #define WN (32 * RN)  // warp tile columns: 8 lanes x 4 columns x RN
 #define BM (WARPS_M * WM)
 #define BN (WARPS_N * WN)
-#define THREADS (32 * WARPS_M * WARPS_N)  // 256
+#define THREADS (32 * WARPS_M * WARPS_N)
 #define A_STRIDE (BM + 4)
 #define A_LOADS (BM * BK / 4 / THREADS)  // float4 loads of A per thread per tile
 #define B_LOADS (BK * BN / 4 / THREADS)
+// Dynamic shared memory, two stages of each tile; the launcher passes
+// SHARED_BYTES = 4 * 2 * BK * (A_STRIDE + BN) and opts in past 48 KB.
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 matmul_warptile(MATMUL_PARAMS) {
-    __shared__ __align__(16) float a_tile[2][BK][A_STRIDE];
-    __shared__ __align__(16) float b_tile[2][BK][BN];
+    extern __shared__ __align__(16) float shared[];
+    float(*a_tile)[BK][A_STRIDE] = reinterpret_cast<float(*)[BK][A_STRIDE]>(shared);
+    float(*b_tile)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(shared + 2 * BK * A_STRIDE);
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int block_row = blockIdx.y * BM, block_col = blockIdx.x * BN;
     // first row and column of this lane's outputs inside the block tile
