@@ -43,6 +43,11 @@ def pytest_configure(config):
     config._kernel_suite_failures = 0
     available, why = cuda_available()
     config._kernel_suite_gpu = (available, why)
+    if available:
+        from harness.workers import pin_worker_to_device
+
+        pin_worker_to_device()  # an xdist worker takes its own GPU before any CUDA context exists
+        _refuse_mixed_gpu_models_under_xdist(config)
     if available and os.environ.get("KERNEL_SUITE_NO_POOL"):
         # under compute-sanitizer: one cudaMalloc per array, so bounds are exact
         import cupy
@@ -62,6 +67,20 @@ def pytest_configure(config):
         key_storage_by_gpu(gpu_info().slug)
 
 
+def _refuse_mixed_gpu_models_under_xdist(config):
+    """Workers save into one baseline folder: all visible GPUs must be one model."""
+    if getattr(config.option, "numprocesses", None) in (None, 0):
+        return
+    import cupy
+
+    names = {cupy.cuda.runtime.getDeviceProperties(i)["name"] for i in range(cupy.cuda.runtime.getDeviceCount())}
+    if len(names) > 1:
+        raise pytest.UsageError(
+            f"the visible GPUs are of different models ({', '.join(sorted(map(str, names)))}); with -n, "
+            "select one model with CUDA_VISIBLE_DEVICES so that results go to one baseline folder"
+        )
+
+
 def pytest_sessionstart(session):
     config = session.config
     bs = getattr(config, "_benchmarksession", None)
@@ -71,7 +90,10 @@ def pytest_sessionstart(session):
     from harness.bench_session import SuiteState, install_atomic_storage
     from harness.gpu import gpu_info
     from harness.verdict import threshold_from_env
+    from harness.workers import prepare_worker_session, worker_id
 
+    if worker_id() is not None:
+        prepare_worker_session(config)
     install_atomic_storage(config)
     threshold_option = config.getoption("regression_threshold")
     if threshold_option is not None:
@@ -80,7 +102,8 @@ def pytest_sessionstart(session):
         threshold = threshold_from_env()
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    state = SuiteState(gpu_info().name, PROFILES[config.getoption("profile")], threshold)
+    info = gpu_info()
+    state = SuiteState(info.name, PROFILES[config.getoption("profile")], threshold, info.cuda_device, info.pci_bus_id)
     if bs.compare:
         compared = sorted(bs.compared_mapping or {})
         folder = Path(bs.storage.path) / gpu_info().slug
@@ -139,6 +162,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    from harness.workers import export_results
+
+    export_results(session.config)  # in an xdist worker: results go to the controller
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: a worker finished; take over its benchmarks and verdicts."""
+    from harness.workers import import_results
+
+    if getattr(node.config, "_benchmarksession", None) is not None:
+        import_results(node.config, getattr(node, "workeroutput", {}))
+
+
 _CONFIG = None  # this session's config, for the report hook below
 
 
@@ -160,6 +199,9 @@ def pytest_terminal_summary(terminalreporter, config):
         tr.write_line(state.baseline_problem)
     if not state.verdicts:
         return
+    not_run = sorted(set(state.baseline_cases) - {v.case for v in state.verdicts})
+    if not_run:  # renamed, removed or deselected cases: their history is not compared
+        tr.write_line(f"{len(not_run)} case(s) of the baseline did not run in this session, e.g. {not_run[0]}")
     text = markdown_report(state.verdicts, state.gpu_name,
                            str(state.baseline_path) if state.baseline_path else None, state.rates)
     path = Path(config.getoption("benchmark_report"))
@@ -183,6 +225,19 @@ def gpu():
     from harness.gpu import gpu_info
 
     return gpu_info()
+
+
+@pytest.fixture(autouse=True)
+def _gpu_lock(request):
+    """GPU tests hold their GPU's lock: exclusive while timing (perf), shared otherwise."""
+    if "gpu" not in request.keywords or not request.config._kernel_suite_gpu[0]:
+        yield
+        return
+    from harness.gpu import gpu_info
+    from harness.workers import gpu_lock
+
+    with gpu_lock(gpu_info().pci_bus_id, exclusive="perf" in request.keywords):
+        yield
 
 
 @pytest.fixture(scope="session")

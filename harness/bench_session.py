@@ -18,6 +18,7 @@ run with failed tests.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import pytest
 from .baselines import BaselineError, baseline_cases, baseline_samples, load_baseline, write_json_atomically
 from .timing import GpuTimer, Measurement, Profile, measure_wall
 from .verdict import NO_BASELINE, REGRESSED, Verdict, format_duration, judge
+from .workers import worker_id
 
 
 def key_storage_by_gpu(slug: str) -> None:
@@ -86,6 +88,8 @@ class SuiteState:
     gpu_name: str
     profile: Profile
     threshold: float
+    cuda_device: int = 0
+    pci_bus_id: str = ""
     comparing: bool = False
     baseline_path: Path | None = None
     baseline_cases: dict = field(default_factory=dict)
@@ -128,11 +132,15 @@ class BenchCase:
         the case's fraction of it.
         """
         state = self.state
+        started = time.time()
         if wall:
             measurement = measure_wall(run, state.profile)
         else:
             measurement = self.timer.measure(run, state.profile, flush=flush)
         info = measurement.extra_info()
+        # who timed it, where and when: shows that no two timings shared a GPU
+        info.update(worker=worker_id() or "main", cuda_device=state.cuda_device, pci_bus_id=state.pci_bus_id,
+                    timing_started=started, timing_ended=time.time())
         info["timer"] = "wall clock, end to end" if wall else "CUDA events, held stream, L2 flushed" if flush else "CUDA events, held stream"
         median = measurement.median
         if flops is not None:

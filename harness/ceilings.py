@@ -21,6 +21,7 @@ class Ceilings:
     def __init__(self, timer: GpuTimer, profile: Profile):
         self.timer = timer
         self.profile = profile
+        self._cublas: dict[tuple[int, int, int], float] = {}
 
     @functools.cached_property
     def copy_bytes_per_s(self) -> float:
@@ -91,18 +92,19 @@ class Ceilings:
 
         return 2 * HOST_COPY_BYTES / self.timer.measure(run, self.profile, flush=False).median
 
-    @functools.lru_cache(maxsize=None)
     def cublas_flops_per_s(self, m: int, n: int, k: int) -> float:
-        """cuBLAS SGEMM (TF32 off) on random operands of this shape."""
-        import cupy
+        """cuBLAS SGEMM (TF32 off) on random operands of this shape, measured once per shape."""
+        if (m, n, k) not in self._cublas:
+            import cupy
 
-        from kernels import prepare_matmul
+            from kernels import prepare_matmul
 
-        rng = cupy.random.default_rng(0)
-        a = rng.random((m, k), dtype=np.float32)
-        b = rng.random((k, n), dtype=np.float32)
-        prepared = prepare_matmul("cublas", a, b)
-        return 2.0 * m * n * k / self.timer.measure(prepared.run, self.profile).median
+            rng = cupy.random.default_rng(0)
+            a = rng.random((m, k), dtype=np.float32)
+            b = rng.random((k, n), dtype=np.float32)
+            prepared = prepare_matmul("cublas", a, b)
+            self._cublas[(m, n, k)] = 2.0 * m * n * k / self.timer.measure(prepared.run, self.profile).median
+        return self._cublas[(m, n, k)]
 
 
 # FP32 lanes per SM by compute capability (CUDA C Programming Guide, arithmetic

@@ -38,7 +38,7 @@ def cuda_available() -> tuple[bool, str]:
     return True, ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nvml():
     """The initialised pynvml module (from nvidia-ml-py), or None without NVML."""
     try:
@@ -57,7 +57,7 @@ def nvml_handle(cuda_device: int | None = None):
     return _nvml_handle(cupy.cuda.Device(cuda_device).id if cuda_device is not None else cupy.cuda.Device().id)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nvml_handle(device_id: int):
     nvml = _nvml()
     if nvml is None:
@@ -100,7 +100,7 @@ def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     import cupy
 

@@ -56,7 +56,7 @@ def define_options(defines: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
     return tuple(f"-D{key}={value}" for key, value in defines)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(source: str, defines: tuple[tuple[str, int], ...], device_id: int):
     import cupy
 

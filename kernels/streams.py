@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
+from .compile import get_function
 from .device import free_device_bytes, int32, is_pinned
 from .elementwise import THREADS_1D
-from .compile import get_function
 
 H2D_BYTES_PER_ELEMENT = 8  # a and b
 D2H_BYTES_PER_ELEMENT = 4  # c
@@ -94,7 +94,7 @@ class PreparedStreams:
         rt = cupy.cuda.runtime
         origin = stream if stream is not None else cupy.cuda.get_current_stream()
         self.fork.record(origin)
-        for (start, stop), s, join in zip(self.bounds, self.streams, self.joins):
+        for (start, stop), s, join in zip(self.bounds, self.streams, self.joins, strict=True):
             s.wait_event(self.fork)
             count = stop - start
             offset = start * 4

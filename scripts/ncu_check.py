@@ -30,7 +30,7 @@ UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "
 CASES = {
     "naive 1024": ("matmul_naive", "matmul", "naive", (1024, 1024)),
     "tiled32 1024": ("matmul_tiled", "matmul", "tiled32", (1024, 1024)),
-    "warptile_256x128 4096": ("matmul_warptile", "matmul", "warptile_256x128", (4096, 4096)),
+    "warptile_128x256 4096": ("matmul_warptile", "matmul", "warptile_128x256", (4096, 4096)),
     "cublas 4096": ("gemm", "matmul", "cublas", (4096, 4096)),
     "matrix_add_2d_vec4 8192x8192": ("matrix_add_2d_vec4", "add", "matrix_add_2d_vec4", (8192, 8192)),
     "vector_add 8192x8192": ("vector_add", "add", "vector_add", (8192 * 8192,)),

@@ -2,7 +2,9 @@
 # Runs the correctness suite at small sizes under compute-sanitizer's memcheck,
 # racecheck, initcheck and synccheck. CuPy's memory pool is switched off
 # (KERNEL_SUITE_NO_POOL=1) so that every array is its own cudaMalloc and an
-# out-of-bounds access cannot land silently inside a pooled block.
+# out-of-bounds access cannot land silently inside a pooled block. memcheck's
+# leak check is off: arrays still referenced when Python exits are not leaks
+# of a kernel.
 #   scripts/sanitize.sh [tool ...]     (default: all four)
 set -u
 OUT=${OUT:-out}
@@ -14,7 +16,8 @@ status=0
 for tool in $tools; do
   SECONDS=0
   extra=""
-  [ "$tool" = memcheck ] && extra="--leak-check full"
+  # API errors are CuPy probing driver entry points (cuGetProcAddress), not kernel faults
+  [ "$tool" = memcheck ] && extra="--report-api-errors no"
   [ "$tool" = racecheck ] && extra="--racecheck-report all"
   KERNEL_SUITE_NO_POOL=1 compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
     --log-file "$OUT/sanitize-$tool.log" \

@@ -8,7 +8,7 @@ from harness.verdict import REGRESSED, SAME, judge
 from kernels import prepare_matmul
 from suites.perf_cases import random_device, repeated
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.perf]  # times: needs the GPU to itself
 
 N = 2048
 

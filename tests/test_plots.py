@@ -1,0 +1,82 @@
+import json
+
+import pytest
+
+from harness.plots import performance_table, plot_roofline, plot_trend
+
+GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 132, "sm_clock_max_mhz": 1980,
+       "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}
+
+
+def case(name, group, median, **info):
+    return {"name": name, "fullname": f"suites/x.py::{name}", "group": group, "extra_info": info,
+            "stats": {"median": median, "data": [median] * 3}}
+
+
+def recorded(when="2026-11-29T12:00:00+00:00", scale=1.0):
+    n = 4096
+    flops = 2.0 * n**3
+    return {
+        "datetime": when,
+        "machine_info": {"gpu": GPU},
+        "benchmarks": [
+            case("test_matmul_time[warptile_128x256-4096x4096x4096]", "matmul 4096", 3e-3 * scale, kernel="warptile_128x256",
+                 shape="4096x4096x4096", flops=flops, tflops=flops / 3e-3 / 1e12, ceiling="cuBLAS",
+                 ceiling_rate=51e12, fraction_of_ceiling=flops / 3e-3 / 51e12),
+            case("test_matmul_time[cublas-4096x4096x4096]", "matmul 4096", 2.7e-3 * scale, kernel="cublas",
+                 shape="4096x4096x4096", flops=flops, tflops=flops / 2.7e-3 / 1e12, ceiling="cuBLAS",
+                 ceiling_rate=51e12, fraction_of_ceiling=1.0),
+            case("test_add_time[matrix_add_2d_vec4-8192x8192]", "add 8192", 1.83e-4, kernel="matrix_add_2d_vec4",
+                 shape="8192x8192", bytes=805306368, gbps=4400.0, ceiling="device copy", ceiling_rate=4.28e12,
+                 fraction_of_ceiling=1.028),
+            case("test_vector_add_streams_time[chunks=16]", "streams", 1.7e-3, chunks=16, bytes=120e6, gbps=70.0,
+                 ceiling="overlap bound, 16 chunk(s)", ceiling_rate=76e9, fraction_of_ceiling=0.92),
+        ],
+    }
+
+
+def test_performance_table_has_a_row_per_case_with_ratios():
+    table = performance_table(recorded())
+    rows = table.splitlines()[2:]
+    assert len(rows) == 4
+    assert "| warptile_128x256 | 4096x4096x4096 | 3.000 ms | 45.81 TFLOP/s | 89.8% of cuBLAS | 68.5% |" in table
+    assert "102.8% of device copy" in table and "91.4%" in table  # 805 MB in 0.183 ms of 4.81 TB/s
+    assert "vector_add_streams, 16 chunk(s)" in table
+
+
+def test_roofline_and_trend_pngs_are_written(tmp_path):
+    plot_roofline(recorded(), tmp_path / "roofline.png")
+    runs = [recorded("2026-11-28T12:00:00+00:00"), recorded("2026-11-29T12:00:00+00:00", scale=1.1)]
+    cases = plot_trend(runs, tmp_path / "trend.png")
+    assert cases == 4
+    for name in ("roofline.png", "trend.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_plot_script_reads_a_baseline_folder(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = tmp_path / "NVIDIA_H200"
+    folder.mkdir()
+    (folder / "0001_a.json").write_text(json.dumps(recorded()))
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, str(root / "scripts" / "plot_baselines.py"), str(folder),
+                             "--out", str(tmp_path / "docs")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "warptile_128x256" in result.stdout
+    assert (tmp_path / "docs" / "NVIDIA_H200-roofline.png").exists()
+
+
+@pytest.mark.parametrize("missing", ["folder"])
+def test_plot_script_says_when_there_is_nothing(tmp_path, missing):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, str(root / "scripts" / "plot_baselines.py"), str(tmp_path / "none")],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "no baseline files" in result.stderr

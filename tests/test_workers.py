@@ -1,0 +1,94 @@
+import json
+import threading
+import time
+
+import pytest
+
+from harness import workers
+from harness.verdict import SAME, Verdict
+
+
+def test_workers_spread_over_the_visible_devices():
+    assert [workers.worker_device(f"gw{i}", 2) for i in range(5)] == [0, 1, 0, 1, 0]
+    assert workers.worker_device("gw3", 1) == 0
+    with pytest.raises(ValueError):
+        workers.worker_device("master", 2)
+
+
+def test_exclusive_lock_waits_for_shared_holders(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers.tempfile, "gettempdir", lambda: str(tmp_path))
+    events = []
+
+    def shared_user():
+        with workers.gpu_lock("0000:00:06.0", exclusive=False):
+            events.append("shared start")
+            time.sleep(0.3)
+            events.append("shared end")
+
+    thread = threading.Thread(target=shared_user)
+    thread.start()
+    time.sleep(0.1)
+    with workers.gpu_lock("0000:00:06.0", exclusive=True) as waited:
+        events.append("exclusive")
+    thread.join()
+    assert events == ["shared start", "shared end", "exclusive"]
+    assert waited > 0.1
+
+
+def test_locks_of_different_gpus_are_independent(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers.tempfile, "gettempdir", lambda: str(tmp_path))
+    with workers.gpu_lock("0000:00:06.0", exclusive=True):
+        with workers.gpu_lock("0000:00:07.0", exclusive=True) as waited:
+            assert waited < 0.05
+
+
+class FakeBench:
+    def __init__(self, fullname, data):
+        self.fullname, self.data = fullname, data
+
+    def __bool__(self):
+        return True
+
+    def as_dict(self, include_data=True):
+        return {"name": self.fullname.split("::")[-1], "fullname": self.fullname, "group": "g", "param": "p",
+                "params": {"n": 1}, "extra_info": {"worker": "gw1"}, "options": {"timer": "gpu"},
+                "stats": {"iterations": 1, "data": self.data}}
+
+
+def test_worker_results_reach_the_controller_intact():
+    import types
+
+    worker = types.SimpleNamespace(
+        workeroutput={},
+        _benchmarksession=types.SimpleNamespace(benchmarks=[FakeBench("s.py::t[a]", [1e-3, 2e-3, 3e-3])]),
+        _kernel_suite_state=types.SimpleNamespace(
+            verdicts=[Verdict("s.py::t[a]", SAME, 2e-3, 2e-3, 1.0, 0.5, "same")], rates={"s.py::t[a]": {"rate": "1 GB/s"}}),
+    )
+    workers.export_results(worker)
+    assert json.loads(worker.workeroutput[workers.PAYLOAD_KEY])["benchmarks"][0]["fullname"] == "s.py::t[a]"
+
+    controller = types.SimpleNamespace(
+        _benchmarksession=types.SimpleNamespace(benchmarks=[]),
+        _kernel_suite_state=types.SimpleNamespace(verdicts=[], rates={}),
+    )
+    workers.import_results(controller, worker.workeroutput)
+    (merged,) = controller._benchmarksession.benchmarks
+    assert merged.fullname == "s.py::t[a]" and merged.stats.median == 2e-3
+    assert merged.as_dict(include_data=True)["stats"]["data"] == [1e-3, 2e-3, 3e-3]
+    assert merged.extra_info["worker"] == "gw1"
+    assert controller._kernel_suite_state.verdicts[0].label == SAME
+    assert controller._kernel_suite_state.rates == {"s.py::t[a]": {"rate": "1 GB/s"}}
+
+
+def timed(name, bus, start, end):
+    return {"fullname": name, "extra_info": {"pci_bus_id": bus, "timing_started": start, "timing_ended": end}}
+
+
+def test_back_to_back_timings_do_not_overlap():
+    runs = [timed("a", "0:6", 0.0, 1.0), timed("b", "0:6", 1.0, 2.0), timed("c", "0:7", 0.5, 1.5)]
+    assert workers.overlapping_timings(runs) == []
+
+
+def test_overlapping_timings_on_one_gpu_are_found():
+    runs = [timed("a", "0:6", 0.0, 3.0), timed("b", "0:6", 1.0, 2.0), timed("c", "0:6", 2.5, 4.0)]
+    assert workers.overlapping_timings(runs) == [("a", "b"), ("a", "c")]
