@@ -90,6 +90,12 @@ class SuiteState:
     threshold: float
     cuda_device: int = 0
     pci_bus_id: str = ""
+    # Host routines are timed end to end by wall clock: pageable copies, page
+    # placement and the CPU move them between runs far more than GPU time moves
+    # (on the H200: 0.77x to 1.09x between single-process runs minutes apart,
+    # up to 1.41x beside a second xdist worker). They are judged against a
+    # wider threshold, so that a verdict on them means a real change.
+    wall_threshold: float = 0.30
     comparing: bool = False
     baseline_path: Path | None = None
     baseline_cases: dict = field(default_factory=dict)
@@ -153,7 +159,7 @@ class BenchCase:
             info.update(ceiling=name, ceiling_rate=rate, fraction_of_ceiling=(work / median) / rate)
         info.update(extra or {})
         self._record(measurement, info)
-        self._judge(measurement, info)
+        self._judge(measurement, state.wall_threshold if wall else state.threshold)
         return measurement
 
     def _record(self, measurement: Measurement, info: dict) -> None:
@@ -173,7 +179,7 @@ class BenchCase:
             rate += f" ({100 * info['fraction_of_ceiling']:.0f}% of {info['ceiling']})"
         self.state.rates[bench.fullname] = {"rate": rate}
 
-    def _judge(self, measurement: Measurement, info: dict) -> None:
+    def _judge(self, measurement: Measurement, threshold: float) -> None:
         state = self.state
         if not state.comparing:
             return
@@ -185,10 +191,10 @@ class BenchCase:
                 baseline = baseline_samples(stored)
             except BaselineError as error:
                 pytest.fail(str(error), pytrace=False)
-        verdict = judge(case, baseline, measurement.samples, threshold=state.threshold,
+        verdict = judge(case, baseline, measurement.samples, threshold=threshold,
                         throttled=bool(measurement.throttle))
         state.verdicts.append(verdict)
-        self.benchmark.extra_info["verdict"] = verdict.label
+        self.benchmark.extra_info.update(verdict=verdict.label, regression_threshold=threshold)
         if verdict.label == NO_BASELINE and state.baseline_path is not None:
             self.benchmark.extra_info["verdict_note"] = f"not in {state.baseline_path.name}"
         if verdict.label == REGRESSED:

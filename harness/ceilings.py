@@ -14,7 +14,6 @@ import numpy as np
 from .timing import GpuTimer, Profile
 
 COPY_BYTES = 1 << 30  # 1 GiB each way: far past the L2, long enough to saturate HBM
-HOST_COPY_BYTES = 256 << 20  # pinned host <-> device
 
 
 class Ceilings:
@@ -22,6 +21,7 @@ class Ceilings:
         self.timer = timer
         self.profile = profile
         self._cublas: dict[tuple[int, int, int], float] = {}
+        self._host_copies: dict[tuple[bool, int, int], float] = {}
 
     @functools.cached_property
     def copy_bytes_per_s(self) -> float:
@@ -38,59 +38,30 @@ class Ceilings:
         median = self.timer.measure(run, self.profile).median
         return 2 * COPY_BYTES / median
 
-    def _host_copy(self, to_device: bool) -> float:
+    def host_copy_seconds(self, to_device: bool, chunk_bytes: int, count: int) -> float:
+        """`count` copies of `chunk_bytes` each between pinned host memory and the device,
+        issued back to back on one stream: what one copy engine needs for that traffic."""
         import cupy
 
         from kernels.device import pinned_empty
 
-        host = pinned_empty(HOST_COPY_BYTES // 4)
-        host[:] = 1.0
-        device = cupy.empty(HOST_COPY_BYTES // 4, np.float32)
-        rt = cupy.cuda.runtime
-        if to_device:
-            dst, src, kind = device.data.ptr, host.ctypes.data, rt.memcpyHostToDevice
-        else:
-            dst, src, kind = host.ctypes.data, device.data.ptr, rt.memcpyDeviceToHost
+        key = (to_device, chunk_bytes, count)
+        if key not in self._host_copies:
+            floats = chunk_bytes * count // 4
+            host = pinned_empty(floats)
+            host[:] = 1.0
+            device = cupy.empty(floats, np.float32)
+            rt = cupy.cuda.runtime
+            kind = rt.memcpyHostToDevice if to_device else rt.memcpyDeviceToHost
 
-        def run(stream):
-            rt.memcpyAsync(dst, src, HOST_COPY_BYTES, kind, stream.ptr)
+            def run(stream):
+                for i in range(count):
+                    h, d = host.ctypes.data + i * chunk_bytes, device.data.ptr + i * chunk_bytes
+                    dst, src = (d, h) if to_device else (h, d)
+                    rt.memcpyAsync(dst, src, chunk_bytes, kind, stream.ptr)
 
-        return HOST_COPY_BYTES / self.timer.measure(run, self.profile, flush=False).median
-
-    @functools.cached_property
-    def h2d_bytes_per_s(self) -> float:
-        """Pinned host-to-device copy bandwidth."""
-        return self._host_copy(True)
-
-    @functools.cached_property
-    def d2h_bytes_per_s(self) -> float:
-        """Device-to-pinned-host copy bandwidth."""
-        return self._host_copy(False)
-
-    @functools.cached_property
-    def duplex_bytes_per_s(self) -> float:
-        """Both directions at once (pinned), bytes moved per second in total."""
-        import cupy
-
-        from kernels.device import pinned_empty
-
-        count = HOST_COPY_BYTES // 4
-        host_in, host_out = pinned_empty(count), pinned_empty(count)
-        host_in[:] = 1.0
-        dev_in, dev_out = cupy.empty(count, np.float32), cupy.ones(count, np.float32)
-        other = cupy.cuda.Stream(non_blocking=True)
-        fork, join = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
-        rt = cupy.cuda.runtime
-
-        def run(stream):
-            fork.record(stream)
-            other.wait_event(fork)
-            rt.memcpyAsync(dev_in.data.ptr, host_in.ctypes.data, HOST_COPY_BYTES, rt.memcpyHostToDevice, stream.ptr)
-            rt.memcpyAsync(host_out.ctypes.data, dev_out.data.ptr, HOST_COPY_BYTES, rt.memcpyDeviceToHost, other.ptr)
-            join.record(other)
-            stream.wait_event(join)
-
-        return 2 * HOST_COPY_BYTES / self.timer.measure(run, self.profile, flush=False).median
+            self._host_copies[key] = self.timer.measure(run, self.profile, flush=False).median
+        return self._host_copies[key]
 
     def cublas_flops_per_s(self, m: int, n: int, k: int) -> float:
         """cuBLAS SGEMM (TF32 off) on random operands of this shape, measured once per shape."""

@@ -37,34 +37,22 @@ def chunk_bounds(n: int, chunks: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def overlap_bound_seconds(n: int, chunks: int, h2d_bytes_per_s: float, d2h_bytes_per_s: float,
-                          duplex_bytes_per_s: float | None = None) -> float:
+def overlap_bound_seconds(chunks: int, h2d_all_s: float, d2h_all_s: float) -> float:
     """Least time the pipeline can take with one copy engine per direction.
 
-    Every input byte crosses host-to-device on one engine; the last chunk's
-    result can only start back after its own input arrived, so its
-    device-to-host copy (1/chunks of the output) is not hidden. Kernels are
-    two orders of magnitude shorter than the copies and are left out.
-
-    duplex_bytes_per_s, when given, is the combined rate of both directions
-    copying at once (measured, not assumed: host memory and the I/O path may
-    not sustain both directions at full speed). While both engines are busy,
-    the bytes they move together cannot exceed it; every byte but the last
-    chunk's return trip can overlap, so the bound is also at least
-    (in + out - last chunk's out) / duplex + last chunk's out / d2h. This is
-    still a lower bound as long as the duplex rate is at least either
-    one-way rate.
+    h2d_all_s is the time of all the pipeline's host-to-device copies issued
+    back to back on one stream (2 x chunks copies of a chunk each), d2h_all_s
+    that of its device-to-host copies (chunks copies): measured at the very
+    transfer sizes the pipeline uses, so per-copy overheads are included.
+    The host-to-device engine must finish every input copy, and the last
+    chunk's result can only go back after that (1/chunks of d2h_all_s);
+    symmetrically the device-to-host engine cannot start before the first
+    chunk's input arrived. Kernels, two orders of magnitude shorter than the
+    copies, are left out.
     """
-    h2d = n * H2D_BYTES_PER_ELEMENT / h2d_bytes_per_s
-    d2h = n * D2H_BYTES_PER_ELEMENT / d2h_bytes_per_s
-    first_h2d = h2d / chunks
-    # the pipeline is bound by the slower engine plus the other's unhidden chunk
-    bound = max(h2d + d2h / chunks, first_h2d + d2h)
-    if duplex_bytes_per_s:
-        tail_bytes = n * D2H_BYTES_PER_ELEMENT / chunks
-        overlapped = n * (H2D_BYTES_PER_ELEMENT + D2H_BYTES_PER_ELEMENT) - tail_bytes
-        bound = max(bound, overlapped / duplex_bytes_per_s + tail_bytes / d2h_bytes_per_s)
-    return bound
+    if chunks < 1:
+        raise ValueError(f"chunks must be positive, got {chunks}")
+    return max(h2d_all_s + d2h_all_s / chunks, h2d_all_s / chunks + d2h_all_s)
 
 
 class PreparedStreams:
@@ -126,15 +114,3 @@ def vector_add_streams(a_host: np.ndarray, b_host: np.ndarray, chunks: int, out_
     stream.synchronize()
     return out_host
 
-
-def choose_chunks(n: int, min_chunk_bytes: int = 2 << 20, max_chunks: int = 32) -> int:
-    """Chunk count for n floats: as many as keep each copy at least `min_chunk_bytes`.
-
-    More chunks hide more of the last chunk's return copy (the overlap bound
-    falls as 1/chunks), but a copy shorter than a few tens of microseconds is
-    dominated by its own overhead. A power of two, at most `max_chunks`.
-    """
-    chunks = 1
-    while chunks * 2 <= max_chunks and n * 4 // (chunks * 2) >= min_chunk_bytes:
-        chunks *= 2
-    return chunks

@@ -87,7 +87,7 @@ def judged(samples, tmp_path):
     s = state()
     s.load_baseline(path, tmp_path)
     case = BenchCase(FakeBenchmark(), timer=None, state=s)
-    case._judge(Measurement(samples, "noise"), {})
+    case._judge(Measurement(samples, "noise"), s.threshold)
     return s, case
 
 
@@ -108,8 +108,21 @@ def test_a_case_missing_from_the_baseline_is_no_baseline(tmp_path):
     s.load_baseline(path, tmp_path)
     bench = FakeBenchmark()
     bench.fullname = "suites/t.py::test_x[new]"
-    BenchCase(bench, timer=None, state=s)._judge(Measurement([1e-3] * 8, "noise"), {})
+    BenchCase(bench, timer=None, state=s)._judge(Measurement([1e-3] * 8, "noise"), s.threshold)
     assert s.verdicts[0].label == NO_BASELINE
     assert bench.extra_info["verdict_note"] == "not in 0001_a.json"
 
 
+
+
+def test_wall_clock_cases_get_the_wider_threshold(tmp_path):
+    path = tmp_path / "0001_a.json"
+    path.write_text(json.dumps(recorded_doc()))
+    s = state()
+    s.load_baseline(path, tmp_path)
+    case = BenchCase(FakeBenchmark(), timer=None, state=s)
+    twelve_percent_slower = [1.12e-3, 1.13e-3, 1.11e-3, 1.12e-3, 1.14e-3, 1.10e-3, 1.12e-3, 1.13e-3]
+    case._judge(Measurement(twelve_percent_slower, "noise"), s.wall_threshold)
+    assert s.verdicts[-1].label == SAME and case.benchmark.extra_info["regression_threshold"] == 0.30
+    with pytest.raises(pytest.fail.Exception):
+        case._judge(Measurement(twelve_percent_slower, "noise"), s.threshold)
