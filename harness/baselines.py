@@ -204,31 +204,40 @@ def _fsync_folder(folder: Path) -> None:
 def write_json_atomically(path: Path, obj) -> None:
     """Write ``obj`` as JSON to ``path`` without ever replacing a file.
 
-    The JSON goes to a temporary file in the same folder, is fsynced, and is
-    then hard-linked to ``path``; the link fails if ``path`` exists, so an
-    existing baseline is never overwritten and no reader sees a partial
-    file.  The folder is created if needed and the temporary file is always
-    removed.  Raises FileExistsError when ``path`` already exists.
+    Raises FileExistsError when ``path`` already exists (see
+    `write_text_atomically`).
+    """
+    write_text_atomically(path, json.dumps(obj, indent=2, sort_keys=False) + "\n", replace=False)
+
+
+def write_text_atomically(path: Path, text: str, replace: bool) -> None:
+    """Write ``text`` so that no reader ever sees a partial file.
+
+    The text goes to a temporary file in the same folder and is fsynced;
+    then it is hard-linked to ``path`` (replace=False: the link fails if
+    ``path`` exists, so an existing baseline is never overwritten) or renamed
+    over it (replace=True, for reports). The folder is created if needed and
+    the temporary file is always removed.
     """
     path = Path(path)
-    text = json.dumps(obj, indent=2, sort_keys=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-    )
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             os.fchmod(handle.fileno(), 0o644)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        try:
-            os.link(tmp_name, path)
-        except FileExistsError:
-            raise FileExistsError(
-                f"{path} already exists; baseline files are never overwritten, "
-                f"record under a new name instead"
-            ) from None
+        if replace:
+            os.replace(tmp_name, path)
+        else:
+            try:
+                os.link(tmp_name, path)
+            except FileExistsError:
+                raise FileExistsError(
+                    f"{path} already exists; baseline files are never overwritten, "
+                    f"record under a new name instead"
+                ) from None
         _fsync_folder(path.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
+from harness.baselines import write_text_atomically
 from harness.verdict import (
     FASTER,
     NO_BASELINE,
@@ -92,21 +90,5 @@ def markdown_report(
 
 
 def write_report(path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file, then rename).
-
-    The folder is created if needed; an existing report is replaced.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o644)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+    """Write ``text`` to ``path`` atomically (temporary file, then rename); an existing report is replaced."""
+    write_text_atomically(Path(path), text, replace=True)
