@@ -39,7 +39,7 @@ def test_performance_table_has_a_row_per_case_with_ratios():
     table = performance_table(recorded())
     rows = table.splitlines()[2:]
     assert len(rows) == 4
-    assert "| warptile_128x256 | 4096x4096x4096 | 3.000 ms | 45.81 TFLOP/s | 89.8% of cuBLAS | 68.5% |" in table
+    assert "| warptile_128x256 | 4096x4096x4096 | 3.00 ms | 45.81 TFLOP/s | 89.8% of cuBLAS | 68.5% |" in table
     assert "102.8% of device copy" in table and "91.4%" in table  # 805 MB in 0.183 ms of 4.81 TB/s
     assert "vector_add_streams, 16 chunk(s)" in table
 
