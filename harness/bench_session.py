@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pytest_benchmark.storage.file import FileStorage
 
 from .baselines import BaselineError, baseline_cases, baseline_samples, load_baseline, write_json_atomically
 from .timing import GpuTimer, Measurement, Profile, measure_wall
@@ -46,8 +47,6 @@ def key_storage_by_gpu(slug: str) -> None:
 
 def install_atomic_storage(config) -> None:
     """Swap pytest-benchmark's file storage for `AtomicFileStorage` (same folder and id)."""
-    from pytest_benchmark.storage.file import FileStorage
-
     session = config._benchmarksession
     storage = session.storage
     if type(storage) is FileStorage:
@@ -56,13 +55,7 @@ def install_atomic_storage(config) -> None:
         session.storage = atomic
 
 
-def _file_storage_base():
-    from pytest_benchmark.storage.file import FileStorage
-
-    return FileStorage
-
-
-class AtomicFileStorage(_file_storage_base()):
+class AtomicFileStorage(FileStorage):
     """pytest-benchmark's FileStorage with atomic, never-overwriting saves.
 
     A run in which any test failed is not saved: a baseline must describe

@@ -48,6 +48,3 @@ def random_device(shape, seed: int):
 
     return cupy.random.default_rng(seed).random(shape, dtype=np.float32)
 
-
-def profile_name(config) -> str:
-    return config.getoption("profile")
