@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from .ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 from .verdict import format_duration
 
 FLOAT_BYTES = 4
@@ -19,13 +20,17 @@ def _cases(doc: dict, test: str) -> list[dict]:
     return [b for b in doc["benchmarks"] if b["name"].startswith(test + "[")]
 
 
+def _fp32_peak(doc: dict) -> float | None:
+    """The datasheet FP32 rate of the GPU a baseline was recorded on (None where unknown)."""
+    gpu = doc.get("machine_info", {}).get("gpu", {})
+    return datasheet_fp32_flops_per_s(gpu.get("compute_capability", "0.0"), gpu.get("multiprocessors", 0),
+                                      gpu.get("sm_clock_max_mhz"))
+
+
 def performance_table(doc: dict) -> str:
     """Markdown: kernel, size, median, rate, % of the ceiling measured in the run, % of datasheet."""
-    from .ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
-
     gpu = doc.get("machine_info", {}).get("gpu", {})
-    fp32 = datasheet_fp32_flops_per_s(gpu.get("compute_capability", "0.0"), gpu.get("multiprocessors", 0),
-                                      gpu.get("sm_clock_max_mhz"))
+    fp32 = _fp32_peak(doc)
     hbm = datasheet_memory_bytes_per_s(gpu.get("memory_clock_max_mhz"), gpu.get("memory_bus_width_bits"))
     lines = ["| kernel | size | median | rate | % of measured ceiling | % of datasheet peak |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -72,10 +77,7 @@ def plot_roofline(doc: dict, path: Path) -> None:
                         fontsize=6, va="center")
         if info["kernel"] == "cublas":
             cublas.append(info["tflops"])
-    from .ceilings import datasheet_fp32_flops_per_s
-
-    peak = datasheet_fp32_flops_per_s(gpu.get("compute_capability", "0.0"), gpu.get("multiprocessors", 0),
-                                      gpu.get("sm_clock_max_mhz"))
+    peak = _fp32_peak(doc)
     xs = [2**i for i in range(-5, 12)]
     if copy_rates:
         bandwidth = max(copy_rates)
