@@ -17,12 +17,21 @@ from .device import is_pinned, pinned_empty
 from .elementwise import add, prepare_add
 from .host import add_host, matmul_host
 from .matmul import kernel_by_name, matmul, prepare_matmul
-from .registry import ELEMENTWISE_KERNELS, MATMUL_KERNELS, NEGATIVE_CONTROL, MatmulKernel, tolerance
+from .registry import (
+    ELEMENTWISE_KERNELS,
+    MATMUL_KERNELS,
+    NEGATIVE_CONTROL,
+    TUTORIALS,
+    ElementwiseKernel,
+    MatmulKernel,
+    elementwise_kernels,
+    tolerance,
+)
 from .streams import PreparedStreams, chunk_bounds, overlap_bound_seconds, vector_add_streams
 
 __all__ = [
-    "ELEMENTWISE_KERNELS", "MATMUL_KERNELS", "MAX_ELEMENTS", "NEGATIVE_CONTROL", "MatmulKernel",
-    "PreparedStreams", "add", "add_host", "chunk_bounds", "is_pinned", "kernel_by_name", "matmul",
-    "matmul_host", "overlap_bound_seconds", "pinned_empty", "prepare_add", "prepare_matmul",
-    "tolerance", "vector_add_streams",
+    "ELEMENTWISE_KERNELS", "MATMUL_KERNELS", "MAX_ELEMENTS", "NEGATIVE_CONTROL", "TUTORIALS",
+    "ElementwiseKernel", "MatmulKernel", "PreparedStreams", "add", "add_host", "chunk_bounds",
+    "elementwise_kernels", "is_pinned", "kernel_by_name", "matmul", "matmul_host", "overlap_bound_seconds",
+    "pinned_empty", "prepare_add", "prepare_matmul", "tolerance", "vector_add_streams",
 ]

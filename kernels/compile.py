@@ -67,6 +67,21 @@ def _module(source: str, defines: tuple[tuple[str, int], ...], device_id: int):
     )
 
 
+@dataclass(frozen=True)
+class KernelBuild:
+    """What a prepared case launches: the build of its CUDA function and the launch itself.
+
+    Two cases with the same build and the same `launch` text run the same
+    machine code the same way (harness/ab_compare.py compares them across git
+    refs without timing them).
+    """
+
+    source: str  # file under kernels/cuda
+    function: str
+    defines: tuple[tuple[str, int], ...]
+    launch: str  # grid, block, shared memory, and anything else the host side decides
+
+
 def get_function(source: str, function: str, defines: tuple[tuple[str, int], ...] = ()):
     """The kernel `function` of `source` built for the current device."""
     import cupy

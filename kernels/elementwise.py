@@ -1,77 +1,108 @@
-"""Launchers for the elementwise adds (seed 002, examples 1 and 2).
+"""The launcher of the elementwise adds, driven by their registry entries.
 
 Like the matrix-multiply launcher: `prepare_add(name, a, b)` checks and
-allocates, its `run(stream)` only enqueues. 2D kernels take matrices, 1D
-kernels vectors; the float4 kernels need a row length (2D) divisible by 4
-and fall back to the scalar kernel otherwise.
+allocates, its `run(stream)` only enqueues. `plan_launch` turns an entry
+and a shape into the function, grid, block and size arguments of the launch
+(a kernel of several elements per thread falls back to its scalar function
+when the row length is not divisible); it needs no GPU.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import checks
-from .compile import get_function
+from .compile import KernelBuild, get_function
 from .device import free_device_bytes, int32
-from .registry import ELEMENTWISE_KERNELS
-
-SOURCE = "elementwise.cu"
-BLOCK_2D = (16, 16)  # seed 002's block
-THREADS_1D = 256  # seed 002's THREADS_PER_BLOCK
-NDIM = {"matrix_add_2d": 2, "matrix_add_2d_vec4": 2, "vector_add": 1, "vector_add_vec4": 1, "cupy_add": None}
+from .registry import ELEMENTWISE_KERNELS, ELEMENTWISE_SOURCE, ElementwiseKernel
 
 
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def elementwise_kernel_by_name(name: str) -> ElementwiseKernel:
+    try:
+        return ELEMENTWISE_KERNELS[name]
+    except KeyError:
+        raise ValueError(f"unknown elementwise kernel {name!r}; known: {', '.join(ELEMENTWISE_KERNELS)}") from None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a function of ELEMENTWISE_SOURCE."""
+
+    function: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    sizes: tuple[int, ...]  # the int parameters after a, b and c
+
+
+def plan_launch(kernel: ElementwiseKernel, shape: tuple[int, ...]) -> Launch:
+    """How `kernel` (one with a CUDA function) covers an array of `shape`."""
+    if kernel.function is None:
+        raise ValueError(f"{kernel.name} has no CUDA function to launch")
+    bx, by = kernel.threads
+    if kernel.ndim == 2:
+        rows, cols = shape
+        function, per_thread = kernel.function, kernel.per_thread
+        if cols % per_thread:
+            if kernel.fallback is None:
+                raise ValueError(f"{kernel.name} needs a row length divisible by {per_thread}, got {cols}")
+            function, per_thread = kernel.fallback, 1
+        units = cols // per_thread
+        return Launch(function, (_ceil_div(units, bx), _ceil_div(rows, by), 1), (bx, by, 1), (rows, units))
+    n = math.prod(shape)
+    return Launch(kernel.function, (max(1, _ceil_div(_ceil_div(n, kernel.per_thread), bx)), 1, 1), (bx, 1, 1), (n,))
+
+
 class PreparedAdd:
     """c = a + b with one of the elementwise kernels."""
 
-    def __init__(self, name: str, a, b, out=None):
+    def __init__(self, kernel: ElementwiseKernel, a, b, out=None):
         import cupy
 
-        if name not in ELEMENTWISE_KERNELS:
-            raise ValueError(f"unknown elementwise kernel {name!r}; known: {', '.join(ELEMENTWISE_KERNELS)}")
-        ndim = NDIM[name] if NDIM[name] is not None else a.ndim
+        ndim = kernel.ndim if kernel.ndim is not None else a.ndim
         checks.check_same_shape(a, b, ndim, cupy.ndarray)
         if out is not None:
             checks.check_output(out, a.shape, cupy.ndarray)
         else:
-            checks.check_fits(a.nbytes, free_device_bytes(), f"{name} of shape {a.shape}")
-        self.name, self.a, self.b = name, a, b
+            checks.check_fits(a.nbytes, free_device_bytes(), f"{kernel.name} of shape {a.shape}")
+        self.kernel, self.a, self.b = kernel, a, b
         self.out = out if out is not None else cupy.empty_like(a)
         self.bytes_moved = 3 * a.nbytes  # read a and b, write c
         self._launch = self._configure()
 
     def _configure(self):
         a, b, c = self.a, self.b, self.out
-        if self.name == "cupy_add":
+        if self.kernel.function is None:
             import cupy
 
             return lambda: cupy.add(a, b, out=c)
-        if self.name in ("matrix_add_2d", "matrix_add_2d_vec4"):
-            rows, cols = a.shape
-            if self.name == "matrix_add_2d_vec4" and cols % 4 == 0:
-                f = get_function(SOURCE, "matrix_add_2d_vec4")
-                grid = (_ceil_div(cols // 4, BLOCK_2D[0]), _ceil_div(rows, BLOCK_2D[1]), 1)
-                args = (a, b, c, int32(rows), int32(cols // 4))
-            else:
-                f = get_function(SOURCE, "matrix_add_2d")
-                grid = (_ceil_div(cols, BLOCK_2D[0]), _ceil_div(rows, BLOCK_2D[1]), 1)
-                args = (a, b, c, int32(rows), int32(cols))
-            return lambda: f(grid, (*BLOCK_2D, 1), args)
-        n = a.size
-        f = get_function(SOURCE, self.name)
-        per_thread = 4 if self.name == "vector_add_vec4" else 1
-        grid = (max(1, _ceil_div(_ceil_div(n, per_thread), THREADS_1D)), 1, 1)
-        return lambda: f(grid, (THREADS_1D, 1, 1), (a, b, c, int32(n)))
+        launch = self._plan = plan_launch(self.kernel, a.shape)
+        f = get_function(ELEMENTWISE_SOURCE, launch.function)
+        args = (a, b, c, *(int32(size) for size in launch.sizes))
+        return lambda: f(launch.grid, launch.block, args)
 
     def run(self, stream=None) -> None:
         import cupy
 
         with stream if stream is not None else cupy.cuda.get_current_stream():
             self._launch()
+
+    def build(self) -> KernelBuild | None:
+        """The CUDA build and launch of this case; None for CuPy's own add (a library)."""
+        if self.kernel.function is None:
+            return None
+        plan = self._plan
+        return KernelBuild(ELEMENTWISE_SOURCE, plan.function, (), f"grid={plan.grid} block={plan.block}")
+
+    def same_case_in(self, package) -> PreparedAdd:
+        """This case prepared by another version of the `kernels` package (the same operands)."""
+        return package.prepare_add(self.kernel.name, self.a, self.b)
 
     def poison(self) -> None:
         self.out.fill(np.nan)
@@ -81,7 +112,7 @@ class PreparedAdd:
 
 
 def prepare_add(name: str, a, b, out=None) -> PreparedAdd:
-    return PreparedAdd(name, a, b, out)
+    return PreparedAdd(elementwise_kernel_by_name(name), a, b, out)
 
 
 def add(name: str, a, b, out=None, stream=None):

@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from . import checks
-from .compile import get_function
+from .compile import KernelBuild, get_function
 from .device import attribute, free_device_bytes, int32
 from .pitched import PitchedMatrix
 from .registry import MATMUL_KERNELS, NEGATIVE_CONTROL, ROWS, MatmulKernel
@@ -44,7 +44,8 @@ class PreparedMatmul:
 
         self.kernel = kernel
         # the pitched kernel copies its operands into pitched allocations, from
-        # device arrays (cudaMemcpy2DAsync) or host arrays (cudaMemcpy2D, seed 000)
+        # device arrays (cudaMemcpy2DAsync) or host arrays (cudaMemcpy2D, as the
+        # matmul-optimisation tutorial does)
         operand_types = (cupy.ndarray, np.ndarray) if kernel.pitched else cupy.ndarray
         self.m, self.n, self.k = checks.check_matmul_operands(a, b, operand_types)
         if out is not None:
@@ -91,6 +92,7 @@ class PreparedMatmul:
         if k.vectorized:  # never pitched: operands are dense CuPy arrays
             aligned = _aligned([self.a.data.ptr, self.b.data.ptr, self.out.data.ptr], self.n, self.k)
             defines = defines + (("ALIGNED", int(aligned)),)
+        self._defines = defines
         function = get_function(k.source, k.function, defines)
         if self.shared_bytes > DEFAULT_SHARED_BYTES and function.max_dynamic_shared_size_bytes < self.shared_bytes:
             function.max_dynamic_shared_size_bytes = self.shared_bytes
@@ -118,6 +120,17 @@ class PreparedMatmul:
                 lda, ldb, ldc = self.k, self.n, self.n
             args = (a, b, c, int32(self.m), int32(self.n), int32(self.k), int32(lda), int32(ldb), int32(ldc))
             self._function(self._grid(), (*self.kernel.threads, 1), args, shared_mem=self.shared_bytes)
+
+    def build(self) -> KernelBuild | None:
+        """The CUDA build and launch of this case; None for cuBLAS (a library, not our code)."""
+        if self._function is None:
+            return None
+        launch = f"grid={self._grid()} block={self.kernel.threads} shared={self.shared_bytes} pitched={self.kernel.pitched}"
+        return KernelBuild(self.kernel.source, self.kernel.function, self._defines, launch)
+
+    def same_case_in(self, package) -> PreparedMatmul:
+        """This case prepared by another version of the `kernels` package (the same operands)."""
+        return package.prepare_matmul(self.kernel.name, self.a, self.b)
 
     def poison(self) -> None:
         """Fill the output (the pitched one, padding included) with NaN before a launch."""

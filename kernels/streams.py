@@ -1,10 +1,10 @@
-"""Vector add over several streams from pinned host memory (seed 002, example 2).
+"""Vector add over several streams from pinned host memory (cuda-notes-ch5, example 2).
 
 The vector is cut into `chunks` nearly equal pieces; each piece's two
 host-to-device copies, its kernel and its device-to-host copy are issued
 asynchronously in a stream of its own, so that the copy engines (one per
 direction) and the kernel of different pieces overlap. With chunks=1 it is
-the same work on one stream, the comparison the seed makes.
+the same work on one stream, the comparison the tutorial makes.
 
 `run(stream)` forks from `stream` with an event and joins back, so the whole
 pipeline can be timed with events on `stream` like any kernel. Host arrays
@@ -14,15 +14,20 @@ cudaMemcpyAsync stages through a driver buffer and does not overlap.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 
 from . import checks
-from .compile import get_function
+from .compile import KernelBuild, get_function
 from .device import free_device_bytes, int32, is_pinned
-from .elementwise import THREADS_1D
+from .elementwise import plan_launch
+from .registry import ELEMENTWISE_KERNELS, ELEMENTWISE_SOURCE
 
 H2D_BYTES_PER_ELEMENT = 8  # a and b
 D2H_BYTES_PER_ELEMENT = 4  # c
+CHUNK_KERNEL = ELEMENTWISE_KERNELS["vector_add"]  # the tutorial's kernel, one element per thread
 
 
 def chunk_bounds(n: int, chunks: int) -> list[tuple[int, int]]:
@@ -73,7 +78,8 @@ class PreparedStreams:
         self.streams = [cupy.cuda.Stream(non_blocking=True) for _ in self.bounds]
         self.fork = cupy.cuda.Event(disable_timing=True)
         self.joins = [cupy.cuda.Event(disable_timing=True) for _ in self.bounds]
-        self._kernel = get_function("elementwise.cu", "vector_add")
+        self.launches = [plan_launch(CHUNK_KERNEL, (stop - start,)) for start, stop in self.bounds]
+        self._kernel = get_function(ELEMENTWISE_SOURCE, CHUNK_KERNEL.function)
 
     def run(self, stream=None) -> None:
         """Enqueue every chunk's copies and kernel, ordered after and joined back into `stream`."""
@@ -82,7 +88,7 @@ class PreparedStreams:
         rt = cupy.cuda.runtime
         origin = stream if stream is not None else cupy.cuda.get_current_stream()
         self.fork.record(origin)
-        for (start, stop), s, join in zip(self.bounds, self.streams, self.joins, strict=True):
+        for (start, stop), launch, s, join in zip(self.bounds, self.launches, self.streams, self.joins, strict=True):
             s.wait_event(self.fork)
             count = stop - start
             offset = start * 4
@@ -91,13 +97,24 @@ class PreparedStreams:
                 rt.memcpyAsync(device.data.ptr + offset, host.ctypes.data + offset, nbytes,
                                rt.memcpyHostToDevice, s.ptr)
             with s:
-                grid = (-(-count // THREADS_1D), 1, 1)
-                self._kernel(grid, (THREADS_1D, 1, 1), (self.a[start:stop], self.b[start:stop],
-                                                       self.c[start:stop], int32(count)))
+                self._kernel(launch.grid, launch.block, (self.a[start:stop], self.b[start:stop], self.c[start:stop],
+                                                         *(int32(size) for size in launch.sizes)))
             rt.memcpyAsync(self.out_host.ctypes.data + offset, self.c.data.ptr + offset, nbytes,
                            rt.memcpyDeviceToHost, s.ptr)
             join.record(s)
             origin.wait_event(join)
+
+    def build(self) -> KernelBuild:
+        """The chunk kernel's build; the launch includes this file's text, since the pipeline
+        (streams, copies, events) is host code that SASS alone does not describe."""
+        pipeline = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+        grids = sorted({launch.grid for launch in self.launches})
+        return KernelBuild(ELEMENTWISE_SOURCE, CHUNK_KERNEL.function, (),
+                           f"chunks={len(self.bounds)} grids={grids} pipeline={pipeline}")
+
+    def same_case_in(self, package) -> PreparedStreams:
+        """This case prepared by another version of the `kernels` package (the same host arrays)."""
+        return package.PreparedStreams(self.a_host, self.b_host, self.out_host, len(self.bounds))
 
     def poison(self) -> None:
         self.out_host.fill(np.nan)

@@ -1,11 +1,15 @@
-"""The adds and the streams routine: results must be exact (one float32 add per element)."""
+"""The adds and the streams routine: results must be exact (one float32 add per element).
+
+The kernels come from the registry: every entry that takes matrices runs on
+MATRIX_SHAPES, every entry that takes vectors on VECTOR_SIZES.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kernels import add, add_host, pinned_empty, vector_add_streams
+from kernels import add, add_host, elementwise_kernels, pinned_empty, vector_add_streams
 from suites.inputs import seed_for
 
 pytestmark = pytest.mark.gpu
@@ -29,14 +33,14 @@ def device_add(name, a, b):
 
 
 @pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("name", ["matrix_add_2d", "matrix_add_2d_vec4", "cupy_add"])
+@pytest.mark.parametrize("name", elementwise_kernels(ndim=2))
 def test_matrix_add_is_exact(name, shape, request):
     a, b = random_pair(request.node.nodeid, shape)
     assert np.array_equal(device_add(name, a, b), a + b)
 
 
 @pytest.mark.parametrize("n", VECTOR_SIZES)
-@pytest.mark.parametrize("name", ["vector_add", "vector_add_vec4"])
+@pytest.mark.parametrize("name", elementwise_kernels(ndim=1))
 def test_vector_add_is_exact(name, n, request):
     a, b = random_pair(request.node.nodeid, (n,))
     assert np.array_equal(device_add(name, a, b), a + b)

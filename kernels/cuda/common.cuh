@@ -13,11 +13,12 @@
     const float *__restrict__ A, const float *__restrict__ B,                \
         float *__restrict__ C, int M, int N, int K, int lda, int ldb, int ldc
 
-// One step of Kahan summation, as seed 000 writes it: `sum` is the running
-// sum and `comp` the negated lost low-order part. The seed's version turns an
-// infinite sum into NaN (inf - inf in the compensation); resetting the
-// compensation once the sum stops being finite keeps IEEE semantics: an
-// infinite term gives an infinite result, inf + -inf or a NaN term gives NaN.
+// One step of Kahan summation, as the matmul-optimisation tutorial writes it:
+// `sum` is the running sum and `comp` the negated lost low-order part. The
+// tutorial's version turns an infinite sum into NaN (inf - inf in the
+// compensation); resetting the compensation once the sum stops being finite
+// keeps IEEE semantics: an infinite term gives an infinite result, inf + -inf
+// or a NaN term gives NaN.
 __device__ __forceinline__ void kahan_add(float &sum, float &comp, float a, float b) {
     comp -= a * b;
     float next = sum - comp;

@@ -1,9 +1,14 @@
-// Elementwise adds (seed 002, examples 1 and 2) and their 16-byte versions.
-// n and the row/column counts are checked on the host: every index fits int
-// except where size_t is used for the vector kernels' grid-stride loops.
+// Elementwise adds (the cuda-notes-ch5 tutorial's examples 1 and 2) and their
+// 16-byte versions. n and the row/column counts are checked on the host:
+// every index fits int.
+//
+// Each function is launched as its entry in kernels/registry.py says: a 2D
+// kernel takes (a, b, c, rows, cols / elements per thread) on a 2D grid over
+// (columns, rows); any other takes (a, b, c, n) on a 1D grid over the flat
+// array and adds the last n % (elements per thread) itself.
 
-// Seed 002, example 1: 16 x 16 thread blocks over a 2D grid, one element
-// per thread.
+// cuda-notes-ch5, example 1: 16 x 16 thread blocks over a 2D grid, one
+// element per thread.
 extern "C" __global__ void matrix_add_2d(const float *__restrict__ a,
                                          const float *__restrict__ b,
                                          float *__restrict__ c, int rows, int cols) {
@@ -31,7 +36,7 @@ extern "C" __global__ void matrix_add_2d_vec4(const float4 *__restrict__ a,
     }
 }
 
-// Seed 002, example 2's kernel: one element per thread.
+// cuda-notes-ch5, example 2's kernel: one element per thread.
 extern "C" __global__ void vector_add(const float *__restrict__ a,
                                       const float *__restrict__ b,
                                       float *__restrict__ c, int n) {

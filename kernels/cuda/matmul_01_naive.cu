@@ -1,5 +1,6 @@
-// Step 1 (seeds 001 and 002): one thread per element of C, operands read
-// straight from global memory, plain float32 summation in k order.
+// Step 1 (the shared-tiling and cuda-notes-ch5 tutorials, see TUTORIALS in
+// kernels/registry.py): one thread per element of C, operands read straight
+// from global memory, plain float32 summation in k order.
 #include "common.cuh"
 
 extern "C" __global__ void matmul_naive(MATMUL_PARAMS) {

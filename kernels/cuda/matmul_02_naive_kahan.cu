@@ -1,5 +1,6 @@
-// Step 2 (seed 000, first version): the naive kernel with Kahan summation,
-// which keeps the error near one ulp however long K is, at four flops a term.
+// Step 2 (the matmul-optimisation tutorial's first version): the naive kernel
+// with Kahan summation, which keeps the error near one ulp however long K is,
+// at four flops a term.
 #include "common.cuh"
 
 extern "C" __global__ void matmul_naive_kahan(MATMUL_PARAMS) {

@@ -1,12 +1,11 @@
-// Step 3 (seed 000, "the first improvement"): one block per row of C. The
-// block first copies that row of A into dynamic shared memory (K floats),
-// then each thread walks columns j = tid, tid + blockDim.x, ... with Kahan
-// summation. Reads of B are coalesced across the block (neighbouring threads,
-// neighbouring columns). The same kernel serves the pitched variant (seed
-// 000, second step): only lda/ldb/ldc change.
+// Step 3 (the matmul-optimisation tutorial's "first improvement"): one block
+// per row of C. The block first copies that row of A into dynamic shared
+// memory (K floats), then each thread walks columns j = tid, tid + blockDim.x,
+// ... with Kahan summation. Reads of B are coalesced across the block
+// (neighbouring threads, neighbouring columns). The same kernel serves the
+// pitched variant (the tutorial's second step): only lda/ldb/ldc change.
 #include "common.cuh"
 
-//
 // The launcher allocates the row rounded up to a multiple of 4 floats, and
 // the padding is zeroed: the compiler reads the k-loop's remainder with one
 // 16-byte LDS.128 (seen in the SASS), up to 12 bytes past K, and

@@ -1,11 +1,12 @@
-// Step 4 (seeds 001 and 002 with TILE=32, seed 000's last step with TILE=16):
-// TILE x TILE threads stage one TILE x TILE tile of A and one of B in shared
-// memory per step along k, zero-filled outside the matrices, so that each
-// element loaded from global memory is used TILE times.
+// Step 4 (the shared-tiling and cuda-notes-ch5 tutorials with TILE=32, the
+// matmul-optimisation tutorial's last step with TILE=16): TILE x TILE threads
+// stage one TILE x TILE tile of A and one of B in shared memory per step
+// along k, zero-filled outside the matrices, so that each element loaded from
+// global memory is used TILE times.
 #include "common.cuh"
 
 #ifndef TILE
-#error "compile with -DTILE=16 or -DTILE=32"
+#error "TILE must be given by kernels/registry.py"
 #endif
 
 extern "C" __global__ void matmul_tiled(MATMUL_PARAMS) {

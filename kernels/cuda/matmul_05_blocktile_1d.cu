@@ -1,14 +1,26 @@
 // Step 5: 1D block tiling in registers. A block of BM*BN/TM threads computes
-// a BM x BN tile of C; each thread owns TM consecutive rows of one column, so
-// every value of B read from shared memory feeds TM fused multiply-adds held
-// in registers. Tiles are zero-filled at the edges: any M, N, K works.
+// a BM x BN tile of C, BK values of k per step; each thread owns TM
+// consecutive rows of one column, so every value of B read from shared memory
+// feeds TM fused multiply-adds held in registers. Tiles are zero-filled at the
+// edges: any M, N, K works. The sizes come from blocktile_1d() in
+// kernels/registry.py, which also sets the launch's block and grid.
 #include "common.cuh"
 
-#define BM 64
-#define BN 64
-#define BK 8
-#define TM 8
-#define THREADS (BM * BN / TM)  // 512
+#ifndef BM
+#error "BM must be given by kernels/registry.py"
+#endif
+#ifndef BN
+#error "BN must be given by kernels/registry.py"
+#endif
+#ifndef BK
+#error "BK must be given by kernels/registry.py"
+#endif
+#ifndef TM
+#error "TM must be given by kernels/registry.py"
+#endif
+#define THREADS (BM * BN / TM)
+static_assert(BM * BK == THREADS && BK * BN == THREADS, "each thread loads one element of each tile");
+static_assert(BM % TM == 0, "a thread's TM rows lie in one tile");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 matmul_blocktile_1d(MATMUL_PARAMS) {

@@ -1,16 +1,29 @@
-// Step 6: 2D block tiling in registers. 256 threads compute a 128 x 128 tile
-// of C, each thread an 8 x 8 sub-tile: per step along k it reads 8 values of
-// A and 8 of B from shared memory into registers and does 64 fused
-// multiply-adds with them (an outer product), 4 FMAs per shared-memory load
-// instead of 1 for the 1D kernel.
+// Step 6: 2D block tiling in registers. (BM/TM) x (BN/TN) threads compute a
+// BM x BN tile of C, each thread a TM x TN sub-tile: per step along k it reads
+// TM values of A and TN of B from shared memory into registers and does
+// TM x TN fused multiply-adds with them (an outer product): with 8 x 8, 4 FMAs
+// per shared-memory load instead of 1 for the 1D kernel. The sizes come from
+// blocktile_2d() in kernels/registry.py, which also sets the launch's block
+// and grid.
 #include "common.cuh"
 
-#define BM 128
-#define BN 128
-#define BK 8
-#define TM 8
-#define TN 8
-#define THREADS ((BM / TM) * (BN / TN))  // 256
+#ifndef BM
+#error "BM must be given by kernels/registry.py"
+#endif
+#ifndef BN
+#error "BN must be given by kernels/registry.py"
+#endif
+#ifndef BK
+#error "BK must be given by kernels/registry.py"
+#endif
+#ifndef TM
+#error "TM must be given by kernels/registry.py"
+#endif
+#ifndef TN
+#error "TN must be given by kernels/registry.py"
+#endif
+#define THREADS ((BM / TM) * (BN / TN))
+static_assert(BM % TM == 0 && BN % TN == 0, "the threads' sub-tiles cover the tile");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 matmul_blocktile_2d(MATMUL_PARAMS) {
@@ -24,7 +37,7 @@ matmul_blocktile_2d(MATMUL_PARAMS) {
     float acc[TM][TN] = {{0.0f}};
     float a_frag[TM], b_frag[TN];
     for (int k0 = 0; k0 < K; k0 += BK) {
-        // each tile holds BM*BK = BK*BN = 1024 floats: 4 per thread
+        // each thread loads (BM * BK) / THREADS floats of A's tile, (BK * BN) / THREADS of B's
 #pragma unroll
         for (int i = tid; i < BM * BK; i += THREADS) {
             const int r = i / BK, c = i % BK;

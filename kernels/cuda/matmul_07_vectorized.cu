@@ -2,15 +2,30 @@
 // are float4 (one per thread per tile), the A tile is stored transposed
 // (a_tile[k][m]) so that a thread's 8 values of A along m are contiguous and
 // come back in two 16-byte shared-memory loads, like its 8 values of B.
-// Shapes that are no multiple of 4 use the scalar path (ALIGNED=0).
+// Shapes that are no multiple of 4 use the scalar path (ALIGNED=0). The
+// sizes come from blocktile_2d() in kernels/registry.py, which also sets the
+// launch's block and grid.
 #include "common.cuh"
 
-#define BM 128
-#define BN 128
-#define BK 8
-#define TM 8
-#define TN 8
-#define THREADS ((BM / TM) * (BN / TN))  // 256
+#ifndef BM
+#error "BM must be given by kernels/registry.py"
+#endif
+#ifndef BN
+#error "BN must be given by kernels/registry.py"
+#endif
+#ifndef BK
+#error "BK must be given by kernels/registry.py"
+#endif
+#ifndef TM
+#error "TM must be given by kernels/registry.py"
+#endif
+#ifndef TN
+#error "TN must be given by kernels/registry.py"
+#endif
+#define THREADS ((BM / TM) * (BN / TN))
+static_assert(BM * BK / 4 == THREADS && BK * BN / 4 == THREADS, "each thread loads one float4 of each tile");
+static_assert(BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0,
+              "the threads' sub-tiles cover the tile in float4s");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 matmul_vectorized(MATMUL_PARAMS) {

@@ -1,11 +1,11 @@
 // Step 8: warp tiling, conflict-free shared memory and double buffering.
 //
-// The block's 128 x 128 (or 256 x 128) tile of C is split among its eight
-// warps (WARPS_M x WARPS_N), and each warp's tile among its 32 lanes laid out
-// 4 (m) x 8 (n). A lane owns RM x RN pieces of 4 x 4 outputs spaced 16 rows
-// and 32 columns apart, so that per step along k the warp's 16-byte
-// shared-memory loads hit 4 (A) and 8 (B) distinct, contiguous float4s: one
-// wavefront each, no bank conflicts, the rest broadcast.
+// The block's BM x BN tile of C is split among its WARPS_M x WARPS_N warps,
+// and each warp's tile among its 32 lanes laid out 4 (m) x 8 (n). A lane
+// owns RM x RN pieces of 4 x 4 outputs spaced 16 rows and 32 columns apart,
+// so that per step along k the warp's 16-byte shared-memory loads hit 4 (A)
+// and 8 (B) distinct, contiguous float4s: one wavefront each, no bank
+// conflicts, the rest broadcast.
 //
 // The A tile is stored transposed with each k-row padded by 4 floats: the
 // four scalar stores of a thread's float4 then land in different banks for
@@ -16,25 +16,30 @@
 // registers; it writes them to the other stage afterwards. One barrier per
 // tile suffices: the barrier that ends step t orders step t's reads of a
 // stage before step t+1's writes to it.
+//
+// RM and RN (4-row and 4-column pieces per lane), WARPS_M, WARPS_N, BK and
+// MIN_BLOCKS (blocks per SM the register budget must allow) come from
+// warptile() in kernels/registry.py, which also sets the launch's block, grid
+// and shared memory.
 #include "common.cuh"
 
 #ifndef RM
-#define RM 2  // 4-row pieces per lane along m
+#error "RM must be given by kernels/registry.py"
 #endif
 #ifndef RN
-#define RN 2  // 4-column pieces per lane along n
+#error "RN must be given by kernels/registry.py"
 #endif
 #ifndef WARPS_M
-#define WARPS_M 4
+#error "WARPS_M must be given by kernels/registry.py"
 #endif
 #ifndef WARPS_N
-#define WARPS_N 2
+#error "WARPS_N must be given by kernels/registry.py"
 #endif
 #ifndef BK
-#define BK 8
+#error "BK must be given by kernels/registry.py"
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 2  // blocks per SM the register budget must allow
+#error "MIN_BLOCKS must be given by kernels/registry.py"
 #endif
 #define WM (16 * RM)  // warp tile rows: 4 lanes x 4 rows x RM
 #define WN (32 * RN)  // warp tile columns: 8 lanes x 4 columns x RN
