@@ -1,4 +1,7 @@
-"""Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing."""
+"""Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing:
+the suite's kernels under kernels/cuda and the timer's own, harness/timing_kernels.cu."""
+
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +48,20 @@ def test_cuda_source_compiles_without_spills(build, arch):
     assert report.spill_stores == 0, f"{source} spills {report.spill_stores} bytes on {arch}:\n{report.log}"
     assert report.spill_loads == 0
     assert max(report.registers.values()) <= 255
+
+
+TIMER_KERNELS = Path(__file__).resolve().parents[1] / "harness" / "timing_kernels.cu"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_timer_kernels_compile_without_spills(arch, monkeypatch):
+    import kernels.compile as compile_module
+
+    # compile_report reads sources from CUDA_DIR; the timer's source lives beside the timer
+    monkeypatch.setattr(compile_module, "CUDA_DIR", TIMER_KERNELS.parent)
+    report = compile_report(TIMER_KERNELS.name, arch)
+    assert set(report.registers) == {"hold_stream", "flush_l2"}, f"unexpected kernels:\n{report.log}"
+    assert report.spill_stores == 0 and report.spill_loads == 0, report.log
 
 
 def test_a_broken_source_reports_the_compiler_log(tmp_path, monkeypatch):

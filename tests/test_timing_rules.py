@@ -1,6 +1,16 @@
+import ctypes
+import enum
+import importlib.abc
+import sys
 import time
+import types
 
-from harness.timing import PROFILES, Measurement, Profile, _stop_reason
+import pytest
+
+import harness.timing as timing
+from harness.cupti_activity import open_recorder
+from harness.gpu import ClockState
+from harness.timing import PROFILES, GpuTimer, Measurement, Profile, TimingError, _collection_due, _stop_reason
 
 
 def test_sampling_stops_on_low_noise_once_the_minimums_are_met():
@@ -34,3 +44,231 @@ def test_measurement_reports_median_noise_and_throttling():
     assert info["rsd"] == 0.5
     assert info["throttled"] is True and info["throttle_reasons"] == ["HW slowdown"]
     assert (info["sm_clock_mhz_min"], info["sm_clock_mhz_max"]) == (1755, 1980)
+
+
+def test_measurement_names_its_timer_and_the_event_median_beside_it():
+    m = Measurement([1.0, 2.0, 3.0], "noise", timer="cupti", event_samples=[2.0, 4.0, 3.0])
+    info = m.extra_info()
+    assert (info["timer"], info["median_s"], info["event_median_s"]) == ("cupti", 2.0, 3.0)
+    assert Measurement([1.0], "noise").extra_info()["event_median_s"] is None
+
+
+# ---- the timer's choice of CUPTI and its recording session, on a fake cupti module (no GPU) ----
+
+class FakeCupti:
+    """Stands in for `cupti.cupti`: keeps enabled kinds, hands records over on flush."""
+
+    class ActivityKind(enum.IntEnum):
+        MEMCPY = 1
+        MEMSET = 2
+        CONCURRENT_KERNEL = 10
+
+    class ActivityMemcpyKind(enum.IntEnum):
+        DTOD = 8
+
+    def __init__(self, refuse: Exception | None = None):
+        self.refuse = refuse
+        self.enabled: set[int] = set()
+        self.calls: list[tuple[str, int]] = []
+        self.pending: list = []
+        self.completed = None
+        self.now_ns = 1_000_000
+
+    def activity_register_callbacks(self, requested, completed):
+        self.completed = completed
+
+    def activity_enable(self, kind):
+        if self.refuse:
+            raise self.refuse
+        self.enabled.add(int(kind))
+        self.calls.append(("enable", int(kind)))
+
+    def activity_disable(self, kind):
+        self.enabled.discard(int(kind))
+        self.calls.append(("disable", int(kind)))
+
+    def activity_flush_all(self, flag):
+        self.calls.append(("flush", flag))
+        records, self.pending = self.pending, []
+        if records:
+            self.completed(records)
+
+    def activity_get_num_dropped_records(self, context, stream_id, dropped_ptr):
+        ctypes.c_size_t.from_address(dropped_ptr).value = 0
+
+    def kernel(self, name: str, ns: int) -> None:
+        """A kernel of `ns` nanoseconds runs now, back to back with the last; recorded only while
+        kernels are being recorded."""
+        if int(self.ActivityKind.CONCURRENT_KERNEL) in self.enabled:
+            record = types.SimpleNamespace(kind=int(self.ActivityKind.CONCURRENT_KERNEL), name=name,
+                                           start=self.now_ns, end=self.now_ns + ns)
+            self.pending.append(record)
+        self.now_ns += ns
+
+
+EVENT_COST_NS = 2_000  # what the held events add to each sample in this fake
+
+
+@pytest.fixture
+def fake_cupti(monkeypatch):
+    """A GpuTimer built on a fake cupti, without a GPU: samples are simulated."""
+    fake = FakeCupti()
+    package = types.ModuleType("cupti")
+    package.cupti = fake
+    monkeypatch.setitem(sys.modules, "cupti", package)
+    monkeypatch.setattr(GpuTimer, "_open_device", lambda self, l2_bytes: setattr(
+        self, "stream", types.SimpleNamespace(synchronize=lambda: None)))
+    monkeypatch.setattr(timing, "clock_state", lambda: ClockState(None, None))
+
+    def sample(self, run, flush=True):
+        if flush:
+            fake.kernel("flush_l2", 3_000)
+        fake.kernel("hold_stream", 10_000)
+        started = fake.now_ns
+        run(self.stream)
+        return (fake.now_ns - started + EVENT_COST_NS) * 1e-9
+
+    monkeypatch.setattr(GpuTimer, "sample", sample)
+    return fake
+
+
+class _NoCupti(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "cupti" or name.startswith("cupti."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+STEADY = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=2)
+
+
+def test_without_cupti_the_timer_falls_back_to_events_with_a_one_line_note(monkeypatch):
+    monkeypatch.delitem(sys.modules, "cupti", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_NoCupti(), *sys.meta_path])
+    recorder, note = open_recorder()
+    assert recorder is None
+    assert note == "CUPTI unavailable (No module named 'cupti'); timing with held CUDA events"
+    monkeypatch.setattr(GpuTimer, "_open_device", lambda self, l2_bytes: None)
+    timer = GpuTimer(50 * 2**20)
+    assert (timer.timer, timer.note) == ("cuda events", note)
+
+
+def test_cupti_refusing_activity_gives_the_event_timer_and_says_why(fake_cupti):
+    fake_cupti.refuse = RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
+    timer = GpuTimer(50 * 2**20)
+    assert timer.timer == "cuda events"
+    assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in timer.note and "\n" not in timer.note
+    assert timer.note.endswith("timing with held CUDA events")
+
+
+def test_a_timer_not_asked_to_use_cupti_uses_events(fake_cupti):
+    timer = GpuTimer(50 * 2**20, prefer_cupti=False)
+    assert timer.timer == "cuda events" and fake_cupti.calls == []
+    m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
+    assert m.timer == "cuda events" and m.samples == m.event_samples
+    assert m.median == pytest.approx((5_000 + EVENT_COST_NS) * 1e-9)
+
+
+def test_cupti_samples_are_the_kernel_spans_and_events_are_kept_beside_them(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    assert (timer.timer, timer.note) == ("cupti", "")
+    m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY, case="k")
+    assert m.timer == "cupti" and m.stopped_by == "noise"
+    assert m.samples == pytest.approx([5_000e-9] * len(m.samples))
+    assert m.event_samples == pytest.approx([(5_000 + EVENT_COST_NS) * 1e-9] * len(m.samples))
+    assert m.extra_info()["timer"] == "cupti"
+
+
+def test_the_stop_rule_judges_cupti_spans_not_event_times(fake_cupti, monkeypatch):
+    timer = GpuTimer(50 * 2**20)
+    noisy_events = iter(range(10**6))
+
+    def sample_with_noisy_events(self, run, flush=True):
+        fake_cupti.kernel("hold_stream", 10_000)
+        run(self.stream)
+        return (1 + next(noisy_events) % 7) * 1e-6  # rsd far above the target
+
+    monkeypatch.setattr(GpuTimer, "sample", sample_with_noisy_events)
+    m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
+    assert m.stopped_by == "noise" and len(m.samples) == STEADY.min_samples
+
+
+def test_activity_is_recorded_only_while_sampling_and_disabled_after(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    fake_cupti.calls.clear()
+    timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
+    assert fake_cupti.calls[0][0] == "enable" and fake_cupti.enabled == set()
+    assert fake_cupti.calls[-1] == ("flush", 1)
+    fake_cupti.kernel("after", 1_000)
+    assert fake_cupti.pending == []
+
+
+def test_activity_is_disabled_and_flushed_even_when_the_run_raises(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    fake_cupti.calls.clear()
+    calls = iter(range(10**6))
+
+    def run(stream):
+        if next(calls) == 1 + STEADY.warmup + 4:  # the unheld run, the warm-up, then 4 samples go well
+            raise ValueError("launch failed")
+        fake_cupti.kernel("k", 5_000)
+
+    with pytest.raises(ValueError, match="launch failed"):
+        timer.measure(run, STEADY, case="k")
+    assert ("enable", int(FakeCupti.ActivityKind.CONCURRENT_KERNEL)) in fake_cupti.calls
+    assert fake_cupti.enabled == set()
+    last_disable = max(i for i, call in enumerate(fake_cupti.calls) if call[0] == "disable")
+    assert ("flush", 1) in fake_cupti.calls[last_disable:]
+
+
+def test_a_run_without_activity_is_a_timing_error_naming_the_case_and_recording_stops(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    with pytest.raises(TimingError, match="empty case: sample 1 of 10 has no activity"):
+        timer.measure(lambda stream: None, STEADY, case="empty case")
+    assert fake_cupti.enabled == set()
+
+
+def test_interleaved_samples_alternate_and_each_run_gets_its_own_spans(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    order = []
+
+    def run_a(stream):
+        order.append("a")
+        fake_cupti.kernel("a", 4_000)
+
+    def run_b(stream):
+        order.append("b")
+        fake_cupti.kernel("b", 6_000)
+
+    a, b = timer.measure_interleaved(run_a, run_b, STEADY, case="a/b")
+    assert order[:6] == ["a", "b"] * 3
+    assert len(a.samples) == len(b.samples) >= STEADY.min_samples
+    assert a.samples == pytest.approx([4_000e-9] * len(a.samples))
+    assert b.samples == pytest.approx([6_000e-9] * len(b.samples))
+    assert (a.stopped_by, b.stopped_by) == ("noise", "noise")
+
+
+def test_a_throttled_measurement_is_retaken_once_and_flagged(fake_cupti, monkeypatch):
+    monkeypatch.setattr(timing, "clock_state", lambda: ClockState(1500, 0x8))
+    timer = GpuTimer(50 * 2**20)
+    m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
+    assert m.retaken and m.throttle and m.throttle[0] == "HW slowdown"
+
+
+def test_cupti_is_flushed_at_the_minimum_count_then_in_batches_growing_by_a_quarter():
+    p = Profile("t", min_samples=10, max_samples=2000, time_cap=100)
+    far_from_the_cap = time.perf_counter()
+    flushed_at, pending = [], 0
+    for rounds in range(1, 2001):
+        pending += 1
+        if _collection_due(rounds, pending, far_from_the_cap, p):
+            flushed_at.append(rounds)
+            pending = 0
+    assert flushed_at[:5] == [10, 20, 30, 40, 50]
+    assert flushed_at[5] == 62 and flushed_at[-1] == 2000
+    assert len(flushed_at) < 25  # a flush costs ~1.7 ms: not one per 10 samples all the way
+
+
+def test_cupti_is_flushed_as_soon_as_the_time_cap_is_reached():
+    p = Profile("t", min_samples=10, time_cap=0.0)
+    assert _collection_due(5, 1, time.perf_counter() - 1, p)
