@@ -1,17 +1,16 @@
 """Regression verdicts from stored timing samples.
 
-A case is compared with its baseline on medians, but a change only counts
-when three things agree: the median ratio moves past the threshold, a
-one-sided Mann-Whitney U test on the raw samples is significant, and the
-shift between medians is larger than the interquartile range of either
-run.  Cases timed while NVML reported throttling are never compared.
+A case is compared with its baseline on medians.  A change counts only when
+two things agree: the median ratio moves past the case's smallest detectable
+change (harness/noise.py says how that is set) and a one-sided Mann-Whitney U
+test on the raw samples is significant.  Cases timed while NVML reported
+throttling are never compared.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ FASTER = "faster"
 NO_BASELINE = "no baseline"
 THROTTLED = "throttled"
 
-THRESHOLD_ENV = "KERNEL_SUITE_THRESHOLD"
+# With 3 samples a side the smallest one-sided p is 0.05; below that no test is run.
 MIN_SAMPLES_FOR_TEST = 3
 
 _UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
@@ -34,9 +33,11 @@ _UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
 class Verdict:
     """The outcome of comparing one case's timings with its baseline.
 
-    Times are in seconds; ``ratio`` is current median / baseline median.
-    ``baseline_median``, ``ratio`` and ``p_value`` are None when they could
-    not be computed (no baseline, or too few samples for the test).
+    Times are in seconds; ``ratio`` is current median / baseline median;
+    ``detectable`` is the smallest change (a fraction of the baseline median)
+    the case was judged against.  ``baseline_median``, ``ratio``, ``p_value``
+    and ``detectable`` are None when they could not be computed (no baseline,
+    or too few samples for the test).
     """
 
     case: str
@@ -45,12 +46,8 @@ class Verdict:
     current_median: float
     ratio: float | None
     p_value: float | None
+    detectable: float | None
     reason: str
-
-    @property
-    def passed(self) -> bool:
-        """False only for a regression; every other label passes."""
-        return self.label != REGRESSED
 
 
 def format_duration(seconds: float) -> str:
@@ -71,7 +68,8 @@ def format_duration(seconds: float) -> str:
     return f"{value:.{max(digits, 0)}f} {unit}"
 
 
-def _checked_samples(name: str, samples: Sequence[float]) -> np.ndarray:
+def checked_samples(name: str, samples: Sequence[float]) -> np.ndarray:
+    """``samples`` as a float array; ValueError naming ``name`` unless a flat, non-empty set of positive times."""
     try:
         values = np.asarray(samples, dtype=float)
     except (TypeError, ValueError):
@@ -87,14 +85,31 @@ def _checked_samples(name: str, samples: Sequence[float]) -> np.ndarray:
     return values
 
 
-def _check_fraction(name: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{name} must be a fraction in (0, 1), got {value!r}")
+def parse_fraction(raw: str, what: str) -> float:
+    """Read a fraction given as ``"0.05"`` or ``"5%"`` (spaces allowed).
+
+    Raises ValueError naming ``what`` when ``raw`` is not a number or not
+    strictly between 0 and 1 (0% and 100%).
+    """
+    if not isinstance(raw, str):
+        raise ValueError(f"{what} must be text like 0.05 or 5%, got {raw!r}")
+    text = raw.strip()
+    percent = text.endswith("%")
+    number = text[:-1].strip() if percent else text
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"{what}={raw!r} is not a number; use a fraction like 0.05 or 5%") from None
+    if percent:
+        value /= 100
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise ValueError(f"{what}={raw!r} must be between 0 and 1 (0% and 100%), exclusive; "
+                         f"use a fraction like 0.05 or 5%")
+    return value
 
 
-def _noise(values: np.ndarray) -> float:
-    q1, q3 = np.percentile(values, [25, 75])
-    return float(q3 - q1)
+def _is_number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
 
 
 def _one_sided_p(current: np.ndarray, baseline: np.ndarray, slower: bool) -> float:
@@ -107,94 +122,64 @@ def judge(
     case: str,
     baseline_samples: Sequence[float] | None,
     current_samples: Sequence[float],
-    threshold: float = 0.05,
+    *,
+    detectable: float | None,
     alpha: float = 0.01,
     throttled: bool = False,
+    because: str = "",
 ) -> Verdict:
     """Compare one case's current samples with its baseline samples.
 
-    Returns a Verdict labelled NO_BASELINE (no baseline samples), THROTTLED
-    (``throttled`` is true), REGRESSED or FASTER (median ratio beyond
-    ``1 ± threshold``, one-sided Mann-Whitney p < ``alpha``, and median
-    shift larger than both runs' IQR), or SAME.  With fewer than 3 samples
-    on either side the test is skipped and ``p_value`` is None.
-    Raises ValueError for empty, non-finite or non-positive samples and for
-    ``threshold``/``alpha`` outside (0, 1).
+    ``detectable`` is the case's smallest detectable change as a fraction
+    (``harness.noise.detectable_change``); it may exceed 1 for a tiny kernel
+    against a 3 µs floor.  ``because`` names what set it, for the reason.
+    Returns a Verdict labelled NO_BASELINE (``baseline_samples`` is None;
+    ``detectable`` may then be None), THROTTLED (``throttled`` is true),
+    REGRESSED (median ratio > 1 + detectable and one-sided Mann-Whitney
+    p < ``alpha``), FASTER (ratio < 1 - detectable and p < ``alpha``) or SAME.
+    With fewer than 3 samples on either side no test is run, ``p_value`` is
+    None and the ratio alone decides.  Raises ValueError for empty, non-finite
+    or non-positive samples, ``alpha`` outside (0, 1) and a missing,
+    non-positive or non-finite ``detectable`` when there is a baseline.
     """
-    _check_fraction("threshold", threshold)
-    _check_fraction("alpha", alpha)
-    current = _checked_samples("current", current_samples)
+    if not (_is_number(alpha) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be a fraction in (0, 1), got {alpha!r}")
+    current = checked_samples("current", current_samples)
     current_median = float(np.median(current))
 
     if baseline_samples is None:
-        return Verdict(case, NO_BASELINE, None, current_median, None, None,
+        return Verdict(case, NO_BASELINE, None, current_median, None, None, None,
                        f"no baseline for this case; now {format_duration(current_median)}")
 
-    baseline = _checked_samples("baseline", baseline_samples)
+    if not (_is_number(detectable) and detectable > 0):
+        raise ValueError(f"detectable must be a positive fraction of the baseline median, got {detectable!r}")
+    baseline = checked_samples("baseline", baseline_samples)
     baseline_median = float(np.median(baseline))
     ratio = current_median / baseline_median
 
     if throttled:
-        return Verdict(case, THROTTLED, baseline_median, current_median, ratio, None,
+        return Verdict(case, THROTTLED, baseline_median, current_median, ratio, None, detectable,
                        f"NVML reported thermal or power throttling during the samples, "
                        f"so the {ratio:.2f}× ratio was not judged")
 
     slower = ratio >= 1
     change = f"{abs(ratio - 1) * 100:.1f}% {'slower' if slower else 'faster'} than the baseline"
-    shift = abs(current_median - baseline_median)
-    noise = max(_noise(baseline), _noise(current))
-    beyond_threshold = ratio > 1 + threshold if slower else ratio < 1 - threshold
-    beyond_noise = shift > noise
-    limit = f"{threshold * 100:g}% threshold"
+    beyond_detectable = ratio > 1 + detectable if slower else ratio < 1 - detectable
 
-    few = min(baseline.size, current.size) < MIN_SAMPLES_FOR_TEST
-    if few:
+    if min(baseline.size, current.size) < MIN_SAMPLES_FOR_TEST:
         p_value = None
         significant = True
-        stats_note = "too few samples for a significance test; judged on ratio and noise only"
+        stats_note = "too few samples for a significance test"
     else:
         p_value = _one_sided_p(current, baseline, slower)
         significant = p_value < alpha
         stats_note = f"p={p_value:.2g}"
 
-    if beyond_threshold and significant and beyond_noise:
+    limit = f"detectable change {detectable * 100:.1f}%" + (f" ({because})" if because else "")
+    reason = f"{change} ({stats_note}); {limit}"
+    if beyond_detectable and significant:
         label = REGRESSED if slower else FASTER
-        why = f"beyond the {limit} and the noise of both runs"
     else:
         label = SAME
-        if not beyond_threshold:
-            why = f"within the {limit}"
-        elif not significant:
-            why = f"not significant at alpha={alpha:g}"
-        else:
-            why = (f"but the {format_duration(shift)} shift is within the run-to-run "
-                   f"noise (IQR up to {format_duration(noise)})")
-    reason = f"{change} ({stats_note}), {why}"
-    return Verdict(case, label, baseline_median, current_median, ratio, p_value, reason)
-
-
-def threshold_from_env(default: float = 0.05) -> float:
-    """Read the regression threshold from ``KERNEL_SUITE_THRESHOLD``.
-
-    Accepts a fraction (``0.05``) or a percentage (``5%``); returns
-    ``default`` when the variable is unset or blank.  Raises ValueError
-    naming the variable when the value is not a number in (0, 1).
-    """
-    raw = os.environ.get(THRESHOLD_ENV, "").strip()
-    if not raw:
-        return default
-    text = raw[:-1].strip() if raw.endswith("%") else raw
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(
-            f"{THRESHOLD_ENV}={raw!r} is not a number; use a fraction like 0.05 or 5%"
-        ) from None
-    if raw.endswith("%"):
-        value /= 100
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise ValueError(
-            f"{THRESHOLD_ENV}={raw!r} must be between 0 and 1 (or 0% and 100%), "
-            f"exclusive; use a fraction like 0.05 or 5%"
-        )
-    return value
+        reason += ", not exceeded" if not beyond_detectable else f", exceeded but not significant at alpha={alpha:g}"
+    return Verdict(case, label, baseline_median, current_median, ratio, p_value, detectable, reason)

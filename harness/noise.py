@@ -1,0 +1,189 @@
+"""The noise model of one timed case: the smallest change its verdict can detect.
+
+A case's timings are compared with its baseline on medians (harness/verdict.py).
+How far the medians may move before the move counts depends on the case, so
+each case gets its own *smallest detectable change*, the largest of three terms:
+
+1. A relative floor: 2% when the baseline was recorded on this very GPU (same
+   UUID), 5% when it came from another GPU of the model or from an unknown one.
+   Reruns on one host agree within about 1%; hosts of one model differ by a few
+   percent on some cases, for reasons no sample set of one run can show.
+2. An absolute floor divided by the baseline median: 0.3 µs (launch placement
+   and clock ramp move small kernels by that much between hosts), or 3 µs when
+   the baseline was timed with another timer (held CUDA events add a fixed,
+   host-dependent 1.5-3 µs to every sample).  This is what keeps 5 µs kernels
+   from being judged on tenths of a microsecond.
+3. ``z`` standard errors of what the data say: the relative standard errors of
+   the two medians (from the median absolute deviation of each sample set) and,
+   where the GPU model has at least three stored runs of the case, the spread of
+   their medians (standard deviation of the log medians: day-to-day and
+   host-to-host variation).  They add in quadrature: each is an independent
+   source of difference between two medians.
+
+Why the largest and not a sum: each term alone is a reason a change of that size
+could appear with no code change.  The floors are lower bounds taken from
+measurements, not noise sources to add to the data's own; a change has to clear
+every one of them, which is exactly clearing the largest.
+
+In the report a user reads, per case, e.g. "detectable change 2.0% (2% floor,
+same GPU)" or "detectable change 3.4% (3 x noise (samples 0.4%, stored runs
+1.1%))": a slowdown smaller than that is reported as same whatever its p-value,
+and the words name the term that set it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .verdict import checked_samples
+
+# A median of fewer values says nothing about spread.
+MIN_VALUES_FOR_SPREAD = 3
+# 1.4826 * MAD estimates the standard deviation of normally distributed samples.
+MAD_TO_SIGMA = 1.4826
+# sqrt(pi / 2): the standard error of a median is this many times that of a mean.
+MEDIAN_SE_FACTOR = 1.2533
+
+
+@dataclass(frozen=True)
+class NoiseFloors:
+    """The floors and the confidence factor of the noise model (fractions, seconds)."""
+
+    # Reruns on one H200 host agree within about 1% (NOTES.md): 2% is safe, and a
+    # 3% slowdown still gets through the floor.
+    same_gpu: float = 0.02
+    # Another host of the model, or a baseline without a GPU UUID: hosts differ by a
+    # few percent on some cases (cuBLAS 1024³ read 1.04x with nothing changed).
+    other_gpu: float = 0.05
+    # Small kernels: launch placement and clock ramp move them by about 0.3 µs
+    # between hosts.
+    absolute_s: float = 0.3e-6
+    # Baseline timed by another timer: held CUDA events add a fixed, host-dependent
+    # 1.5-3 µs to every sample (../shared/MEASURED.md, 2026-11-30).
+    other_timer_absolute_s: float = 3e-6
+    # Standard errors a change must exceed: a one-sided normal tail of 0.13%, so that
+    # where this term sets the limit, a nightly of about 90 cases rarely sees noise
+    # alone cross it.
+    z: float = 3.0
+
+    def __post_init__(self):
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"NoiseFloors.{field.name} must be a number, got {value!r}")
+        for name in ("same_gpu", "other_gpu"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"NoiseFloors.{name} must be a fraction in (0, 1), got {getattr(self, name)!r}")
+        for name in ("absolute_s", "other_timer_absolute_s"):
+            if getattr(self, name) < 0:  # 0: no absolute floor (wall-clock timings)
+                raise ValueError(f"NoiseFloors.{name} must be 0 or more seconds, got {getattr(self, name)!r}")
+        if self.z <= 0:
+            raise ValueError(f"NoiseFloors.z must be positive, got {self.z!r}")
+
+
+@dataclass(frozen=True)
+class StoredMedian:
+    """One case's median in one stored run of the GPU model."""
+
+    gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
+    timer: str
+    median: float  # seconds
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """The smallest detectable change of a case, and the term that set it, in words."""
+
+    fraction: float
+    because: str
+
+
+def same_physical_gpu(current_gpu_uuid: str | None, baseline_gpu_uuid: str | None) -> bool:
+    """True when both UUIDs are known and equal: the baseline came from this GPU."""
+    return current_gpu_uuid is not None and current_gpu_uuid == baseline_gpu_uuid
+
+
+def median_rel_se(samples: Sequence[float]) -> float | None:
+    """Relative standard error of the median of ``samples``, from their MAD.
+
+    ``MEDIAN_SE_FACTOR * MAD_TO_SIGMA * MAD / sqrt(n) / median``; robust to the
+    occasional slow outlier that would inflate a standard deviation.  Samples
+    with no spread give 0; fewer than 3 samples give None.  Raises ValueError
+    for empty, non-finite or non-positive samples.
+    """
+    values = checked_samples("noise", samples)
+    if values.size < MIN_VALUES_FOR_SPREAD:
+        return None
+    median = float(np.median(values))
+    mad = float(np.median(np.abs(values - median)))
+    return MEDIAN_SE_FACTOR * MAD_TO_SIGMA * mad / math.sqrt(values.size) / median
+
+
+def history_spread(medians: Sequence[float]) -> float | None:
+    """Spread of a case's medians over stored runs: std (ddof=1) of their logs.
+
+    A relative figure (0.011 for about 1.1%).  None for fewer than 3 medians.
+    Raises ValueError for non-finite or non-positive medians.
+    """
+    if len(medians) < MIN_VALUES_FOR_SPREAD:
+        return None
+    logs = np.log(checked_samples("stored-run median", medians))
+    return float(np.std(logs, ddof=1))
+
+
+def relevant_history(runs: Sequence[StoredMedian], current_gpu_uuid: str | None,
+                     baseline_gpu_uuid: str | None, timer: str) -> list[float]:
+    """The stored medians of one case whose spread bears on this comparison.
+
+    Only runs timed with ``timer`` count (another timer's offset is not noise).
+    When the baseline is from this GPU (``same_physical_gpu``), only this GPU's
+    runs count: its own rerun spread is the question.  Otherwise every run
+    counts, since the host-to-host spread is what the comparison is exposed to.
+    """
+    same_timer = [run for run in runs if run.timer == timer]
+    if same_physical_gpu(current_gpu_uuid, baseline_gpu_uuid):
+        return [run.median for run in same_timer if run.gpu_uuid == current_gpu_uuid]
+    return [run.median for run in same_timer]
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%"
+
+
+def detectable_change(baseline_samples: Sequence[float], current_samples: Sequence[float], *,
+                      same_gpu: bool, same_timer: bool, history: Sequence[float] = (),
+                      floors: NoiseFloors = NoiseFloors()) -> Detectable:
+    """The smallest change of the median the verdict should call a change.
+
+    ``same_gpu``: the baseline was recorded on this GPU (same UUID).
+    ``same_timer``: the baseline was timed by the timer timing this run.
+    ``history``: the case's medians in stored runs of this GPU model, as
+    ``relevant_history`` picks them (fewer than 3: no spread term).
+    The fraction is the largest of the relative floor, the absolute floor over
+    the baseline median, and ``floors.z`` times the combined standard error;
+    with fewer than 3 samples a side contributes no standard error.  Raises
+    ValueError for empty, non-finite or non-positive samples or medians.
+    """
+    baseline = checked_samples("baseline", baseline_samples)
+    current = checked_samples("current", current_samples)
+    baseline_median = float(np.median(baseline))
+
+    relative = floors.same_gpu if same_gpu else floors.other_gpu
+    relative_words = f"{relative * 100:g}% floor, {'same GPU' if same_gpu else 'other or unknown GPU'}"
+
+    absolute_s = floors.absolute_s if same_timer else floors.other_timer_absolute_s
+    absolute_words = f"{absolute_s * 1e6:g} µs absolute floor" + ("" if same_timer else ", other timer")
+
+    sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
+    spread = history_spread(history)
+    noise = floors.z * math.hypot(sample_se, spread or 0.0)
+    noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}"
+    noise_words += ")" if spread is None else f", stored runs {_percent(spread)})"
+
+    terms = [(relative, relative_words), (absolute_s / baseline_median, absolute_words), (noise, noise_words)]
+    fraction, because = max(terms, key=lambda term: term[0])
+    return Detectable(fraction, because)

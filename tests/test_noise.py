@@ -1,0 +1,206 @@
+"""CPU tests for harness.noise on recorded and deterministically built sample sets."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from harness.noise import (
+    Detectable,
+    NoiseFloors,
+    StoredMedian,
+    detectable_change,
+    history_spread,
+    median_rel_se,
+    relevant_history,
+    same_physical_gpu,
+)
+
+RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
+ADD_8192_VEC4 = "suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]"
+EVENTS = "CUDA events, held stream, L2 flushed"
+CUPTI = "CUPTI activity, kernel span"
+
+
+def recorded(case):
+    """A sample set of the committed H200 baseline (seconds, recorded order)."""
+    return json.loads(RECORDED.read_text())["cases"][case]["samples"]
+
+
+def spread_samples(median, rsd, n, seed=0):
+    """n samples at the normal quantiles of a lognormal with this median and rsd, in a seeded order."""
+    quantiles = (np.arange(n) + 0.5) / n
+    return np.random.default_rng(seed).permutation(median * np.exp(rsd * norm.ppf(quantiles))).tolist()
+
+
+def test_default_floors_are_the_measured_figures():
+    assert NoiseFloors() == NoiseFloors(same_gpu=0.02, other_gpu=0.05, absolute_s=0.3e-6,
+                                        other_timer_absolute_s=3e-6, z=3.0)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("same_gpu", 0.0), ("other_gpu", 1.0), ("absolute_s", -1e-6), ("other_timer_absolute_s", -3e-6),
+    ("z", 0.0), ("z", float("nan")), ("z", True), ("same_gpu", "2%"),
+])
+def test_a_floor_out_of_its_range_is_refused_by_name(field, value):
+    with pytest.raises(ValueError, match=f"NoiseFloors.{field}"):
+        NoiseFloors(**{field: value})
+
+
+def test_zero_absolute_floors_mean_none_as_for_wall_clock_timings():
+    floors = NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0, other_timer_absolute_s=0.0)
+    tiny = spread_samples(1e-6, 0.001, 21)
+    detectable = detectable_change(tiny, tiny, same_gpu=False, same_timer=False, floors=floors)
+    assert detectable == Detectable(0.30, "30% floor, other or unknown GPU")
+
+
+def test_median_rel_se_is_the_mad_scaled_to_the_median_standard_error():
+    # median 1, MAD 0.01, n 3: sqrt(pi/2) * 1.4826 * 0.01 / sqrt(3)
+    assert median_rel_se([0.99, 1.0, 1.01]) == pytest.approx(0.0107280, rel=1e-5)
+
+
+def test_median_rel_se_matches_the_normal_theory_for_many_samples():
+    n, rsd = 10_001, 0.01
+    expected = math.sqrt(math.pi / 2) * rsd / math.sqrt(n)
+    assert median_rel_se(spread_samples(2e-3, rsd, n)) == pytest.approx(expected, rel=0.01)
+
+
+def test_median_rel_se_is_relative_to_the_median():
+    samples = spread_samples(1e-3, 0.01, 31)
+    assert median_rel_se([s * 1e3 for s in samples]) == pytest.approx(median_rel_se(samples), rel=1e-12)
+
+
+def test_median_rel_se_ignores_one_slow_outlier():
+    quiet = spread_samples(183e-6, 0.003, 21)
+    assert median_rel_se(quiet + [10e-3]) < 1.2 * median_rel_se(quiet)
+
+
+def test_median_rel_se_of_identical_samples_is_zero():
+    assert median_rel_se([5e-6] * 10) == 0.0
+
+
+def test_median_rel_se_needs_three_samples():
+    assert median_rel_se([1e-3, 1.1e-3]) is None
+    assert median_rel_se([1e-3, 1.1e-3, 1.2e-3]) is not None
+
+
+@pytest.mark.parametrize("samples, problem", [([], "empty"), ([1e-3, -1e-3, 1e-3], "negative"),
+                                              ([1e-3, float("nan"), 1e-3], "NaN")])
+def test_median_rel_se_refuses_bad_samples(samples, problem):
+    with pytest.raises(ValueError, match=problem):
+        median_rel_se(samples)
+
+
+def test_history_spread_is_the_sample_standard_deviation_of_log_medians():
+    # std(ddof=1) of log(1), log(1.02), log(0.98); ddof=0 would give 0.01633
+    assert history_spread([1.0, 1.02, 0.98]) == pytest.approx(0.0200030, rel=1e-5)
+
+
+def test_history_spread_needs_three_runs():
+    assert history_spread([183e-6, 186e-6]) is None
+    assert history_spread([183e-6, 186e-6, 180e-6]) is not None
+
+
+def test_history_spread_refuses_a_zero_median():
+    with pytest.raises(ValueError, match="stored-run median"):
+        history_spread([183e-6, 0.0, 180e-6])
+
+
+def runs_of_two_hosts():
+    return [
+        StoredMedian("GPU-a", EVENTS, 100e-6), StoredMedian("GPU-a", EVENTS, 101e-6),
+        StoredMedian("GPU-b", EVENTS, 104e-6), StoredMedian(None, EVENTS, 98e-6),
+        StoredMedian("GPU-a", CUPTI, 97e-6),
+    ]
+
+
+def test_history_against_a_baseline_of_this_gpu_keeps_this_gpus_runs_of_this_timer():
+    assert relevant_history(runs_of_two_hosts(), "GPU-a", "GPU-a", EVENTS) == [100e-6, 101e-6]
+
+
+def test_history_against_a_baseline_of_another_gpu_keeps_every_host_of_this_timer():
+    assert relevant_history(runs_of_two_hosts(), "GPU-a", "GPU-b", EVENTS) == [100e-6, 101e-6, 104e-6, 98e-6]
+
+
+def test_history_with_unknown_uuids_is_not_one_gpu():
+    assert relevant_history(runs_of_two_hosts(), None, None, EVENTS) == [100e-6, 101e-6, 104e-6, 98e-6]
+    assert not same_physical_gpu(None, None)
+    assert same_physical_gpu("GPU-a", "GPU-a") and not same_physical_gpu("GPU-a", "GPU-b")
+
+
+def test_history_of_another_timer_is_separate():
+    assert relevant_history(runs_of_two_hosts(), "GPU-a", "GPU-a", CUPTI) == [97e-6]
+
+
+def test_a_quiet_large_case_against_this_gpu_gets_the_2_percent_floor():
+    samples = recorded(ADD_8192_VEC4)
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True)
+    assert detectable == Detectable(0.02, "2% floor, same GPU")
+
+
+def test_a_quiet_large_case_against_another_gpu_gets_the_5_percent_floor():
+    samples = recorded(ADD_8192_VEC4)
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=False, same_timer=True)
+    assert detectable == Detectable(0.05, "5% floor, other or unknown GPU")
+
+
+def test_a_5_microsecond_case_gets_the_absolute_floor():
+    baseline, current = spread_samples(5e-6, 0.02, 10), spread_samples(5e-6, 0.02, 10, seed=1)
+    detectable = detectable_change(baseline, current, same_gpu=True, same_timer=True)
+    # 0.3 µs of a 5 µs median; the data alone would allow 3 * 1.1%
+    assert detectable.fraction == pytest.approx(0.06, rel=1e-4)
+    assert detectable.because == "0.3 µs absolute floor"
+
+
+def test_another_timer_raises_the_absolute_floor_to_3_microseconds():
+    baseline, current = spread_samples(50e-6, 0.005, 21), spread_samples(50e-6, 0.005, 21, seed=1)
+    other = detectable_change(baseline, current, same_gpu=True, same_timer=False)
+    same = detectable_change(baseline, current, same_gpu=True, same_timer=True)
+    assert other == Detectable(pytest.approx(0.06), "3 µs absolute floor, other timer")
+    assert same == Detectable(0.02, "2% floor, same GPU")
+
+
+def test_noisy_samples_set_the_limit_at_three_standard_errors():
+    # each side: median 1 ms, MAD 1%, 3 samples; se 1.0728% each, 1.5172% together
+    baseline, current = [0.99e-3, 1.0e-3, 1.01e-3], [1.01e-3, 0.99e-3, 1.0e-3]
+    detectable = detectable_change(baseline, current, same_gpu=True, same_timer=True)
+    assert detectable.fraction == pytest.approx(3 * 0.0151716, rel=1e-4)
+    assert detectable.because == "3 x noise (samples 1.5%)"
+
+
+def test_the_spread_of_stored_runs_adds_to_the_sample_noise():
+    samples = recorded(ADD_8192_VEC4)
+    sample_se = math.hypot(median_rel_se(samples[:55]), median_rel_se(samples[55:]))
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+                                   history=[1.0, 1.02, 0.98])
+    assert detectable.fraction == pytest.approx(3 * math.hypot(sample_se, 0.0200030), rel=1e-5)
+    assert detectable.because == "3 x noise (samples 0.1%, stored runs 2.0%)"
+
+
+def test_fewer_than_three_stored_runs_add_nothing():
+    samples = recorded(ADD_8192_VEC4)
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+                                   history=[1.0, 1.5])
+    assert detectable == Detectable(0.02, "2% floor, same GPU")
+
+
+def test_two_samples_a_side_fall_back_to_the_floors():
+    detectable = detectable_change([1.0e-3, 1.5e-3], [1.0e-3, 1.5e-3], same_gpu=True, same_timer=True)
+    assert detectable == Detectable(0.02, "2% floor, same GPU")
+
+
+def test_custom_floors_are_used():
+    samples = recorded(ADD_8192_VEC4)
+    floors = NoiseFloors(same_gpu=0.01)
+    assert detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+                             floors=floors) == Detectable(0.01, "1% floor, same GPU")
+
+
+def test_empty_current_samples_are_refused():
+    with pytest.raises(ValueError, match="current samples are empty"):
+        detectable_change([1e-3], [], same_gpu=True, same_timer=True)
