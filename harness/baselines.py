@@ -1,30 +1,46 @@
-"""Finding, loading and writing pytest-benchmark baseline files.
+"""Stored benchmark runs (baselines): finding, loading and saving them.
 
-Baselines live in ``baselines/<gpu_slug>/NNNN_<label>.json``, one folder per
-GPU model, where ``NNNN`` is a counter that grows with every recorded run
-(the newest file has the highest number).  The files are pytest-benchmark's
-own JSON format; our ``machine_info`` adds a ``gpu`` dict whose ``name`` is
-the NVML device name.
+Runs live in ``baselines/<gpu_slug>/NNNN_<label>.json``, one folder per GPU
+model, in pytest-benchmark's own JSON format; our ``machine_info`` adds a
+``gpu`` dict whose ``name`` is the NVML device name. ``NNNN`` is a counter:
+the run with the highest number is the newest (``10000_*`` after ``9999_*``).
 
-Baselines are append-only: :func:`write_json_atomically` never replaces an
-existing file, and a reader never sees a half-written one.
+Three rules, each a fix for a way a comparison used to mislead:
+
+* One strict loader. `load_run` reads a file once and raises `BaselineError`,
+  naming the file, for every problem it can have; no caller decides on its
+  own that a broken file means "no baseline".
+* No silent fallback. `resolve_compare` picks the newest run, or the one the
+  user named, and never skips a file it cannot read: a broken newest run is
+  an error, not a reason to compare with an older one.
+* Numbered, atomic saves. `save_run` takes the next number under an
+  exclusive lock on ``<folder>/.save.lock`` and links a complete, fsynced
+  file into place without ever replacing one, so two processes saving at
+  once get two numbers and neither run is lost.
+
+Linux only (fcntl), like the rest of the suite.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import math
 import os
 import re
 import tempfile
 from pathlib import Path
 
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9.-]+")
-_BASELINE_NAME = re.compile(r"^(\d{4,})_.+\.json$")
+_RUN_NAME = re.compile(r"^(\d{4,})_.+\.json$")
+SAVE_LOCK = ".save.lock"
+# how many stored runs an error message lists (the newest ones)
+_LISTED_RUNS = 12
 
 
 class BaselineError(Exception):
-    """A baseline file is missing data, malformed, or from another GPU."""
+    """A stored run is missing, malformed, from another GPU, or cannot be saved."""
 
 
 def _sanitize(text: str) -> str:
@@ -45,55 +61,124 @@ def gpu_slug(nvml_name: str) -> str:
     return slug
 
 
-def _prefix(path: Path) -> int | None:
-    match = _BASELINE_NAME.match(path.name)
+def _run_number(path: Path) -> int | None:
+    match = _RUN_NAME.match(path.name)
     return int(match.group(1)) if match else None
 
 
-def baseline_files(folder: Path) -> list[Path]:
-    """List the ``NNNN_*.json`` files in ``folder``, oldest first.
+def stored_runs(folder: Path) -> list[Path]:
+    """The ``NNNN_*.json`` entries of ``folder``, oldest first (by number, then name).
 
-    Files are ordered by the numeric value of their prefix; names that do
-    not follow the pattern are ignored.  A missing folder gives ``[]``.
+    Other names are ignored. An entry with a run's name is listed even when it
+    is not a readable file, so that `load_run` reports it instead of an older
+    run being used in its place. A missing folder holds no runs.
     """
     folder = Path(folder)
-    if not folder.is_dir():
+    if not folder.exists():
         return []
-    numbered = [
-        (number, path.name, path)
-        for path in folder.iterdir()
-        if path.is_file() and (number := _prefix(path)) is not None
-    ]
+    if not folder.is_dir():
+        raise BaselineError(f"{folder} is not a folder of baselines")
+    numbered = [(number, path.name, path) for path in folder.iterdir() if (number := _run_number(path)) is not None]
     return [path for _, _, path in sorted(numbered)]
 
 
-def newest_baseline(folder: Path) -> Path | None:
-    """Return the newest baseline file in ``folder``, or None if there is none."""
-    files = baseline_files(folder)
-    return files[-1] if files else None
+def _listing(runs: list[Path]) -> str:
+    if not runs:
+        return "it holds no stored run"
+    names = [path.name for path in runs[-_LISTED_RUNS:]]
+    older = len(runs) - len(names)
+    return "stored runs: " + ", ".join(names) + (f" and {older} older" if older else "")
 
 
-def _read_json(path: Path):
+def resolve_compare(folder: Path, spec) -> Path | None:
+    """The stored run that ``--benchmark-compare[=spec]`` means, without reading it.
+
+    * ``True``, ``""`` or ``None``: the newest run in ``folder``, or None when
+      the folder holds none (a GPU model without a baseline yet).
+    * A run number, as an int or digits (``"0001"``, ``"12"``): the run with
+      that number.
+    * A path to a file (as given, or relative to ``folder`` or to the folder of
+      all GPUs), or the start of a run's file name (``"0003_tuned"``).
+
+    Raises BaselineError when the spec matches no run (listing the stored
+    runs), matches several, or when two runs share the newest number. The
+    chosen file is checked by `load_run`: a broken one is never skipped.
+    """
+    folder = Path(folder)
+    runs = stored_runs(folder)
+    if spec is None or spec is True or spec == "":
+        if not runs:
+            return None
+        newest = [path for path in runs if _run_number(path) == _run_number(runs[-1])]
+        if len(newest) > 1:
+            raise BaselineError(
+                f"runs {', '.join(p.name for p in newest)} in {folder} share the newest number; "
+                f"which one is the baseline is unclear: rename one of them"
+            )
+        return runs[-1]
+    if isinstance(spec, bool):
+        raise TypeError(f"compare spec must be True, a run number, a name or a path, got {spec!r}")
+    text = str(spec).strip()
+    if text.isdigit():
+        matches = [path for path in runs if _run_number(path) == int(text)]
+    else:
+        as_given = Path(text).expanduser()
+        for candidate in (as_given, folder / as_given, folder.parent / as_given):
+            if candidate.is_file():
+                return candidate
+        matches = [path for path in runs if path.name.startswith(text)]
+    if not matches:
+        raise BaselineError(f"no stored run matches --benchmark-compare={text} in {folder}; {_listing(runs)}")
+    if len(matches) > 1:
+        raise BaselineError(
+            f"--benchmark-compare={text} matches {len(matches)} runs in {folder} "
+            f"({', '.join(p.name for p in matches)}); name one file"
+        )
+    return matches[0]
+
+
+def _read_document(path: Path):
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise BaselineError(f"{path} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{path} is not UTF-8 text: {exc}") from None
+    except IsADirectoryError:
+        raise BaselineError(f"{path} is a directory, not a baseline file") from None
     except OSError as exc:
         raise BaselineError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if not raw:
+        raise BaselineError(f"{path} is empty (0 bytes): an interrupted save? Delete it or record a new run")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path} is not UTF-8 text: {exc}") from None
+    if not text.strip():
+        raise BaselineError(f"{path} holds only whitespace, no benchmark run")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
-            f"{path} is not valid JSON (truncated?): {exc.msg} "
-            f"at line {exc.lineno} column {exc.colno}"
+            f"{path} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+
+
+def _samples_problem(bench: dict) -> str | None:
+    """Why a benchmark's stored samples (stats.data) are unusable, or None."""
+    data = bench["stats"].get("data")
+    if not data:
+        return "has no stored samples (stats.data); re-record the baseline with --benchmark-save-data"
+    if not isinstance(data, list) or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in data
+    ):
+        return "has stored samples that are not finite, non-negative numbers"
+    return None
 
 
 def _check_benchmarks(path: Path, benchmarks) -> None:
     if not isinstance(benchmarks, list):
         raise BaselineError(f'{path} has no "benchmarks" list')
+    if not benchmarks:
+        raise BaselineError(f'{path} has an empty "benchmarks" list: a run without a timed case is no baseline')
     seen: set[str] = set()
     for index, bench in enumerate(benchmarks):
         if not isinstance(bench, dict):
@@ -103,6 +188,9 @@ def _check_benchmarks(path: Path, benchmarks) -> None:
             raise BaselineError(f'{path}: benchmark #{index} has no "fullname"')
         if not isinstance(bench.get("stats"), dict):
             raise BaselineError(f'{path}: case {fullname} has no "stats" object')
+        problem = _samples_problem(bench)
+        if problem:
+            raise BaselineError(f"{path}: case {fullname} {problem}")
         if fullname in seen:
             raise BaselineError(f"{path}: case {fullname} appears more than once")
         seen.add(fullname)
@@ -115,34 +203,33 @@ def _recorded_gpu(doc: dict) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def load_baseline(path: Path, expected_gpu: str | None = None) -> dict:
-    """Load and check one baseline file, returning the parsed document.
+def load_run(path: Path, expected_gpu: str | None = None) -> dict:
+    """Read one stored run once, check it, and return the parsed document.
 
-    Raises BaselineError, naming the file, when it cannot be read, is not
-    valid JSON, is not a JSON object, lacks a ``benchmarks`` list, or has a
-    benchmark without ``fullname``/``stats`` (or a repeated ``fullname``).
-    When ``expected_gpu`` is given, the file's ``machine_info.gpu.name`` must
-    equal it: timings from different GPU models are never compared.
+    Raises BaselineError, naming the file, when it is missing, unreadable,
+    empty or whitespace only, not valid JSON (a truncated file), not an
+    object, without a non-empty ``benchmarks`` list, or when a benchmark lacks
+    ``fullname``, ``stats`` or stored samples (``stats.data``) or repeats a
+    ``fullname``. With ``expected_gpu``, the file's ``machine_info.gpu.name``
+    must say it and equal it: timings of different GPU models are never
+    compared.
     """
     path = Path(path)
-    doc = _read_json(path)
+    doc = _read_document(path)
     if not isinstance(doc, dict):
-        raise BaselineError(
-            f"{path} holds a JSON {type(doc).__name__}, not a benchmark object"
-        )
+        raise BaselineError(f"{path} holds a JSON {type(doc).__name__}, not a benchmark run")
     _check_benchmarks(path, doc.get("benchmarks"))
     if expected_gpu is not None:
         recorded = _recorded_gpu(doc)
         if recorded is None:
             raise BaselineError(
-                f"{path} does not say which GPU it was recorded on "
-                f"(machine_info.gpu.name is missing) and this run is on GPU "
-                f"{expected_gpu!r}; comparing across GPU models is refused"
+                f"{path} does not say which GPU it was recorded on (machine_info.gpu.name is missing) "
+                f"and this run is on GPU {expected_gpu!r}; comparing across GPU models is refused"
             )
         if recorded != expected_gpu:
             raise BaselineError(
-                f"{path} was recorded on GPU {recorded!r} and this run is on "
-                f"GPU {expected_gpu!r}; comparing across GPU models is refused"
+                f"{path} was recorded on GPU {recorded!r} and this run is on GPU {expected_gpu!r}; "
+                f"comparing across GPU models is refused"
             )
     return doc
 
@@ -153,39 +240,68 @@ def baseline_cases(doc: dict) -> dict[str, dict]:
 
 
 def baseline_samples(bench: dict) -> list[float]:
-    """Return the per-sample times (seconds) stored with a benchmark.
+    """The per-sample times (seconds) stored with one benchmark of a run.
 
-    Raises BaselineError when the baseline was saved without sample data or
-    the data is not a list of numbers.
+    Raises BaselineError when they are missing or not numbers (a run read by
+    `load_run` has passed this check already).
     """
     name = bench.get("fullname", "<unnamed>")
-    data = (bench.get("stats") or {}).get("data")
-    if not data:
-        raise BaselineError(
-            f"case {name} has no stored samples; re-record the baseline "
-            f"with --benchmark-save-data"
-        )
-    if not isinstance(data, list) or not all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in data
-    ):
-        raise BaselineError(f"case {name} has stored samples that are not numbers")
-    return [float(x) for x in data]
+    if not isinstance(bench.get("stats"), dict):
+        raise BaselineError(f'case {name} has no "stats" object')
+    problem = _samples_problem(bench)
+    if problem:
+        raise BaselineError(f"case {name} {problem}")
+    return [float(x) for x in bench["stats"]["data"]]
 
 
-def next_baseline_path(folder: Path, label: str) -> Path:
-    """Return the path for the next baseline in ``folder``.
+@contextlib.contextmanager
+def _exclusive_lock(folder: Path):
+    """Hold an exclusive flock on ``folder/.save.lock`` (created if needed).
 
-    The name is ``{n:04d}_{label}.json`` with ``n`` one more than the newest
-    existing prefix (1 when there is none); ``label`` is sanitized the same
-    way as :func:`gpu_slug`.  Raises ValueError for an unusable label.
+    flock belongs to the open file description, so two savers exclude each
+    other whether they are processes or threads; closing the file releases it.
+    """
+    fd = os.open(folder / SAVE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def save_run(folder: Path, label: str, doc: dict) -> Path:
+    """Save ``doc`` as the next run in ``folder`` and return its path.
+
+    The name is ``{number:04d}_{label}.json``, the label sanitized as in
+    `gpu_slug` and the number one more than the highest stored one (1 in a new
+    folder), taken under an exclusive lock so that concurrent savers get
+    distinct numbers. The file is written atomically and never replaces
+    another. Raises BaselineError for a label with nothing usable in it and
+    when the folder cannot be written (read-only, not a folder, disk full);
+    TypeError, before anything is written, for a document that is not JSON.
     """
     folder = Path(folder)
-    safe_label = _sanitize(label)
+    safe_label = _sanitize(str(label))
     if not safe_label:
-        raise ValueError(f"baseline label {label!r} is empty once sanitized")
-    newest = newest_baseline(folder)
-    number = _prefix(newest) + 1 if newest is not None else 1
-    return folder / f"{number:04d}_{safe_label}.json"
+        raise BaselineError(f"baseline label {label!r} has no letter, digit, '.' or '-' to name a file with")
+    text = json.dumps(doc, indent=2) + "\n"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with _exclusive_lock(folder):
+            number = max((_run_number(p) for p in stored_runs(folder)), default=0) + 1
+            while True:
+                path = folder / f"{number:04d}_{safe_label}.json"
+                try:
+                    write_text_atomically(path, text, replace=False)
+                    return path
+                except FileExistsError:
+                    # only a writer that ignores the lock (a copy, a git pull) gets here: take the next number
+                    number += 1
+    except OSError as exc:
+        raise BaselineError(
+            f"cannot save the baseline in {folder}: {exc.strerror or exc}; nothing was saved "
+            f"(make the folder writable, or point --benchmark-storage at a writable one)"
+        ) from None
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -201,25 +317,19 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_json_atomically(path: Path, obj) -> None:
-    """Write ``obj`` as JSON to ``path`` without ever replacing a file.
-
-    Raises FileExistsError when ``path`` already exists (see
-    `write_text_atomically`).
-    """
-    write_text_atomically(path, json.dumps(obj, indent=2, sort_keys=False) + "\n", replace=False)
-
-
 def write_text_atomically(path: Path, text: str, replace: bool) -> None:
-    """Write ``text`` so that no reader ever sees a partial file.
+    """Write ``text`` to ``path`` so that no reader ever sees a partial file.
 
     The text goes to a temporary file in the same folder and is fsynced;
-    then it is hard-linked to ``path`` (replace=False: the link fails if
-    ``path`` exists, so an existing baseline is never overwritten) or renamed
-    over it (replace=True, for reports). The folder is created if needed and
-    the temporary file is always removed.
+    then it is hard-linked to ``path`` (replace=False: the link fails with
+    FileExistsError if ``path`` exists, so a baseline is never overwritten) or
+    renamed over it (replace=True, for reports). The folder is created if
+    needed and the temporary file is always removed. A ``path`` that is a
+    directory raises IsADirectoryError naming it.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; give the name of a file to write instead")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -235,8 +345,7 @@ def write_text_atomically(path: Path, text: str, replace: bool) -> None:
                 os.link(tmp_name, path)
             except FileExistsError:
                 raise FileExistsError(
-                    f"{path} already exists; baseline files are never overwritten, "
-                    f"record under a new name instead"
+                    f"{path} already exists; stored runs are never overwritten, record under a new name instead"
                 ) from None
         _fsync_folder(path.parent)
     finally:

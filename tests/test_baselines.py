@@ -1,29 +1,42 @@
-"""CPU tests for harness.baselines on baseline files built in tmp_path."""
+"""CPU tests for harness.baselines: stored runs built in tmp_path, saves from several processes.
+
+Issue 11's findings covered here: 1 (broken or missing baselines are errors, never a
+fallback), 2 (concurrent saves), 3 (unwritable folder, report path that is a directory)
+and 5 (one numbering, past 9999).
+"""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
+from harness import baselines
 from harness.baselines import (
     BaselineError,
     baseline_cases,
-    baseline_files,
     baseline_samples,
     gpu_slug,
-    load_baseline,
-    newest_baseline,
-    next_baseline_path,
-    write_json_atomically,
+    load_run,
+    resolve_compare,
+    save_run,
+    stored_runs,
+    write_text_atomically,
 )
 
+REPO = Path(__file__).resolve().parents[1]
 MATMUL = "suites/test_perf_matmul.py::test_matmul_time[tiled32-1024x1024x1024]"
 REDUCE = "suites/test_perf_reduce.py::test_reduce_time[warp-16M]"
+TRIALS = 8  # issue 11 saw 3 of 8 trials collide without a lock
 
 
-def recorded_run(gpu_name="NVIDIA H200", samples=(1.01e-3, 0.99e-3, 1.00e-3)):
+def recorded_run(gpu_name="NVIDIA H200", samples=(1.01e-3, 0.99e-3, 1.00e-3), marker="abc123"):
     """A document shaped like a pytest-benchmark save with our GPU info."""
     def bench(fullname):
         stats = {"min": min(samples), "max": max(samples), "mean": sum(samples) / len(samples),
@@ -37,18 +50,27 @@ def recorded_run(gpu_name="NVIDIA H200", samples=(1.01e-3, 0.99e-3, 1.00e-3)):
         "machine_info": {"node": "ci", "gpu": {"name": gpu_name, "slug": gpu_slug(gpu_name),
                                                "driver": "560.35", "cuda_runtime": 12060,
                                                "cupy": "13.3.0"}},
-        "commit_info": {"id": "abc123", "dirty": False},
+        "commit_info": {"id": marker, "dirty": False},
         "benchmarks": [bench(MATMUL), bench(REDUCE)],
         "datetime": "2025-01-01T00:00:00+00:00",
-        "version": "5.2.0",
+        "version": "5.2.3",
     }
 
 
-def touch(folder, *names):
+def store(folder, name, doc=None, text=None):
+    """Write a stored run by hand (a valid one unless text is given) and return its path."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        (folder / name).write_text("{}")
+    path = folder / name
+    path.write_text(text if text is not None else json.dumps(doc or recorded_run()))
+    return path
 
+
+def truncated_run_text():
+    text = json.dumps(recorded_run(), indent=2)
+    return text[: len(text) // 2]
+
+
+# -- names and ordering -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, slug", [
     ("NVIDIA H200", "NVIDIA_H200"),
@@ -67,145 +89,323 @@ def test_gpu_slug_without_usable_characters_is_rejected(name):
         gpu_slug(name)
 
 
-def test_baseline_files_are_ordered_by_numeric_prefix_and_ignore_other_names(tmp_path):
-    touch(tmp_path, "0010_tuned.json", "0002_b.json", "0009_c.json", "0001_first.json",
-          "README.md", "latest.json", "12_short.json", "0003_x.txt", "0004.json")
-    names = [p.name for p in baseline_files(tmp_path)]
-    assert names == ["0001_first.json", "0002_b.json", "0009_c.json", "0010_tuned.json"]
+def test_stored_runs_are_ordered_by_number_and_ignore_other_names(tmp_path):
+    for name in ["0010_tuned.json", "0002_b.json", "0009_c.json", "0001_first.json", "README.md",
+                 "latest.json", "12_short.json", "0003_x.txt", "0004.json", ".0005_x.json.abc.tmp", ".save.lock"]:
+        store(tmp_path, name)
+    assert [p.name for p in stored_runs(tmp_path)] == \
+        ["0001_first.json", "0002_b.json", "0009_c.json", "0010_tuned.json"]
 
 
-def test_newest_baseline_is_the_highest_counter_not_the_last_name(tmp_path):
-    touch(tmp_path, "0009_zzz.json", "0010_aaa.json")
-    assert newest_baseline(tmp_path).name == "0010_aaa.json"
+def test_missing_folder_holds_no_runs(tmp_path):
+    assert stored_runs(tmp_path / "absent") == []
 
 
-def test_counter_past_9999_still_orders_numerically(tmp_path):
-    touch(tmp_path, "10000_later.json", "9999_earlier.json")
-    assert [p.name for p in baseline_files(tmp_path)] == ["9999_earlier.json", "10000_later.json"]
-    assert next_baseline_path(tmp_path, "next").name == "10001_next.json"
+# -- finding 1: a broken or missing baseline is an error, never a fallback ------------------------
+
+def test_truncated_newest_baseline_is_an_error_not_a_fallback_to_the_older_run(tmp_path):
+    store(tmp_path, "0001_good.json")
+    newest = store(tmp_path, "0002_cut.json", text=truncated_run_text())
+    assert resolve_compare(tmp_path, True) == newest
+    with pytest.raises(BaselineError) as info:
+        load_run(resolve_compare(tmp_path, True), expected_gpu="NVIDIA H200")
+    assert str(newest) in str(info.value)
+    assert "not valid JSON (truncated?)" in str(info.value)
 
 
-def test_missing_folder_has_no_baselines(tmp_path):
-    assert baseline_files(tmp_path / "absent") == []
-    assert newest_baseline(tmp_path / "absent") is None
+@pytest.mark.parametrize("text, problem", [
+    ("", "is empty"),
+    ("  \n\t\n", "only whitespace"),
+    ("{}", '"benchmarks"'),
+    ('{"benchmarks": []}', "empty"),
+    (None, "not valid JSON"),
+], ids=["empty", "whitespace", "empty-object", "no-benchmarks", "truncated"])
+def test_a_broken_only_baseline_is_an_error_not_no_baseline(tmp_path, text, problem):
+    only = store(tmp_path, "0001_only.json", text=truncated_run_text() if text is None else text)
+    assert resolve_compare(tmp_path, True) == only
+    with pytest.raises(BaselineError) as info:
+        load_run(only, expected_gpu="NVIDIA H200")
+    assert str(only) in str(info.value)
+    assert problem in str(info.value)
 
 
-def test_next_baseline_path_starts_at_0001_in_an_empty_folder(tmp_path):
-    assert next_baseline_path(tmp_path / "NVIDIA_H200", "first") == \
-        tmp_path / "NVIDIA_H200" / "0001_first.json"
+def test_compare_with_a_run_number_that_does_not_exist_is_an_error_listing_the_stored_runs(tmp_path):
+    store(tmp_path, "0001_first.json")
+    store(tmp_path, "0002_second.json")
+    with pytest.raises(BaselineError) as info:
+        resolve_compare(tmp_path, "9999")
+    message = str(info.value)
+    assert "9999" in message and str(tmp_path) in message
+    assert "0001_first.json" in message and "0002_second.json" in message
 
 
-def test_next_baseline_path_follows_the_newest_prefix_and_sanitizes_the_label(tmp_path):
-    touch(tmp_path, "0002_a.json", "0009_b.json", "notes.json")
-    assert next_baseline_path(tmp_path, "after tuning/v2").name == "0010_after_tuning_v2.json"
+@pytest.mark.parametrize("spec", ["nope", "0003_tuned", "missing/0001_x.json"])
+def test_compare_with_a_name_or_path_that_matches_nothing_is_an_error(tmp_path, spec):
+    store(tmp_path, "0001_first.json")
+    with pytest.raises(BaselineError, match="no stored run matches"):
+        resolve_compare(tmp_path, spec)
 
 
-def test_next_baseline_path_rejects_an_empty_label(tmp_path):
-    with pytest.raises(ValueError):
-        next_baseline_path(tmp_path, "///")
+@pytest.mark.parametrize("spec", [True, None, ""])
+def test_a_gpu_without_any_baseline_is_not_an_error(tmp_path, spec):
+    assert resolve_compare(tmp_path / "NVIDIA_H200", spec) is None
+    (tmp_path / "empty").mkdir()
+    assert resolve_compare(tmp_path / "empty", spec) is None
 
 
-def test_valid_baseline_loads_and_maps_cases_to_samples(tmp_path):
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(recorded_run(samples=(2e-3, 3e-3, 4e-3))))
-    doc = load_baseline(path, expected_gpu="NVIDIA H200")
+def test_compare_finds_a_run_by_number_name_prefix_or_path(tmp_path):
+    folder = tmp_path / "NVIDIA_H200"
+    first = store(folder, "0001_first.json")
+    tuned = store(folder, "0012_tuned.json")
+    newest = store(folder, "0013_after.json")
+    assert resolve_compare(folder, True) == newest
+    assert resolve_compare(folder, "0001") == first
+    assert resolve_compare(folder, "12") == tuned
+    assert resolve_compare(folder, 12) == tuned
+    assert resolve_compare(folder, "0012_tu") == tuned
+    assert resolve_compare(folder, str(first)) == first
+    assert resolve_compare(folder, "0001_first.json") == folder / "0001_first.json"
+    assert resolve_compare(folder, "NVIDIA_H200/0012_tuned.json") == tuned
+
+
+def test_two_runs_sharing_the_newest_number_are_an_error_not_a_guess(tmp_path):
+    store(tmp_path, "0001_p1.json")
+    store(tmp_path, "0001_p2.json")
+    with pytest.raises(BaselineError, match="share the newest number"):
+        resolve_compare(tmp_path, True)
+    with pytest.raises(BaselineError, match="matches 2 runs"):
+        resolve_compare(tmp_path, "1")
+
+
+def test_a_directory_named_like_the_newest_run_is_reported_not_skipped(tmp_path):
+    store(tmp_path, "0001_good.json")
+    (tmp_path / "0002_odd.json").mkdir()
+    newest = resolve_compare(tmp_path, True)
+    assert newest.name == "0002_odd.json"
+    with pytest.raises(BaselineError, match="is a directory"):
+        load_run(newest)
+
+
+def test_valid_run_loads_and_maps_cases_to_samples(tmp_path):
+    path = store(tmp_path, "0001_run.json", recorded_run(samples=(2e-3, 3e-3, 4e-3)))
+    doc = load_run(path, expected_gpu="NVIDIA H200")
     cases = baseline_cases(doc)
     assert sorted(cases) == sorted([MATMUL, REDUCE])
     assert baseline_samples(cases[MATMUL]) == [2e-3, 3e-3, 4e-3]
 
 
-def test_truncated_json_names_the_file(tmp_path):
-    path = tmp_path / "0003_x.json"
-    text = json.dumps(recorded_run(), indent=2)
-    path.write_text(text[: len(text) // 2])
+def test_the_committed_h200_baseline_passes_the_strict_loader():
+    runs = stored_runs(REPO / "baselines" / "NVIDIA_H200")
+    assert runs, "the repository's H200 baseline is missing"
+    assert len(load_run(runs[-1], expected_gpu="NVIDIA H200")["benchmarks"]) > 0
+
+
+def test_truncated_json_names_the_file_and_the_place(tmp_path):
+    path = store(tmp_path, "0003_x.json", text=truncated_run_text())
     with pytest.raises(BaselineError) as info:
-        load_baseline(path)
+        load_run(path)
     message = str(info.value)
-    assert str(path) in message
-    assert "not valid JSON" in message
-    assert "line" in message
+    assert str(path) in message and "not valid JSON" in message and "line" in message
+
+
+def bench_with(**fields):
+    bench = {"fullname": MATMUL, "stats": {"data": [1e-3, 2e-3]}}
+    bench.update(fields)
+    return bench
 
 
 @pytest.mark.parametrize("doc, problem", [
-    ([1, 2, 3], "not a benchmark object"),
+    ([1, 2, 3], "not a benchmark run"),
     ({"machine_info": {}}, '"benchmarks"'),
     ({"benchmarks": {"a": 1}}, '"benchmarks"'),
-    ({"benchmarks": [{"stats": {}}]}, '"fullname"'),
+    ({"benchmarks": [7]}, "not an object"),
+    ({"benchmarks": [bench_with(fullname="")]}, '"fullname"'),
     ({"benchmarks": [{"fullname": MATMUL}]}, '"stats"'),
-    ({"benchmarks": [{"fullname": MATMUL, "stats": {}}] * 2}, "more than once"),
+    ({"benchmarks": [bench_with(stats={"median": 1e-3})]}, "--benchmark-save-data"),
+    ({"benchmarks": [bench_with(stats={"data": []})]}, "--benchmark-save-data"),
+    ({"benchmarks": [bench_with(stats={"data": [1e-3, "fast"]})]}, "not finite"),
+    ({"benchmarks": [bench_with(stats={"data": [1e-3, -1.0]})]}, "non-negative"),
+    ({"benchmarks": [bench_with(), bench_with()]}, "more than once"),
 ])
-def test_malformed_baseline_is_rejected_with_the_file_and_the_problem(tmp_path, doc, problem):
-    path = tmp_path / "0001_bad.json"
-    path.write_text(json.dumps(doc))
+def test_malformed_run_is_rejected_with_the_file_and_the_problem(tmp_path, doc, problem):
+    path = store(tmp_path, "0001_bad.json", text=json.dumps(doc))
     with pytest.raises(BaselineError) as info:
-        load_baseline(path)
+        load_run(path)
     assert str(path) in str(info.value)
     assert problem in str(info.value)
 
 
-def test_missing_baseline_file_is_a_baseline_error(tmp_path):
+def test_non_utf8_file_is_a_baseline_error(tmp_path):
+    path = tmp_path / "0001_bin.json"
+    path.write_bytes(b"\xff\xfe{")
+    with pytest.raises(BaselineError, match="not UTF-8"):
+        load_run(path)
+
+
+def test_missing_run_file_is_a_baseline_error(tmp_path):
     with pytest.raises(BaselineError, match="does not exist"):
-        load_baseline(tmp_path / "0001_gone.json")
+        load_run(tmp_path / "0001_gone.json")
 
 
-def test_baseline_from_another_gpu_is_refused_naming_both_gpus(tmp_path):
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(recorded_run(gpu_name="NVIDIA A100-SXM4-80GB")))
+def test_run_from_another_gpu_is_refused_naming_both_gpus(tmp_path):
+    path = store(tmp_path, "0001_run.json", recorded_run(gpu_name="NVIDIA A100-SXM4-80GB"))
     with pytest.raises(BaselineError) as info:
-        load_baseline(path, expected_gpu="NVIDIA H200")
+        load_run(path, expected_gpu="NVIDIA H200")
     message = str(info.value)
-    assert "NVIDIA A100-SXM4-80GB" in message
-    assert "NVIDIA H200" in message
-    assert str(path) in message
-    assert "refused" in message
+    assert "NVIDIA A100-SXM4-80GB" in message and "NVIDIA H200" in message
+    assert str(path) in message and "refused" in message
 
 
-def test_baseline_without_gpu_info_is_refused_when_a_gpu_is_expected(tmp_path):
+def test_run_without_gpu_info_is_refused_when_a_gpu_is_expected(tmp_path):
     doc = recorded_run()
     del doc["machine_info"]["gpu"]
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(doc))
-    assert load_baseline(path)["benchmarks"]
-    with pytest.raises(BaselineError, match="NVIDIA H200"):
-        load_baseline(path, expected_gpu="NVIDIA H200")
+    path = store(tmp_path, "0001_run.json", doc)
+    assert load_run(path)["benchmarks"]
+    with pytest.raises(BaselineError, match="does not say which GPU"):
+        load_run(path, expected_gpu="NVIDIA H200")
 
 
-@pytest.mark.parametrize("stats", [{"median": 1e-3}, {"median": 1e-3, "data": []}])
-def test_case_without_stored_samples_asks_for_save_data(stats):
-    bench = {"fullname": MATMUL, "stats": stats}
-    with pytest.raises(BaselineError) as info:
-        baseline_samples(bench)
-    assert MATMUL in str(info.value)
-    assert "--benchmark-save-data" in str(info.value)
+# -- finding 2: saves are numbered under a lock ---------------------------------------------------
+
+def test_first_save_in_a_new_folder_is_0001_and_loads_back(tmp_path):
+    folder = tmp_path / "NVIDIA_H200"
+    path = save_run(folder, "first", recorded_run())
+    assert path == folder / "0001_first.json"
+    assert load_run(path, expected_gpu="NVIDIA H200") == recorded_run()
+    assert sorted(os.listdir(folder)) == [".save.lock", "0001_first.json"]
 
 
-def test_non_numeric_samples_are_a_baseline_error():
-    with pytest.raises(BaselineError, match="not numbers"):
-        baseline_samples({"fullname": MATMUL, "stats": {"data": [1e-3, "fast"]}})
+def test_save_follows_the_highest_number_and_sanitizes_the_label(tmp_path):
+    store(tmp_path, "0002_a.json")
+    store(tmp_path, "0009_b.json")
+    store(tmp_path, "notes.json")
+    assert save_run(tmp_path, "after tuning/v2", recorded_run()).name == "0010_after_tuning_v2.json"
 
 
-def test_write_json_atomically_creates_the_folder_and_round_trips(tmp_path):
-    path = tmp_path / "NVIDIA_H200" / "0001_first.json"
-    doc = recorded_run()
-    write_json_atomically(path, doc)
-    assert json.loads(path.read_text()) == doc
-    assert load_baseline(path, expected_gpu="NVIDIA H200") == doc
-    assert os.listdir(path.parent) == ["0001_first.json"]
+def test_the_same_label_twice_gives_two_runs(tmp_path):
+    first = save_run(tmp_path, "abc123", recorded_run(marker="one"))
+    second = save_run(tmp_path, "abc123", recorded_run(marker="two"))
+    assert (first.name, second.name) == ("0001_abc123.json", "0002_abc123.json")
+    assert load_run(first)["commit_info"]["id"] == "one"
 
 
-def test_write_json_atomically_refuses_to_overwrite_and_keeps_the_original(tmp_path):
-    path = tmp_path / "0001_first.json"
-    write_json_atomically(path, {"benchmarks": [], "version": "original"})
-    original = path.read_bytes()
-    with pytest.raises(FileExistsError) as info:
-        write_json_atomically(path, {"benchmarks": [], "version": "replacement"})
-    assert str(path) in str(info.value)
-    assert path.read_bytes() == original
-    assert os.listdir(tmp_path) == ["0001_first.json"]
+def test_a_label_with_nothing_usable_is_refused(tmp_path):
+    with pytest.raises(BaselineError, match="label"):
+        save_run(tmp_path, "///", recorded_run())
+    assert not tmp_path.joinpath("0001_.json").exists()
 
 
-def test_write_json_atomically_leaves_nothing_when_the_object_cannot_be_serialized(tmp_path):
-    path = tmp_path / "0001_first.json"
+def test_a_document_that_is_not_json_leaves_nothing_behind(tmp_path):
     with pytest.raises(TypeError):
-        write_json_atomically(path, {"bad": object()})
-    assert os.listdir(tmp_path) == []
+        save_run(tmp_path / "gpu", "x", {"bad": object()})
+    assert not (tmp_path / "gpu").exists()
+
+
+def _save_after_barrier(folder, label, marker, barrier, results):
+    barrier.wait()
+    try:
+        results.put((marker, str(save_run(Path(folder), label, recorded_run(marker=marker)))))
+    except Exception as error:  # reported to the parent, which fails the test with it
+        results.put((marker, f"{type(error).__name__}: {error}"))
+
+
+@pytest.mark.parametrize("labels", [("abc123", "abc123"), ("p1", "p2")], ids=["same-label", "different-labels"])
+def test_two_processes_saving_at_once_never_share_a_number_nor_lose_a_run(tmp_path, labels):
+    context = multiprocessing.get_context("fork")
+    for trial in range(TRIALS):
+        folder = tmp_path / f"trial{trial}"
+        barrier, results = context.Barrier(len(labels)), context.Queue()
+        workers = [context.Process(target=_save_after_barrier, args=(folder, label, f"t{trial}p{i}", barrier, results))
+                   for i, label in enumerate(labels)]
+        for worker in workers:
+            worker.start()
+        outcome = dict(results.get(timeout=60) for _ in workers)
+        for worker in workers:
+            worker.join(timeout=60)
+        assert all(result.startswith(str(folder)) for result in outcome.values()), outcome
+        runs = stored_runs(folder)
+        assert [p.name.split("_")[0] for p in runs] == ["0001", "0002"], f"trial {trial}: {runs}"
+        saved = {load_run(path)["commit_info"]["id"]: str(path) for path in runs}
+        assert saved == outcome, f"trial {trial}"
+
+
+# -- finding 3: an unwritable folder or a directory as target is a clear error -----------------------
+
+def run_without_root_privileges(code: str) -> subprocess.CompletedProcess:
+    """Run Python code in a child that file permissions apply to.
+
+    Root ignores a folder's missing write bit. In a new user namespace root's
+    capabilities do not extend to files owned outside it, so the folder's owner
+    bits apply, as they do to any user on a CI runner.
+    """
+    command = [sys.executable, "-c", code]
+    if os.geteuid() == 0:
+        command = ["unshare", "--user", *command]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_saving_into_a_read_only_folder_is_a_baseline_error_without_traceback(tmp_path):
+    folder = tmp_path / "NVIDIA_H200"
+    store(folder, "0001_old.json")
+    folder.chmod(0o555)
+    try:
+        child = run_without_root_privileges(textwrap.dedent(f"""
+            import sys
+            from harness.baselines import BaselineError, save_run
+            try:
+                save_run({str(folder)!r}, "new", {{"benchmarks": []}})
+            except BaselineError as error:
+                print(error)
+                sys.exit(3)
+        """))
+    finally:
+        folder.chmod(0o755)
+    assert child.returncode == 3, child.stdout + child.stderr
+    assert "Traceback" not in child.stderr
+    assert f"cannot save the baseline in {folder}: Permission denied" in child.stdout
+    assert sorted(os.listdir(folder)) == ["0001_old.json"]
+
+
+def test_saving_where_the_folder_path_is_a_file_is_a_baseline_error(tmp_path):
+    blocker = tmp_path / "baselines"
+    blocker.write_text("not a folder")
+    with pytest.raises(BaselineError, match=f"cannot save the baseline in {blocker / 'NVIDIA_H200'}"):
+        save_run(blocker / "NVIDIA_H200", "x", recorded_run())
+
+
+@pytest.mark.parametrize("replace", [True, False], ids=["report", "baseline"])
+def test_writing_to_a_path_that_is_a_directory_names_it(tmp_path, replace):
+    target = tmp_path / "report.md"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_text_atomically(target, "# report\n", replace=replace)
+    assert str(info.value).startswith(f"{target} is a directory")
+    assert os.listdir(tmp_path) == ["report.md"] and os.listdir(target) == []
+
+
+def test_report_writer_replaces_and_baseline_writer_never_does(tmp_path):
+    report = tmp_path / "report.md"
+    write_text_atomically(report, "old\n", replace=True)
+    write_text_atomically(report, "new\n", replace=True)
+    assert report.read_text() == "new\n"
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        write_text_atomically(report, "other\n", replace=False)
+    assert report.read_text() == "new\n"
+    assert os.listdir(tmp_path) == ["report.md"]
+
+
+# -- finding 5: one numbering, the one saves use ---------------------------------------------------
+
+def test_save_after_run_9999_is_numbered_10000_and_is_the_newest(tmp_path):
+    store(tmp_path, "9999_earlier.json")
+    store(tmp_path, "0100_old.json")
+    saved = save_run(tmp_path, "later", recorded_run())
+    assert saved.name == "10000_later.json"
+    assert [p.name for p in stored_runs(tmp_path)] == ["0100_old.json", "9999_earlier.json", "10000_later.json"]
+    assert resolve_compare(tmp_path, True) == saved
+    assert resolve_compare(tmp_path, "10000") == saved
+
+
+def test_the_unused_second_numbering_is_gone():
+    assert not hasattr(baselines, "next_baseline_path")
+    assert not hasattr(baselines, "newest_baseline")

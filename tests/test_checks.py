@@ -1,3 +1,6 @@
+import math
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -44,6 +47,34 @@ def test_products_too_large_for_32_bit_indexing_are_refused():
         checks.check_matmul_operands(a, b)
 
 
+class ShapeOnly:
+    """What the checks read of a float32 C-contiguous array, without its memory (2**31 floats are 8 GiB)."""
+
+    def __init__(self, *shape):
+        self.shape, self.ndim, self.size = shape, len(shape), math.prod(shape)
+        self.dtype, self.nbytes = np.dtype(np.float32), 4 * math.prod(shape)
+        self.flags = SimpleNamespace(c_contiguous=True)
+
+
+def test_an_operand_of_2_31_elements_is_refused_and_one_less_is_accepted():
+    with pytest.raises(ValueError, match="2147483648 elements; the kernels index with 32-bit ints"):
+        checks.check_matmul_operands(ShapeOnly(2**16, 2**15), ShapeOnly(2**15, 1))
+    with pytest.raises(ValueError, match="b has 2147483648 elements"):
+        checks.check_matmul_operands(ShapeOnly(1, 2), ShapeOnly(2, 2**30))
+    assert checks.check_matmul_operands(ShapeOnly(2**31 - 1, 1), ShapeOnly(1, 1)) == (2**31 - 1, 1, 1)
+
+
+def test_a_product_of_2_31_elements_is_refused_and_one_less_is_accepted():
+    with pytest.raises(ValueError, match="the product would have 2147483648 elements"):
+        checks.check_matmul_operands(ShapeOnly(2**16, 1), ShapeOnly(1, 2**15))
+    assert checks.check_matmul_operands(ShapeOnly(2**31 - 1, 1), ShapeOnly(1, 1))[:2] == (2**31 - 1, 1)
+
+
+def test_elementwise_operands_of_2_31_elements_are_refused():
+    with pytest.raises(ValueError, match="2147483648 elements"):
+        checks.check_same_shape(ShapeOnly(2**31), ShapeOnly(2**31), 1)
+
+
 def test_output_of_the_wrong_shape_is_refused():
     with pytest.raises(ValueError, match=r"out has shape \(3, 4\), the result has \(3, 5\)"):
         checks.check_output(f32(3, 4), (3, 5))
@@ -59,6 +90,11 @@ def test_memory_check_names_the_sizes():
 def test_bad_chunk_counts_are_refused(chunks, error):
     with pytest.raises(error, match="chunks"):
         checks.check_chunks(chunks, 10)
+
+
+@pytest.mark.parametrize("chunks", [1, 9, 10])
+def test_chunk_counts_from_one_to_the_vector_length_are_accepted(chunks):
+    checks.check_chunks(chunks, 10)
 
 
 def test_host_routine_rejects_bad_input_before_touching_the_gpu():

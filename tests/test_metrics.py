@@ -49,3 +49,26 @@ def test_nonfinite_pattern_must_match_including_sign():
     assert "first at (1,)" in same_nonfinite_pattern(nan_for_inf, ref)
     lost_nan = np.array([0.0, np.inf, -np.inf, 1.0], np.float32)
     assert same_nonfinite_pattern(lost_nan, ref) is not None
+
+
+def test_relative_error_divides_by_the_magnitude_of_a_negative_reference():
+    # the worst element has a negative reference: dividing by the signed value would make its error
+    # negative and hide it behind the exact element
+    ref = np.array([-4.0, 1.0, -2.0])
+    got = np.array([-3.0, 1.0, -2.2], np.float32)
+    e = relative_error(got, ref)
+    assert e.max_error == pytest.approx(0.25)
+    assert e.worst_index == (0,)
+    assert e.avg_error == pytest.approx((0.25 + 0 + 0.1) / 3, rel=1e-6)
+
+
+def test_relative_error_is_the_same_for_a_result_and_its_mirror_image():
+    ref = np.array([[3.0, -5.0], [0.5, -0.25]])
+    got = np.array([[3.3, -4.0], [0.45, -0.3]], np.float32)
+    assert relative_error(got, ref) == relative_error(-got, -ref)
+    assert relative_error(got, ref).max_error > 0
+
+
+def test_scaled_error_counts_a_result_below_a_negative_reference_as_error():
+    e = scaled_error(np.array([-3.0, 2.0], np.float32), np.array([-2.0, 2.0]), np.array([4.0, 4.0]))
+    assert e.max_error == pytest.approx(0.25) and e.worst_index == (0,)

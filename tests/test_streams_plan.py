@@ -43,3 +43,8 @@ def test_datasheet_peaks_from_chip_structure():
     assert datasheet_fp32_flops_per_s("3.5", 15, 1000) is None
     assert datasheet_memory_bytes_per_s(3201, 6144) == pytest.approx(4.917e12, rel=1e-3)
     assert datasheet_memory_bytes_per_s(None, 6144) is None
+
+
+def test_as_many_chunks_as_elements_gives_one_element_each():
+    assert chunk_bounds(4, 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert len(chunk_bounds(16, 16)) == 16

@@ -22,6 +22,36 @@ def test_kahan_tolerance_does_not_depend_on_k():
     assert 1.19e-7 <= tolerance(kahan, 1000).max_error <= 5 * UNIT_ROUNDOFF
 
 
+# The matmul-optimisation tutorial's own error figures at n = k = 1000 (../shared/MEASURED.md).
+TUTORIAL_PLAIN = {"max": 2.0e-6, "avg": 3.4e-7}
+TUTORIAL_KAHAN = {"max": 1.19e-7, "avg": 4.2e-8}
+
+
+@pytest.mark.parametrize("figure, tutorial, at_most", [
+    # today 3.8 times: 4 sqrt(k) u against the tutorial's 1.1
+    ("max", TUTORIAL_PLAIN["max"], 5),
+    # today 5.7 times: sqrt(k) u against the tutorial's 0.18, room for blocked orders and other shapes
+    ("avg", TUTORIAL_PLAIN["avg"], 8),
+])
+def test_plain_tolerance_is_at_most_a_few_times_the_tutorials_own_errors(figure, tutorial, at_most):
+    # looser than this, a kernel that drops or repeats a few terms of a sum would still pass
+    for kernel in ("naive", "tiled32", "cublas"):
+        allowed = getattr(tolerance(MATMUL_KERNELS[kernel], 1000), f"{figure}_error")
+        assert tutorial <= allowed <= at_most * tutorial, (kernel, figure, allowed / tutorial)
+
+
+@pytest.mark.parametrize("figure, tutorial, at_most", [
+    ("max", TUTORIAL_KAHAN["max"], 5),  # today 2.0 times: 4u against the tutorial's 2u
+    ("avg", TUTORIAL_KAHAN["avg"], 5),  # today 1.4 times: 1u against the tutorial's 0.7u
+])
+def test_kahan_tolerance_is_at_most_a_few_times_the_tutorials_own_errors(figure, tutorial, at_most):
+    # Kahan's point is an error near one rounding: a loose bound would pass a plain sum at large k
+    for kernel in ("naive_kahan", "row_shared", "row_shared_pitched"):
+        for k in (1000, 16384):
+            allowed = getattr(tolerance(MATMUL_KERNELS[kernel], k), f"{figure}_error")
+            assert tutorial <= allowed <= at_most * tutorial, (kernel, k, figure, allowed / tutorial)
+
+
 def test_float16_input_rounding_lands_far_outside_the_plain_tolerance():
     # the negative control's expected average error at k=1000 on uniform inputs:
     # input rounding std ~2**-12 per factor, relative error of the sum ~ 2**-11.5 * 4/(3 sqrt k)
