@@ -1,0 +1,125 @@
+"""The base side of a pull-request comparison: another git ref's tree, checked out beside the user's.
+
+`RefTree(repo_root, ref)` is a context manager. On entering it resolves `ref` to a commit,
+adds a detached git worktree of that commit in a temporary directory (the user's checkout,
+index and uncommitted changes are not touched), and checks that the tree has the suite's
+layout. `load_package()` then imports that tree's `kernels` package under another name, so
+base and head kernels live side by side in one process. On exit the worktree is removed
+and pruned, also after an error inside the with-block.
+
+The base modules read their CUDA sources from the worktree when they compile, so use them
+inside the with-block only; on exit they are dropped from `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SUITE_LAYOUT = ("kernels/__init__.py", "kernels/registry.py", "kernels/compile.py", "kernels/cuda/")
+
+
+class RefError(Exception):
+    """A git ref that cannot serve as the base: unknown, not in a repository, or not a suite tree."""
+
+
+def _git(repo_root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo_root), *args], capture_output=True, text=True, check=False)
+
+
+def _forget_modules(alias: str) -> None:
+    """Drop a package imported under `alias`, and its submodules, from sys.modules."""
+    for module in [m for m in sys.modules if m == alias or m.startswith(alias + ".")]:
+        del sys.modules[module]
+
+
+class RefTree:
+    """A temporary, detached git worktree of `ref` in the repository at `repo_root`.
+
+    Attributes, set on entering: `sha` (the full commit id) and `path` (the worktree's root).
+    """
+
+    def __init__(self, repo_root: Path, ref: str):
+        if not isinstance(ref, str) or not ref.strip() or ref.startswith("-"):
+            raise RefError(f"not a git ref: {ref!r}")
+        self.repo_root = Path(repo_root)
+        self.ref = ref
+        self.sha: str | None = None
+        self.path: Path | None = None
+        self._aliases: list[str] = []
+
+    def __enter__(self) -> RefTree:
+        if self.path is not None:
+            raise RuntimeError(f"the worktree of {self.ref!r} is already checked out at {self.path}")
+        if _git(self.repo_root, "rev-parse", "--git-dir").returncode != 0:
+            raise RefError(f"{self.repo_root} is not a git repository")
+        resolved = _git(self.repo_root, "rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}")
+        if resolved.returncode != 0:
+            raise RefError(f"unknown git ref {self.ref!r} in {self.repo_root}")
+        self.sha = resolved.stdout.strip()
+        # the directory's unique name also names git's record of the worktree
+        self.path = Path(tempfile.mkdtemp(prefix="kernel-suite-base-"))
+        try:
+            # hooks are the user's, for their own checkouts; this one is a read-only copy
+            added = _git(self.repo_root, "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach",
+                         str(self.path), self.sha)
+            if added.returncode != 0:
+                raise RefError(f"git could not check out {self.ref!r} ({self.sha[:12]}): {added.stderr.strip()}")
+            missing = [entry for entry in SUITE_LAYOUT if not self._has(entry)]
+            if missing:
+                raise RefError(f"{self.ref!r} ({self.sha[:12]}) lacks the suite's layout: "
+                               f"missing {', '.join(missing)}")
+        except BaseException:
+            self._remove()
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._remove()
+
+    def _has(self, entry: str) -> bool:
+        target = self.path / entry
+        return target.is_dir() if entry.endswith("/") else target.is_file()
+
+    def _remove(self) -> None:
+        for alias in self._aliases:
+            _forget_modules(alias)
+        self._aliases.clear()
+        if self.path is None:
+            return
+        _git(self.repo_root, "worktree", "remove", "--force", str(self.path))
+        _git(self.repo_root, "worktree", "prune")
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path = None
+
+    def load_package(self, name: str = "kernels", alias: str = "kernel_suite_base_kernels"):
+        """Import the package `name` of this tree as `alias` and return it.
+
+        The package's relative imports resolve inside the alias (`alias.registry`, ...); an
+        already imported package of the same name (the head's `kernels`) is not touched.
+        Raises RefError when the tree has no such package or it fails to import.
+        """
+        if self.path is None:
+            raise RuntimeError("RefTree.load_package needs the tree checked out: call it inside the with-block")
+        if alias == name or (alias in sys.modules and alias not in self._aliases):
+            raise ValueError(f"alias {alias!r} would shadow an imported or head package; choose another name")
+        package_dir = self.path / name
+        init = package_dir / "__init__.py"
+        if not init.is_file():
+            raise RefError(f"{self.ref!r} ({self.sha[:12]}) has no package {name!r}")
+        _forget_modules(alias)
+        spec = importlib.util.spec_from_file_location(alias, init, submodule_search_locations=[str(package_dir)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[alias] = module
+        if alias not in self._aliases:
+            self._aliases.append(alias)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            _forget_modules(alias)
+            raise RefError(f"{name} of {self.ref!r} ({self.sha[:12]}) does not import: {error!r}") from error
+        return module

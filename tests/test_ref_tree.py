@@ -1,0 +1,208 @@
+import importlib
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from harness.ref_tree import RefError, RefTree
+
+ALIAS = "kernel_suite_base_kernels"
+
+
+def git(repo, *args):
+    command = ["git", "-C", str(repo), "-c", "user.name=Suite Test", "-c", "user.email=suite@example.com",
+               "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def write_fake_kernels(repo: Path, tile: int) -> None:
+    """A tiny package with the suite's layout whose relative imports show which tree they came from."""
+    package = repo / "kernels"
+    (package / "cuda").mkdir(parents=True, exist_ok=True)
+    (package / "cuda" / "scale.cu").write_text('extern "C" __global__ void scale(float *x) { x[0] *= 2; }\n')
+    (package / "registry.py").write_text(f"TILE = {tile}\n")
+    (package / "compile.py").write_text("from .registry import TILE\n\n\ndef describe():\n    return f'tile {TILE}'\n")
+    (package / "__init__.py").write_text("from .compile import describe\nfrom .registry import TILE\n")
+
+
+@pytest.fixture
+def suite_repo(tmp_path, monkeypatch):
+    """A git repository with two commits of a fake suite: TILE = 16 (HEAD~1), then TILE = 32 (HEAD).
+    Temporary worktrees go under tmp_path/scratch, so that leftovers can be seen."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write_fake_kernels(repo, tile=16)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tile 16")
+    git(repo, "tag", "tile16")
+    write_fake_kernels(repo, tile=32)
+    git(repo, "commit", "-q", "-am", "tile 32")
+    return repo
+
+
+def worktrees(repo):
+    return [line for line in git(repo, "worktree", "list", "--porcelain").splitlines() if line.startswith("worktree ")]
+
+
+def assert_no_worktree_left(repo):
+    assert worktrees(repo) == [f"worktree {repo}"]
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+    assert ALIAS not in sys.modules
+
+
+@pytest.fixture
+def fake_head_kernels(suite_repo, monkeypatch):
+    """`import kernels` gives the fake repository's working tree for the duration of the test;
+    the suite's own kernels modules are put back afterwards."""
+    def kernels_modules():
+        return [m for m in sys.modules if m == "kernels" or m.startswith("kernels.")]
+
+    saved = {m: sys.modules.pop(m) for m in kernels_modules()}
+    monkeypatch.syspath_prepend(str(suite_repo))
+    head = importlib.import_module("kernels")
+    assert Path(head.__file__).parent == suite_repo / "kernels"
+    yield head
+    for m in kernels_modules():
+        del sys.modules[m]
+    sys.modules.update(saved)
+
+
+def test_base_alias_sees_the_old_constant_while_head_kernels_sees_the_new(suite_repo, fake_head_kernels):
+    with RefTree(suite_repo, "HEAD~1") as tree:
+        base = tree.load_package()
+        assert (base.TILE, base.describe()) == (16, "tile 16")
+        assert base.__name__ == ALIAS
+        assert sys.modules[f"{ALIAS}.registry"].TILE == 16
+        import kernels
+
+        assert kernels is fake_head_kernels
+        assert (kernels.TILE, kernels.describe()) == (32, "tile 32")
+        assert sys.modules["kernels.registry"].TILE == 32
+    assert_no_worktree_left(suite_repo)
+
+
+def test_loading_the_base_leaves_the_suites_own_kernels_package_alone(suite_repo):
+    import kernels
+
+    before = {m: module for m, module in sys.modules.items() if m == "kernels" or m.startswith("kernels.")}
+    with RefTree(suite_repo, "tile16") as tree:
+        assert tree.load_package().TILE == 16
+    after = {m: module for m, module in sys.modules.items() if m == "kernels" or m.startswith("kernels.")}
+    assert after == before
+    assert sys.modules["kernels"] is kernels
+
+
+def test_sha_and_path_name_the_checked_out_commit(suite_repo):
+    expected = git(suite_repo, "rev-parse", "tile16")
+    with RefTree(suite_repo, "tile16") as tree:
+        assert tree.sha == expected
+        assert (tree.path / "kernels" / "registry.py").read_text() == "TILE = 16\n"
+        assert f"worktree {tree.path}" in worktrees(suite_repo)
+        path = tree.path
+    assert not path.exists()
+    assert_no_worktree_left(suite_repo)
+
+
+def test_unknown_ref_is_an_error_naming_ref_and_repository(suite_repo):
+    with pytest.raises(RefError, match=f"^unknown git ref 'no-such-branch' in {suite_repo}$"):
+        with RefTree(suite_repo, "no-such-branch"):
+            pass
+    assert_no_worktree_left(suite_repo)
+
+
+@pytest.mark.parametrize("ref", ["", "  ", "--all", None])
+def test_ref_that_is_empty_or_looks_like_an_option_is_refused(suite_repo, ref):
+    with pytest.raises(RefError, match="not a git ref"):
+        RefTree(suite_repo, ref)
+
+
+def test_directory_outside_git_is_an_error(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(RefError, match="is not a git repository"):
+        with RefTree(plain, "HEAD"):
+            pass
+
+
+def test_tree_without_the_suite_layout_is_an_error_naming_what_is_missing(suite_repo):
+    git(suite_repo, "rm", "-q", "kernels/compile.py", "kernels/cuda/scale.cu")
+    git(suite_repo, "commit", "-q", "-m", "no compile.py, no cuda/")
+    with pytest.raises(RefError, match=r"'HEAD' \([0-9a-f]{12}\) lacks the suite's layout: "
+                                       r"missing kernels/compile.py, kernels/cuda/$"):
+        with RefTree(suite_repo, "HEAD"):
+            pass
+    assert_no_worktree_left(suite_repo)
+
+
+def test_worktree_is_removed_after_an_exception_inside_the_with_block(suite_repo):
+    with pytest.raises(RuntimeError, match="a timing failed"):
+        with RefTree(suite_repo, "HEAD~1") as tree:
+            tree.load_package()
+            assert len(worktrees(suite_repo)) == 2
+            raise RuntimeError("a timing failed")
+    assert_no_worktree_left(suite_repo)
+
+
+def test_dirty_working_tree_is_fine_and_left_as_it_was(suite_repo):
+    (suite_repo / "kernels" / "registry.py").write_text("TILE = 64\n")
+    (suite_repo / "kernels" / "cuda" / "new_kernel.cu").write_text("// not committed\n")
+    (suite_repo / "staged.txt").write_text("in the index only\n")
+    git(suite_repo, "add", "staged.txt")
+    status = git(suite_repo, "status", "--porcelain")
+    staged = git(suite_repo, "diff", "--cached")
+    assert status  # the tree really is dirty
+    with RefTree(suite_repo, "HEAD") as tree:
+        assert tree.load_package().TILE == 32
+        assert not (tree.path / "kernels" / "cuda" / "new_kernel.cu").exists()
+    assert git(suite_repo, "status", "--porcelain") == status
+    assert git(suite_repo, "diff", "--cached") == staged
+    assert (suite_repo / "kernels" / "registry.py").read_text() == "TILE = 64\n"
+    assert_no_worktree_left(suite_repo)
+
+
+def test_user_checkout_hooks_do_not_run_for_the_worktree(suite_repo):
+    marker = suite_repo.parent / "hook-ran"
+    hook = suite_repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git(suite_repo, "checkout", "-q", "HEAD~1")
+    assert marker.exists()  # the hook works for the user's own checkouts
+    marker.unlink()
+    with RefTree(suite_repo, "HEAD"):
+        pass
+    assert not marker.exists()
+
+
+def test_load_package_outside_the_with_block_is_an_error(suite_repo):
+    with pytest.raises(RuntimeError, match="inside the with-block"):
+        RefTree(suite_repo, "HEAD").load_package()
+
+
+@pytest.mark.parametrize("alias", ["kernels", "numpy"])
+def test_alias_that_would_shadow_a_package_is_refused(suite_repo, alias):
+    with RefTree(suite_repo, "HEAD") as tree:
+        with pytest.raises(ValueError, match=f"alias '{alias}' would shadow"):
+            tree.load_package(alias=alias)
+    assert sys.modules["numpy"].__name__ == "numpy"
+
+
+def test_base_package_that_fails_to_import_is_a_ref_error(suite_repo):
+    (suite_repo / "kernels" / "__init__.py").write_text("from .no_such_module import anything\n")
+    git(suite_repo, "commit", "-q", "-am", "broken import")
+    with RefTree(suite_repo, "HEAD") as tree:
+        with pytest.raises(RefError, match=r"kernels of 'HEAD' \([0-9a-f]{12}\) does not import: .*no_such_module"):
+            tree.load_package()
+        assert ALIAS not in sys.modules
+    assert_no_worktree_left(suite_repo)
+
+
+def test_missing_package_is_a_ref_error(suite_repo):
+    with RefTree(suite_repo, "HEAD") as tree:
+        with pytest.raises(RefError, match="has no package 'harness'"):
+            tree.load_package(name="harness", alias="kernel_suite_base_harness")
