@@ -5,11 +5,17 @@ bus id: CUDA and NVML number devices differently, and CUDA_VISIBLE_DEVICES
 renumbers only CUDA's. Everything here degrades to None where the machine has
 no NVML (a CPU-only machine, a container without the management library):
 the suite still runs and says so.
+
+`CudaDevice` bundles what the pytest plugin needs from the machine (is there
+a GPU, which, its timer, its clocks). The plugin asks for it through the
+`pytest_kernel_suite_device` hook (harness/hookspecs.py), so that another
+plugin can supply a different device layer, such as the CPU tests' fake GPU.
 """
 
 from __future__ import annotations
 
 import functools
+import socket
 from dataclasses import asdict, dataclass
 
 # NVML clock event ("throttle") reason bits that mean the clocks were cut for
@@ -77,6 +83,8 @@ class GpuInfo:
 
     name: str  # NVML's name where NVML is present, else the CUDA device name
     slug: str
+    uuid: str | None  # NVML's GPU UUID: tells two hosts of one GPU model apart
+    host: str
     cuda_device: int
     pci_bus_id: str
     compute_capability: str
@@ -111,7 +119,7 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     cuda_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     handle = nvml_handle(device.id)
     nvml = _nvml()
-    name, driver, sm_max, mem_max = cuda_name, None, None, None
+    name, driver, sm_max, mem_max, uuid = cuda_name, None, None, None, None
     bus_width = props.get("memoryBusWidth")
     if handle is not None:
         raw = nvml.nvmlDeviceGetName(handle)
@@ -121,9 +129,13 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
         sm_max = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
         mem_max = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_MEM)
         bus_width = nvml.nvmlDeviceGetMemoryBusWidth(handle)
+        raw = nvml.nvmlDeviceGetUUID(handle)
+        uuid = raw.decode() if isinstance(raw, bytes) else raw
     return GpuInfo(
         name=name,
         slug=gpu_slug(name),
+        uuid=uuid,
+        host=socket.gethostname(),
         cuda_device=device.id,
         pci_bus_id=cupy.cuda.runtime.deviceGetPCIBusId(device.id),
         compute_capability=f"{props['major']}.{props['minor']}",
@@ -163,3 +175,41 @@ def clock_state(cuda_device: int | None = None) -> ClockState:
     sm = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)
     getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
     return ClockState(int(sm), int(getter(handle)))
+
+
+class CudaDevice:
+    """The machine's CUDA device as the suite sees it (the default device layer)."""
+
+    def __init__(self):
+        self.available, self.why_not = cuda_available()
+
+    def info(self) -> GpuInfo:
+        return gpu_info()
+
+    def model_names(self) -> set[str]:
+        """The names of every visible CUDA device (several workers must share one model)."""
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+        return {str(cupy.cuda.runtime.getDeviceProperties(i)["name"]) for i in range(count)}
+
+    def pin_worker(self) -> None:
+        """In an xdist worker, take the worker's own GPU before any CUDA context exists."""
+        from .workers import pin_worker_to_device
+
+        pin_worker_to_device()
+
+    def use_exact_allocations(self) -> None:
+        """One cudaMalloc per array (no memory pools), so that compute-sanitizer sees exact bounds."""
+        import cupy
+
+        cupy.cuda.set_allocator(None)
+        cupy.cuda.set_pinned_memory_allocator(None)
+
+    def make_timer(self):
+        from .timing import GpuTimer
+
+        return GpuTimer(gpu_info().l2_bytes)
+
+    def clock_state(self) -> ClockState:
+        return clock_state()

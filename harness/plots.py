@@ -1,8 +1,8 @@
-"""Tables and figures from stored baselines: the README's performance table,
-its roofline plot, and the trend of every saved run of one GPU model.
+"""Tables and figures from stored runs: the README's performance table, its
+roofline plot, and the trend of every saved run of one GPU model.
 
-Only recorded figures are used: rates and ceilings come from each case's
-extra_info, written by the run that measured them.
+Only recorded figures are used: every number comes from the cases' records
+(harness/record.py), written by the run that measured them.
 """
 
 from __future__ import annotations
@@ -10,42 +10,31 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from .ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+from .ceilings import datasheet_fp32_flops_per_s
+from .record import TIMER_WALL, CaseRecord, records_of
 from .verdict import format_duration
 
 FLOAT_BYTES = 4
+ADD_BYTES_PER_FLOP = 12  # an elementwise add reads two floats and writes one per addition
 
 
-def _cases(doc: dict, test: str) -> list[dict]:
-    return [b for b in doc["benchmarks"] if b["name"].startswith(test + "[")]
+def _gpu_records(doc: dict) -> list[CaseRecord]:
+    """The GPU-timed cases with work (the host routines' wall-clock figures are left out)."""
+    return [r for r in records_of(doc) if r.timer != TIMER_WALL and r.rate is not None]
 
 
-def _fp32_peak(doc: dict) -> float | None:
-    """The datasheet FP32 rate of the GPU a baseline was recorded on (None where unknown)."""
-    gpu = doc.get("machine_info", {}).get("gpu", {})
-    return datasheet_fp32_flops_per_s(gpu.get("compute_capability", "0.0"), gpu.get("multiprocessors", 0),
-                                      gpu.get("sm_clock_max_mhz"))
+def _least_matmul_bytes(shape: str) -> float:
+    m, n, k = (int(x) for x in shape.split("x"))
+    return FLOAT_BYTES * (m * k + k * n + m * n)
 
 
 def performance_table(doc: dict) -> str:
     """Markdown: kernel, size, median, rate, % of the ceiling measured in the run, % of datasheet."""
-    gpu = doc.get("machine_info", {}).get("gpu", {})
-    fp32 = _fp32_peak(doc)
-    hbm = datasheet_memory_bytes_per_s(gpu.get("memory_clock_max_mhz"), gpu.get("memory_bus_width_bits"))
     lines = ["| kernel | size | median | rate | % of measured ceiling | % of datasheet peak |",
              "| --- | --- | --- | --- | --- | --- |"]
-    for test in ("test_matmul_time", "test_add_time", "test_vector_add_streams_time"):
-        for b in _cases(doc, test):
-            info, median = b["extra_info"], b["stats"]["median"]
-            if "tflops" in info:
-                rate, peak = f"{info['tflops']:.2f} TFLOP/s", fp32 and info["flops"] / median / fp32
-            else:  # the streams pipeline moves host memory: no DRAM datasheet figure applies
-                rate, peak = f"{info['gbps']:.0f} GB/s", hbm and test == "test_add_time" and info["bytes"] / median / hbm
-            label = info.get("kernel") or f"vector_add_streams, {info.get('chunks')} chunk(s)"
-            ceiling = f"{100 * info['fraction_of_ceiling']:.1f}% of {info['ceiling']}" if "ceiling" in info else ""
-            datasheet = f"{100 * peak:.1f}%" if peak else ""
-            lines.append(f"| {label} | {info.get('shape', '4 x 2.5M floats')} | {format_duration(median)} | {rate} "
-                         f"| {ceiling} | {datasheet} |")
+    for r in _gpu_records(doc):
+        lines.append(f"| {r.label()} | {r.shape or ''} | {format_duration(r.median_s)} | {r.rate_text()} "
+                     f"| {r.ceiling_text()} | {r.datasheet_text()} |")
     return "\n".join(lines)
 
 
@@ -58,26 +47,32 @@ def plot_roofline(doc: dict, path: Path) -> None:
 
     gpu = doc.get("machine_info", {}).get("gpu", {})
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    copy_rates, cublas = [], []
-    for b in _cases(doc, "test_add_time"):
-        info = b["extra_info"]
-        copy_rates.append(info["ceiling_rate"])
-        rate = info["bytes"] / b["stats"]["median"] / 12 / 1e12  # one add per 12 bytes
-        ax.scatter(1 / 12, rate, marker="s", s=12)
-        if info["shape"] in ("8192x8192", str(8192 * 8192)):
-            ax.annotate(info["kernel"], (1 / 12, rate), xytext=(6, 0), textcoords="offset points", fontsize=6,
+    copy_rates, cublas, largest = [], [], {}
+    records = _gpu_records(doc)
+
+    def size(r: CaseRecord) -> float:
+        return _least_matmul_bytes(r.shape) if r.flops is not None else r.bytes
+
+    for r in records:
+        largest[r.kernel] = max(largest.get(r.kernel, 0), size(r))
+    for r in records:
+        if r.flops is not None and r.shape:  # matrix products
+            intensity = r.flops / _least_matmul_bytes(r.shape)
+            tflops = r.rate
+            if r.kernel == "cublas":
+                cublas.append(tflops)
+        elif r.ceiling == "device copy":  # elementwise adds against the device copy
+            copy_rates.append(r.ceiling_rate)
+            intensity, tflops = 1 / ADD_BYTES_PER_FLOP, r.bytes / r.median_s / ADD_BYTES_PER_FLOP / 1e12
+        else:  # host-copy pipelines: no DRAM roofline applies
+            continue
+        ax.scatter(intensity, tflops, s=12)
+        # label the largest size of each kernel only; smaller sizes sit left of it
+        if size(r) == largest[r.kernel]:
+            ax.annotate(r.kernel, (intensity, tflops), xytext=(6, 0), textcoords="offset points", fontsize=6,
                         va="center")
-    for b in _cases(doc, "test_matmul_time"):
-        info = b["extra_info"]
-        n = int(info["shape"].split("x")[0])
-        intensity = 2 * n**3 / (3 * n * n * FLOAT_BYTES)
-        ax.scatter(intensity, info["tflops"], s=12)
-        if n == 8192:  # label the largest size only; smaller sizes sit left of it
-            ax.annotate(info["kernel"], (intensity, info["tflops"]), xytext=(6, 0), textcoords="offset points",
-                        fontsize=6, va="center")
-        if info["kernel"] == "cublas":
-            cublas.append(info["tflops"])
-    peak = _fp32_peak(doc)
+    peak = datasheet_fp32_flops_per_s(gpu.get("compute_capability", "0.0"), gpu.get("multiprocessors", 0),
+                                      gpu.get("sm_clock_max_mhz"))
     xs = [2**i for i in range(-5, 12)]
     if copy_rates:
         bandwidth = max(copy_rates)
@@ -90,7 +85,7 @@ def plot_roofline(doc: dict, path: Path) -> None:
     ax.set_xlabel("arithmetic intensity (FLOP per byte of least DRAM traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"{gpu.get('name', 'GPU')}: kernels of the suite ({doc.get('datetime', '')[:10]}); "
-                 "matmul at n = 1000, 1024, 4096, 8192 (labelled)", fontsize=9)
+                 "matmul at every size, the largest labelled", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(True, which="both", lw=0.3)
     fig.tight_layout()
@@ -109,9 +104,9 @@ def plot_trend(docs: list[dict], path: Path) -> int:
     series: dict[str, dict[str, list[tuple[datetime, float]]]] = {}
     for doc in docs:
         when = datetime.fromisoformat(doc["datetime"])
-        for b in doc["benchmarks"]:
+        for b, r in zip(doc["benchmarks"], records_of(doc), strict=True):
             group = b.get("group") or "ungrouped"
-            series.setdefault(group, {}).setdefault(b["name"], []).append((when, b["stats"]["median"]))
+            series.setdefault(group, {}).setdefault(b["name"], []).append((when, r.median_s))
     groups = sorted(series)
     fig, axes = plt.subplots(len(groups), 1, figsize=(9, 2.6 * len(groups)), squeeze=False)
     for ax, group in zip(axes[:, 0], groups, strict=True):

@@ -1,20 +1,16 @@
-"""Markdown report of a run's verdicts against its baseline."""
+"""Markdown report of a run's verdicts against its baseline, from the cases' records."""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-from harness.baselines import write_text_atomically
-from harness.verdict import (
-    FASTER,
-    NO_BASELINE,
-    REGRESSED,
-    SAME,
-    THROTTLED,
-    Verdict,
-    format_duration,
-)
+from .baselines import write_text_atomically
+from .paired import FASTER as FASTER_PAIRED
+from .paired import NEW, REMOVED, SLOWER, UNCHANGED, PairedVerdict
+from .paired import SAME as SAME_PAIRED
+from .record import CaseRecord
+from .verdict import FASTER, NO_BASELINE, REGRESSED, SAME, THROTTLED, format_duration
 
 LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, SAME)
 _MISSING = "—"
@@ -24,65 +20,92 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _rank(label: str) -> int:
+def _rank(label: str | None) -> int:
     return LABEL_ORDER.index(label) if label in LABEL_ORDER else len(LABEL_ORDER)
 
 
-def _duration(seconds: float | None) -> str:
-    return _MISSING if seconds is None else format_duration(seconds)
-
-
-def _ratio(ratio: float | None) -> str:
-    return _MISSING if ratio is None else f"{ratio:.2f}×"
-
-
-def _summary(verdicts: list[Verdict]) -> str:
-    counts = Counter(v.label for v in verdicts)
+def verdict_counts(records: list[CaseRecord]) -> dict[str, int]:
+    """Cases per verdict label, in the report's order (labels with no case left out)."""
+    counts = Counter(r.verdict for r in records)
     labels = list(LABEL_ORDER) + sorted(set(counts) - set(LABEL_ORDER))
-    parts = [f"{counts[label]} {label}" for label in labels]
-    total = len(verdicts)
+    return {label: counts[label] for label in labels if counts[label]}
+
+
+def _summary(records: list[CaseRecord]) -> str:
+    counts = Counter(r.verdict for r in records)
+    parts = [f"{counts[label]} {label}" for label in LABEL_ORDER]
+    parts += [f"{counts[label]} {label}" for label in sorted(set(counts) - set(LABEL_ORDER))]
+    total = len(records)
     return f"Summary: {', '.join(parts)} ({total} case{'' if total == 1 else 's'})"
 
 
-def markdown_report(
-    verdicts: list[Verdict],
-    gpu_name: str,
-    baseline_file: str | None,
-    extra: dict[str, dict] | None = None,
-) -> str:
-    """Render verdicts as a markdown report.
+def _percent(fraction: float | None) -> str:
+    return _MISSING if fraction is None else f"{100 * fraction:.1f}%"
 
-    The report has a heading naming the GPU and the baseline file, a summary
-    line counting every label, and a table with one row per case
-    (``case | baseline | now | ratio | verdict``), regressions first and the
-    regressed verdicts in bold.  When ``extra`` maps cases to dicts with a
-    ``"rate"`` string (e.g. ``"41.2 TFLOP/s"``), a ``rate`` column is added.
-    Reasons for every verdict other than ``same`` are listed under the table.
+
+def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_cases: dict | None = None) -> str:
+    """Render judged records as markdown.
+
+    A heading names the GPU (model, UUID, host) and the baseline file; a
+    summary line counts every label; the table has one row per case (baseline
+    and current median, ratio, the case's smallest detectable change, rate,
+    timer, verdict), regressions first and in bold. The reason of every
+    verdict other than `same` is listed under the table. `gpu` is a GpuInfo or
+    anything with `name`, `uuid` and `host`; `baseline_cases` maps cases to
+    baseline records (default: medians are taken from ratio and current median).
     """
     against = f"`{baseline_file}`" if baseline_file else "no baseline"
-    lines = [f"# Kernel suite on {gpu_name} vs {against}", "", _summary(verdicts), ""]
-
-    columns = ["case", "baseline", "now", "ratio"]
-    if extra:
-        columns.append("rate")
-    columns.append("verdict")
-    lines.append("| " + " | ".join(columns) + " |")
-    lines.append("|" + "|".join("---" for _ in columns) + "|")
-
-    ordered = sorted(verdicts, key=lambda v: (_rank(v.label), v.case))
-    for v in ordered:
-        row = [
-            f"`{_cell(v.case)}`",
-            _duration(v.baseline_median),
-            _duration(v.current_median),
-            _ratio(v.ratio),
-        ]
-        if extra:
-            row.append(_cell(str(extra.get(v.case, {}).get("rate", _MISSING))))
-        row.append(f"**{v.label}**" if v.label == REGRESSED else v.label)
+    where = f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
+    lines = [f"# Kernel suite on {where} vs {against}", "", _summary(records), "",
+             "| case | baseline | now | ratio | detectable | rate | timer | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    ordered = sorted(records, key=lambda r: (_rank(r.verdict), r.case))
+    for r in ordered:
+        if baseline_cases is not None and r.case in baseline_cases:
+            base = format_duration(baseline_cases[r.case].median_s)
+        else:
+            base = format_duration(r.median_s / r.ratio) if r.ratio else _MISSING
+        row = [f"`{_cell(r.case)}`", base, format_duration(r.median_s),
+               _MISSING if r.ratio is None else f"{r.ratio:.3f}×", _percent(r.detectable),
+               _cell(" ".join(x for x in (r.rate_text(), f"({r.ceiling_text()})" if r.ceiling_text() else "") if x))
+               or _MISSING, r.timer or _MISSING, f"**{r.verdict}**" if r.verdict == REGRESSED else str(r.verdict)]
         lines.append("| " + " | ".join(row) + " |")
+    notes = [r for r in ordered if r.verdict != SAME and r.verdict_reason]
+    if notes:
+        lines += ["", "## Details", ""]
+        lines += [f"- `{r.case}`: {r.verdict_reason}" for r in notes]
+    return "\n".join(lines) + "\n"
 
-    notes = [v for v in ordered if v.label != SAME]
+
+PAIRED_ORDER = (SLOWER, FASTER_PAIRED, NEW, REMOVED, SAME_PAIRED, UNCHANGED)
+
+
+def paired_counts(verdicts: list[PairedVerdict]) -> dict[str, int]:
+    """Cases per label of a --compare-ref run, in the report's order."""
+    counts = Counter(v.label for v in verdicts)
+    return {label: counts[label] for label in PAIRED_ORDER if counts[label]}
+
+
+def markdown_paired_report(verdicts: list[PairedVerdict], gpu, ref: str, sha: str, accepted: str | None) -> str:
+    """The report of a --compare-ref run: head against REF, measured interleaved in one run."""
+    where = f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
+    counts = paired_counts(verdicts)
+    lines = [f"# Kernel suite: this tree against `{ref}` ({sha[:10]}) on {where}", "",
+             "Summary: " + (", ".join(f"{n} {label}" for label, n in counts.items()) or "no cases"), ""]
+    if accepted and counts.get(SLOWER):
+        lines += [f"**Slowdown accepted**: {_cell(accepted)}", ""]
+    lines += ["| case | base | head | ratio | 99% interval | detectable | verdict |", "|---|---|---|---|---|---|---|"]
+    ordered = sorted(verdicts, key=lambda v: (PAIRED_ORDER.index(v.label), v.case))
+    for v in ordered:
+        timed = v.ratio is not None
+        row = [f"`{_cell(v.case)}`",
+               format_duration(v.base_median) if v.base_median else _MISSING,
+               format_duration(v.head_median) if v.head_median else _MISSING,
+               f"{v.ratio:.3f}×" if timed else _MISSING,
+               f"{v.ci_low:.3f}-{v.ci_high:.3f}" if v.ci_low is not None else _MISSING,
+               _percent(v.detectable), f"**{v.label}**" if v.label == SLOWER else v.label]
+        lines.append("| " + " | ".join(row) + " |")
+    notes = [v for v in ordered if v.label not in (SAME_PAIRED, UNCHANGED)]
     if notes:
         lines += ["", "## Details", ""]
         lines += [f"- `{v.case}`: {v.reason}" for v in notes]
@@ -90,5 +113,5 @@ def markdown_report(
 
 
 def write_report(path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file, then rename); an existing report is replaced."""
+    """Write `text` to `path` atomically (temporary file, then rename); an existing report is replaced."""
     write_text_atomically(Path(path), text, replace=True)

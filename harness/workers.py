@@ -9,15 +9,15 @@
   by PCI bus id, so it also holds between separate pytest processes.
 * pytest-benchmark switches itself off under xdist (its samples would be
   unreliable); with the lock they are not, so workers re-enable it, and each
-  worker sends its results to the controller through xdist's `workeroutput`
-  channel. The controller adds them to its own pytest-benchmark session,
-  which then saves, compares and displays as in a single process.
+  worker sends its benchmarks — samples and each case's record, verdict
+  included (harness/record.py) — to the controller through xdist's
+  `workeroutput` channel. The controller adds them to its own pytest-benchmark
+  session, which then saves, reports and displays as in a single process.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import json
 import os
@@ -25,8 +25,6 @@ import tempfile
 import time
 import types
 from pathlib import Path
-
-from .verdict import Verdict
 
 PAYLOAD_KEY = "kernel_suite"
 
@@ -76,16 +74,11 @@ def gpu_lock(pci_bus_id: str, exclusive: bool):
 
 
 def export_results(config) -> None:
-    """In a worker: hand its benchmarks and verdicts to the controller."""
+    """In a worker: hand its benchmarks (samples and records) to the controller."""
     if not hasattr(config, "workeroutput"):
         return
     session = getattr(config, "_benchmarksession", None)
-    state = getattr(config, "_kernel_suite_state", None)
-    payload = {
-        "benchmarks": [b.as_dict(include_data=True) for b in (session.benchmarks if session else []) if b],
-        "verdicts": [dataclasses.asdict(v) for v in (state.verdicts if state else [])],
-        "rates": state.rates if state else {},
-    }
+    payload = {"benchmarks": [b.as_dict(include_data=True) for b in (session.benchmarks if session else []) if b]}
     config.workeroutput[PAYLOAD_KEY] = json.dumps(payload)
 
 
@@ -107,10 +100,6 @@ def import_results(config, workeroutput: dict) -> None:
         for seconds in bench["stats"]["data"]:
             metadata.stats.update(seconds)
         session.benchmarks.append(metadata)
-    state = getattr(config, "_kernel_suite_state", None)
-    if state is not None:
-        state.verdicts.extend(Verdict(**v) for v in payload["verdicts"])
-        state.rates.update(payload["rates"])
 
 
 def prepare_worker_session(config) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.baselines import baseline_files, load_baseline  # noqa: E402
+from harness.baselines import load_run, stored_runs  # noqa: E402
 from harness.plots import performance_table, plot_roofline, plot_trend  # noqa: E402
 
 
@@ -23,11 +23,11 @@ def main() -> int:
     parser.add_argument("folder", type=Path, help="baselines/<gpu>")
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args()
-    files = baseline_files(args.folder)
+    files = stored_runs(args.folder)
     if not files:
         print(f"no baseline files in {args.folder}", file=sys.stderr)
         return 1
-    docs = [load_baseline(f) for f in files]
+    docs = [load_run(f) for f in files]
     slug = args.folder.name
     plot_roofline(docs[-1], args.out / f"{slug}-roofline.png")
     cases = plot_trend(docs, args.out / f"{slug}-trend.png")

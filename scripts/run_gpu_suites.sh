@@ -1,67 +1,117 @@
 #!/usr/bin/env bash
 # Runs the GPU suites on a machine with an NVIDIA GPU, step by step, and prints
-# short tables at the end (errors at n=1000 and 4096, then times and rates).
-# Logs, JSON and the markdown report go to $OUT (default: ./out). Uses the
-# python3 that has CuPy, pytest, pytest-benchmark and nvidia-ml-py; installs nothing.
+# short tables at the end. Uses the python3 that has CuPy, pytest,
+# pytest-benchmark and nvidia-ml-py; installs nothing, except the wheels in
+# .whl/ (cupti-python and its needs) into /tmp/site when that folder exists.
+# Logs and JSON go to $OUT/work and are packed into $OUT/run.tgz at the end;
+# new baseline files and the tables stay beside it (the device tool brings
+# back at most 8 files).
 #
 #   scripts/run_gpu_suites.sh STEP [STEP ...]
-#     correctness      the correctness suite (errors logged for the table)
-#     record LABEL     nightly timing, saved as this GPU's newest baseline (--benchmark-save)
-#     compare          nightly timing with verdicts against the newest baseline
-#     slowed KERNEL    KERNEL's timed launch made to run twice: its cases must be flagged
-#     quick            pull-request profile with verdicts
-#     xdist N          the whole suite with N workers (-n N), then the overlap check
-#     sanitize         scripts/sanitize.sh (four compute-sanitizer tools)
-#     ncu              scripts/ncu_check.sh (suite timer against Nsight Compute)
+#     correctness        the correctness suite (errors kept in JUnit XML for the table)
+#     record LABEL       nightly timing, saved as this GPU's newest baseline (--benchmark-save)
+#     compare[:NAME]     nightly timing with verdicts against the newest baseline (NAME: log name)
+#     quick[:NAME]       pull-request profile with verdicts
+#     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
+#                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out
+#     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
+#     xdist N            the whole suite with N workers (-n N), then the overlap check
+#     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
+#     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
 OUT=${OUT:-out}
-mkdir -p "$OUT"
+WORK="$OUT/work"
+mkdir -p "$WORK"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-PYTEST="python3 -m pytest -p no:cacheprovider --benchmark-columns=median,iqr,rounds --benchmark-sort=name"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE --benchmark-columns=median,iqr,rounds --benchmark-sort=name"
+PERF="$PYTEST suites -m perf --require-gpu"
 status=0
+benches=()
 step() {  # step NAME COMMAND...: run, keep the log, print its tail and wall time
   local name=$1; shift
   echo "=== $name: $*"
   SECONDS=0
-  "$@" > "$OUT/$name.log" 2>&1
+  "$@" > "$WORK/$name.log" 2>&1
   local rc=$?
-  grep -E "^(FAILED|ERROR)|passed|failed|error|verdicts|baseline|regression|same|OVERLAP|timed cases" "$OUT/$name.log" | tail -n 12
+  grep -E "^(FAILED|ERROR)|passed|failed|error|same|regressed|baseline|saved|timer:|OVERLAP|timed cases" \
+    "$WORK/$name.log" | tail -n 8
   echo "--- $name: exit $rc, wall ${SECONDS}s"
   [ $rc -ne 0 ] && status=$rc
   return 0
 }
+expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with CODE
+  local code=$1 name=$2; shift 2
+  "$@" > "$WORK/$name.log" 2>&1
+  local rc=$?
+  echo "--- $name: exit $rc (expected $code): $(grep -m1 -E 'ERROR|error' "$WORK/$name.log" | cut -c1-200)"
+  [ $rc -ne "$code" ] && status=1
+  return 0
+}
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+nvidia-smi -L
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+hostname
 while [ $# -gt 0 ]; do
   case "$1" in
     correctness)
-      rm -f "$OUT/errors.jsonl"
-      KERNEL_SUITE_ERROR_LOG="$OUT/errors.jsonl" step correctness $PYTEST suites -m "gpu and not perf" -q -rfE;;
+      step correctness $PYTEST suites -m "gpu and not perf" --require-gpu --junitxml="$WORK/correctness.xml";;
     record)
       shift
-      step record $PYTEST suites -m perf -q -rfE --benchmark-save="$1" --benchmark-json="$OUT/perf-record.json"
-      cp baselines/*/*"$1".json "$OUT/" 2>/dev/null;;
-    compare)
-      step compare $PYTEST suites -m perf -q -rfE --benchmark-compare --benchmark-json="$OUT/perf-compare.json" \
-        --benchmark-report="$OUT/report-compare.md";;
-    slowed)
-      shift
-      KERNEL_SUITE_REPEAT="$1:2" step slowed $PYTEST suites/test_perf_matmul.py -m perf -q -rfE \
-        -k "test_matmul_time and $1" --benchmark-compare --benchmark-report="$OUT/report-slowed.md";;
-    quick)
-      step quick $PYTEST suites -m perf --profile quick -q -rfE --benchmark-compare \
-        --benchmark-report="$OUT/report-quick.md";;
+      step record $PERF --benchmark-save="$1" --benchmark-json="$WORK/record.json"
+      benches+=("$WORK/record.json")
+      cp baselines/*/*_"$1".json "$OUT/" 2>/dev/null;;
+    compare|compare:*|quick|quick:*)
+      kind=${1%%:*} name=${1#*:}
+      profile=nightly; [ "$kind" = quick ] && profile=quick
+      step "$name" $PERF --profile $profile --benchmark-compare --benchmark-json="$WORK/$name.json" \
+        --benchmark-report="$WORK/$name.md"
+      benches+=("$WORK/$name.json");;
+    sensitivity)
+      runs=$2 pct=$3; shift 2
+      for i in $(seq 1 "$runs"); do
+        step "same-$i" $PERF --profile quick -k "not host_routine" --benchmark-compare \
+          --benchmark-json="$WORK/same-$i.json" --benchmark-report="$WORK/same-$i.md"
+      done
+      for i in $(seq 1 "$runs"); do
+        step "slowed-$i" $PERF --profile quick -k "not host_routine" --benchmark-compare \
+          -p tests.plugins.slowdown --slow-down="*:$pct" \
+          --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
+      done
+      python3 scripts/sensitivity_table.py "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
+      cat "$OUT/sensitivity.md";;
+    baseline-errors)
+      scratch=$(mktemp -d)
+      cp -r baselines "$scratch/"
+      newest=$(ls "$scratch"/baselines/*/[0-9]*.json | sort -V | tail -n 1)
+      one=(-k "test_add_time and 8192x8192-vector_add_vec4")
+      store="--benchmark-storage=file://$scratch/baselines"
+      expect_exit 4 missing-named $PERF "${one[@]}" "$store" --benchmark-compare=9999
+      cp "$newest" "$scratch/keep.json"
+      head -c 300 "$scratch/keep.json" > "$newest"
+      expect_exit 4 truncated-newest $PERF "${one[@]}" "$store" --benchmark-compare
+      cp "$scratch/keep.json" "$newest"
+      ( $PERF "${one[@]}" "$store" --benchmark-save=concurrent > "$WORK/save-a.log" 2>&1 & \
+        $PERF "${one[@]}" "$store" --benchmark-save=concurrent > "$WORK/save-b.log" 2>&1; wait )
+      echo "--- concurrent saves: $(ls "$scratch"/baselines/*/ | grep -c concurrent) files: $(ls "$scratch"/baselines/*/ | tr '\n' ' ')"
+      step compare-scratch $PERF "${one[@]}" "$store" --benchmark-compare;;
     xdist)
       shift
-      step xdist $PYTEST suites -n "$1" -q -rfE --benchmark-compare --benchmark-json="$OUT/perf-xdist.json" \
-        --benchmark-report="$OUT/report-xdist.md"
-      step overlap python3 scripts/check_overlap.py "$OUT/perf-xdist.json";;
-    sanitize) step sanitize bash scripts/sanitize.sh;;
-    ncu) step ncu bash scripts/ncu_check.sh;;
+      step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
+        --benchmark-report="$WORK/xdist.md"
+      step overlap python3 scripts/check_overlap.py "$WORK/xdist.json";;
+    sanitize) OUT="$WORK" step sanitize bash scripts/sanitize.sh;;
+    ncu) OUT="$WORK" step ncu bash scripts/ncu_check.sh;;
     *) echo "unknown step $1"; exit 2;;
   esac
   shift
 done
-benches=$(for f in "$OUT"/perf-record.json "$OUT"/perf-compare.json; do [ -e "$f" ] && echo --bench "$f"; done)
-python3 scripts/summarize.py --errors "$OUT/errors.jsonl" $benches > "$OUT/tables.md" 2>&1
+{
+  errors=(); [ -e "$WORK/correctness.xml" ] && errors=(--errors "$WORK/correctness.xml")
+  python3 scripts/summarize.py "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done)
+} > "$OUT/tables.md" 2>&1
+tar czf "$OUT/run.tgz" -C "$WORK" . && rm -rf "$WORK"
 exit $status

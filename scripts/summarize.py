@@ -1,45 +1,53 @@
 """Short tables from a run's outputs: the error table and the performance table.
 
-    python3 scripts/summarize.py --errors errors.jsonl --bench perf.json
+    python3 scripts/summarize.py --errors correctness.xml --bench perf.json [--bench ...]
 
---errors reads the JSON lines the correctness suite writes when
-KERNEL_SUITE_ERROR_LOG is set; --bench reads a pytest-benchmark JSON file
-(--benchmark-json, or a baseline file).
+--errors reads the JUnit XML of the correctness suite (pytest --junitxml): each
+test_matmul_matches_float64 case records its max_error and avg_error as
+properties. --bench reads a JSON file the suite wrote (--benchmark-json, or a
+stored run) through the cases' records.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.record import records_of  # noqa: E402
+from harness.verdict import format_duration  # noqa: E402
+
+CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<shape>[^-]+)-(?P<kind>\w+)-(?P<kernel>\w+)\]")
 
 
 def error_table(path: Path, shapes=("1000x1000x1000", "4096x4096x4096")) -> str:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r["shape"] in shapes]
+    rows = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        match = CASE_ID.search(case.get("name", ""))
+        properties = {p.get("name"): float(p.get("value")) for p in case.iter("property")}
+        if match and match["shape"] in shapes and "max_error" in properties:
+            rows.append((match["shape"], match["kind"], match["kernel"], properties))
     lines = ["| kernel | n | input | max error | avg error |", "| --- | --- | --- | --- | --- |"]
-    for r in sorted(rows, key=lambda r: (r["shape"], r["input"], r["kernel"])):
-        lines.append(f"| {r['kernel']} | {r['shape'].split('x')[0]} | {r['input']} "
-                     f"| {r['max_error']:.2e} | {r['avg_error']:.2e} |")
+    for shape, kind, kernel, p in sorted(rows):
+        lines.append(f"| {kernel} | {shape.split('x')[0]} | {kind} | {p['max_error']:.2e} | {p['avg_error']:.2e} |")
     return "\n".join(lines)
 
 
 def bench_table(path: Path) -> str:
-    doc = json.loads(path.read_text())
-    lines = ["| case | median | rsd | samples | rate | of ceiling | of datasheet | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for b in doc["benchmarks"]:
-        info = b.get("extra_info", {})
-        median = b["stats"]["median"]
-        rate = (f"{info['tflops']:.2f} TFLOP/s" if "tflops" in info
-                else f"{info['gbps']:.0f} GB/s" if "gbps" in info else "")
-        ceiling = (f"{100 * info['fraction_of_ceiling']:.1f}% {info.get('ceiling', '')}"
-                   if info.get("fraction_of_ceiling") is not None else "")
-        datasheet = (f"{100 * info['fraction_of_datasheet']:.1f}%"
-                     if info.get("fraction_of_datasheet") is not None else "")
-        extra = f" (kernel {info['kernel_median_s'] * 1e3:.3f} ms)" if "kernel_median_s" in info else ""
-        lines.append(f"| {b['name']} | {median * 1e3:.4f} ms{extra} | {100 * info.get('rsd', 0):.2f}% "
-                     f"| {b['stats']['rounds']} | {rate} | {ceiling} | {datasheet} | {info.get('verdict', '')} |")
+    lines = ["| case | timer | median | events median | rsd | samples | rate | of ceiling | of datasheet | verdict "
+             "| detectable |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in records_of(json.loads(path.read_text())):
+        events = format_duration(r.event_median_s) if r.event_median_s else ""
+        detectable = f"{100 * r.detectable:.1f}%" if r.detectable is not None else ""
+        ratio = f" {r.ratio:.3f}x" if r.ratio else ""
+        lines.append(f"| {r.case.split('::')[-1]} | {r.timer} | {format_duration(r.median_s)} | {events} "
+                     f"| {100 * (r.rsd or 0):.2f}% | {len(r.samples)} | {r.rate_text()} | {r.ceiling_text()} "
+                     f"| {r.datasheet_text()} | {r.verdict or ''}{ratio} | {detectable} |")
     return "\n".join(lines)
 
 
@@ -53,6 +61,7 @@ def main() -> None:
         print()
     for bench in args.bench:
         if bench.exists():
+            print(f"{bench.name}:")
             print(bench_table(bench))
             print()
 

@@ -23,7 +23,7 @@ def seed_for(test_id: str) -> int:
 
 
 def host_matrix(rng: np.random.Generator, shape: tuple[int, int], kind: str) -> np.ndarray:
-    """float32 host matrix: uniform [0, 1) (seed 000), standard normal, all ones,
+    """float32 host matrix: uniform [0, 1) (as in the matmul-optimisation tutorial), standard normal, all ones,
     or normal with a few NaN, +Inf and -Inf entries (kind 'nonfinite')."""
     if kind == "uniform":
         return rng.random(shape, dtype=np.float32)

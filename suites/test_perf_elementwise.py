@@ -6,14 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels import chunk_bounds, overlap_bound_seconds, pinned_empty, prepare_add
+from kernels import ELEMENTWISE_KERNELS, chunk_bounds, overlap_bound_seconds, pinned_empty, prepare_add
 from kernels.streams import D2H_BYTES_PER_ELEMENT, H2D_BYTES_PER_ELEMENT, PreparedStreams
-from suites.perf_cases import ADD_SIDES, STREAM_FLOATS, random_device, repeat_count, repeated
+from suites.perf_cases import ADD_SIDES, STREAM_FLOATS, datasheet_rates, random_device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]
-
-MATRIX_ADDS = ["matrix_add_2d", "matrix_add_2d_vec4", "cupy_add"]
-VECTOR_ADDS = ["vector_add", "vector_add_vec4"]
 
 
 def pytest_generate_tests(metafunc):
@@ -22,34 +19,38 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("side", sides, ids=[f"{s}x{s}" for s in sides])
 
 
-@pytest.mark.parametrize("name", MATRIX_ADDS + VECTOR_ADDS)
-def test_add_time(gpu_bench, ceilings, name, side):
+@pytest.mark.parametrize("name", list(ELEMENTWISE_KERNELS))
+def test_add_time(gpu_bench, ceilings, gpu, name, side):
     gpu_bench.benchmark.group = f"add {side}x{side}"
-    shape = (side, side) if name in MATRIX_ADDS else (side * side,)
+    # vector kernels add the same number of elements as a flat vector
+    shape = (side * side,) if ELEMENTWISE_KERNELS[name].ndim == 1 else (side, side)
     prepared = prepare_add(name, random_device(shape, 1), random_device(shape, 2))
-    gpu_bench.time(repeated(prepared.run, repeat_count(name)), bytes_moved=prepared.bytes_moved,
-                   ceiling=("device copy", ceilings.copy_bytes_per_s),
-                   extra={"kernel": name, "shape": "x".join(map(str, shape))})
+    gpu_bench.time(prepared, kernel=name, shape="x".join(map(str, shape)), bytes_moved=prepared.bytes_moved,
+                   ceiling=("device copy", lambda: ceilings.copy_bytes_per_s), datasheet_rate=datasheet_rates(gpu)[1])
 
 
 @pytest.mark.parametrize("chunks", [1, 4, 8, 16], ids=lambda c: f"chunks={c}")
 def test_vector_add_streams_time(gpu_bench, ceilings, chunks):
-    """Seed 002's case: 10 M floats; chunks=1 is the one-stream comparison, 4 the seed's."""
+    """The cuda-notes-ch5 case: 10 M floats; chunks=1 is the one-stream comparison, 4 the tutorial's."""
     gpu_bench.benchmark.group = "vector_add_streams 4x2.5M"
     n = STREAM_FLOATS
     a, b, out = pinned_empty(n), pinned_empty(n), pinned_empty(n)
     a[:] = np.random.default_rng(1).random(n, dtype=np.float32)
     b[:] = np.random.default_rng(2).random(n, dtype=np.float32)
     prepared = PreparedStreams(a, b, out, chunks)
-    # the copy engines' time for exactly this pipeline's transfers, measured now
-    chunk_bytes = max(stop - start for start, stop in chunk_bounds(n, chunks)) * 4
-    h2d_all = ceilings.host_copy_seconds(True, chunk_bytes, 2 * chunks)
-    d2h_all = ceilings.host_copy_seconds(False, chunk_bytes, chunks)
-    bound = overlap_bound_seconds(chunks, h2d_all, d2h_all)
     bytes_moved = n * (H2D_BYTES_PER_ELEMENT + D2H_BYTES_PER_ELEMENT)
-    gpu_bench.time(prepared.run, flush=False, bytes_moved=bytes_moved,
-                   ceiling=(f"overlap bound, {chunks} chunk(s)", bytes_moved / bound),
-                   extra={"chunks": chunks, "overlap_bound_s": bound, "h2d_all_s": h2d_all, "d2h_all_s": d2h_all,
-                          "h2d_gbps": 2 * chunks * chunk_bytes / h2d_all / 1e9,
-                          "d2h_gbps": chunks * chunk_bytes / d2h_all / 1e9})
+    params = {"chunks": chunks}
+
+    def overlap_bound_rate():
+        """The copy engines' time for exactly this pipeline's transfers, measured now."""
+        chunk_bytes = max(stop - start for start, stop in chunk_bounds(n, chunks)) * 4
+        h2d_all = ceilings.host_copy_seconds(True, chunk_bytes, 2 * chunks)
+        d2h_all = ceilings.host_copy_seconds(False, chunk_bytes, chunks)
+        bound = overlap_bound_seconds(chunks, h2d_all, d2h_all)
+        params.update(overlap_bound_s=bound, h2d_all_s=h2d_all, d2h_all_s=d2h_all)
+        return bytes_moved / bound
+
+    # host memory, not DRAM, bounds this case: no datasheet rate applies
+    gpu_bench.time(prepared, flush=False, kernel="vector_add_streams", shape=f"{n}", bytes_moved=bytes_moved,
+                   ceiling=(f"overlap bound, {chunks} chunk(s)", overlap_bound_rate), params=params)
     assert np.array_equal(out, a + b), "the timed pipeline computed a wrong sum"

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.ceilings import datasheet_fp32_flops_per_s
 from kernels import MATMUL_KERNELS, matmul_host, pinned_empty, prepare_matmul
-from suites.perf_cases import MATMUL_SIZES, random_device, repeat_count, repeated
+from suites.perf_cases import MATMUL_SIZES, datasheet_rates, random_device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]
 
-HOST_SIZE = 1000  # seed 000's size, timed end to end like the seed's "Time used"
+HOST_SIZE = 1000  # the matmul-optimisation tutorial's size, timed end to end like its "Time used"
 
 
 def pytest_generate_tests(metafunc):
@@ -22,17 +21,10 @@ def pytest_generate_tests(metafunc):
 @pytest.mark.parametrize("name", list(MATMUL_KERNELS))
 def test_matmul_time(gpu_bench, ceilings, gpu, name, n):
     gpu_bench.benchmark.group = f"matmul {n}x{n}x{n}"
-    a, b = random_device((n, n), 1), random_device((n, n), 2)
-    prepared = prepare_matmul(name, a, b)
-    peak = datasheet_fp32_flops_per_s(gpu.compute_capability, gpu.multiprocessors, gpu.sm_clock_max_mhz)
-    m = gpu_bench.time(
-        repeated(prepared.run, repeat_count(name)),
-        flops=2.0 * n**3,
-        ceiling=("cuBLAS", ceilings.cublas_flops_per_s(n, n, n)),
-        extra={"kernel": name, "shape": f"{n}x{n}x{n}", "datasheet_tflops": peak / 1e12 if peak else None},
-    )
-    if peak:
-        gpu_bench.benchmark.extra_info["fraction_of_datasheet"] = 2.0 * n**3 / m.median / peak
+    prepared = prepare_matmul(name, random_device((n, n), 1), random_device((n, n), 2))
+    gpu_bench.time(prepared, kernel=name, shape=f"{n}x{n}x{n}", flops=2.0 * n**3,
+                   ceiling=("cuBLAS", lambda: ceilings.cublas_flops_per_s(n, n, n)),
+                   datasheet_rate=datasheet_rates(gpu)[0])
 
 
 @pytest.mark.parametrize("memory", ["pageable", "pinned"])
@@ -52,5 +44,6 @@ def test_matmul_host_routine_time(gpu_bench, gpu_timer, profile, name, memory):
         a, b = a_p, b_p
     prepared = prepare_matmul(name, random_device(a.shape, 1), random_device(b.shape, 2))
     kernel = gpu_timer.measure(prepared.run, profile)
-    gpu_bench.time(lambda: matmul_host(name, a, b, out=out), wall=True, flops=2.0 * HOST_SIZE**3,
-                   extra={"kernel": name, "memory": memory, "kernel_median_s": kernel.median})
+    gpu_bench.time(lambda: matmul_host(name, a, b, out=out), wall=True, kernel=name,
+                   shape=f"{HOST_SIZE}x{HOST_SIZE}x{HOST_SIZE}", flops=2.0 * HOST_SIZE**3,
+                   params={"memory": memory, "kernel_median_s": kernel.median})

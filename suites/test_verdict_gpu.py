@@ -1,12 +1,13 @@
-"""The regression verdict works on real GPU timings: itself is "same", double work is flagged."""
+"""The verdict works on real GPU timings: a kernel against itself is "same", double work is flagged."""
 
 from __future__ import annotations
 
 import pytest
 
+from harness.noise import detectable_change
 from harness.verdict import REGRESSED, SAME, judge
 from kernels import prepare_matmul
-from suites.perf_cases import random_device, repeated
+from suites.perf_cases import random_device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]  # times: needs the GPU to itself
 
@@ -18,16 +19,25 @@ def prepared_warptile(gpu):
     return prepare_matmul("warptile", random_device((N, N), 1), random_device((N, N), 2))
 
 
+def verdict_of(case, baseline, current):
+    detectable = detectable_change(baseline.samples, current.samples, same_gpu=True, same_timer=True)
+    return judge(case, baseline.samples, current.samples, detectable=detectable.fraction, because=detectable.because)
+
+
 def test_kernel_compared_with_itself_is_same(gpu_timer, profile, prepared_warptile):
     first = gpu_timer.measure(prepared_warptile.run, profile)
     second = gpu_timer.measure(prepared_warptile.run, profile)
-    verdict = judge("warptile vs itself", first.samples, second.samples)
+    verdict = verdict_of("warptile vs itself", first, second)
     assert verdict.label == SAME, verdict.reason
 
 
 def test_kernel_doing_its_work_twice_is_flagged(gpu_timer, profile, prepared_warptile):
+    def twice(stream):
+        prepared_warptile.run(stream)
+        prepared_warptile.run(stream)
+
     baseline = gpu_timer.measure(prepared_warptile.run, profile)
-    slowed = gpu_timer.measure(repeated(prepared_warptile.run, 2), profile)
-    verdict = judge("warptile twice", baseline.samples, slowed.samples)
+    slowed = gpu_timer.measure(twice, profile)
+    verdict = verdict_of("warptile twice", baseline, slowed)
     assert verdict.label == REGRESSED, verdict.reason
     assert 1.8 < verdict.ratio < 2.2

@@ -1,114 +1,83 @@
-"""CPU tests for harness.report."""
+"""The markdown report of verdicts, rendered from case records."""
 
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
-from harness.report import markdown_report, write_report
-from harness.verdict import FASTER, NO_BASELINE, REGRESSED, SAME, THROTTLED, Verdict
+import pytest
 
-GPU = "NVIDIA H200"
+from harness.record import CaseRecord
+from harness.report import markdown_report, verdict_counts, write_report
+from harness.verdict import FASTER, NO_BASELINE, REGRESSED, SAME, THROTTLED
+
+GPU = SimpleNamespace(name="NVIDIA H200", uuid="GPU-1234", host="h200-a")
 BASELINE = "baselines/NVIDIA_H200/0003_tuned.json"
 
 
-def verdicts():
+def judged(case, label, median, ratio=None, detectable=0.02, reason="", **work):
+    return CaseRecord(case=case, median_s=median, verdict=label, ratio=ratio, detectable=detectable,
+                      verdict_reason=reason, timer="cupti", **work)
+
+
+def records():
     return [
-        Verdict("suites/test_perf_a.py::test_a[same]", SAME, 1.0e-3, 1.01e-3, 1.01, 0.4,
-                "1.0% slower than the baseline (p=0.4), within the 5% threshold"),
-        Verdict("suites/test_perf_b.py::test_b[slow]", REGRESSED, 2.0e-6, 2.4e-6, 1.2, 3e-5,
-                "20.0% slower than the baseline (p=3e-05), beyond the 5% threshold"),
-        Verdict("suites/test_perf_c.py::test_c[new]", NO_BASELINE, None, 5.0e-2, None, None,
-                "no baseline for this case"),
-        Verdict("suites/test_perf_d.py::test_d[fast]", FASTER, 1.5, 1.2, 0.8, 1e-6,
-                "20.0% faster than the baseline (p=1e-06)"),
-        Verdict("suites/test_perf_e.py::test_e[hot]", THROTTLED, 1e-3, 1.3e-3, 1.3, None,
-                "NVML reported thermal or power throttling"),
-        Verdict("suites/test_perf_a.py::test_a[also_same]", SAME, 8.0e-9, 8.0e-9, 1.0, 0.5,
-                "0.0% slower than the baseline (p=0.5), within the 5% threshold"),
+        judged("suites/a.py::test_a[same]", SAME, 1.01e-3, 1.01, reason="1.0% slower"),
+        judged("suites/b.py::test_b[slow]", REGRESSED, 2.4e-6, 1.2, 0.125, "20.0% slower; detectable 12.5%",
+               flops=2e6),
+        judged("suites/c.py::test_c[new]", NO_BASELINE, 5.0e-2, detectable=None, reason="no baseline for this case"),
+        judged("suites/d.py::test_d[fast]", FASTER, 1.2, 0.8, reason="20.0% faster", bytes=1.2e9),
+        judged("suites/e.py::test_e[hot]", THROTTLED, 1.3e-3, 1.3, reason="NVML reported throttling"),
+        judged("suites/a.py::test_a[also_same]", SAME, 8.0e-9, 1.0),
     ]
 
 
 def table_rows(text):
-    rows = [line for line in text.splitlines() if line.startswith("| ")]
-    return rows[1:]
+    return [line for line in text.splitlines() if line.startswith("| ")][1:]
 
 
-def test_report_has_one_row_per_case_in_verdict_order():
-    rows = table_rows(markdown_report(verdicts(), GPU, BASELINE))
+def test_report_has_one_row_per_case_regressions_first():
+    rows = table_rows(markdown_report(records(), GPU, BASELINE))
     assert len(rows) == 6
     order = [row.split("|")[1].strip().strip("`") for row in rows]
-    assert order == [
-        "suites/test_perf_b.py::test_b[slow]",
-        "suites/test_perf_d.py::test_d[fast]",
-        "suites/test_perf_e.py::test_e[hot]",
-        "suites/test_perf_c.py::test_c[new]",
-        "suites/test_perf_a.py::test_a[also_same]",
-        "suites/test_perf_a.py::test_a[same]",
-    ]
+    assert order[:3] == ["suites/b.py::test_b[slow]", "suites/d.py::test_d[fast]", "suites/e.py::test_e[hot]"]
+    assert order[3] == "suites/c.py::test_c[new]"
 
 
-def test_regressed_row_is_bold_and_no_other_row_is():
-    rows = table_rows(markdown_report(verdicts(), GPU, BASELINE))
-    bold = [row for row in rows if "**" in row]
-    assert bold == [row for row in rows if "test_b[slow]" in row]
-    assert bold[0].rstrip().endswith("| **regressed** |")
+def test_report_names_the_gpu_its_uuid_host_and_baseline():
+    text = markdown_report(records(), GPU, BASELINE)
+    assert text.splitlines()[0] == f"# Kernel suite on NVIDIA H200 (GPU-1234, host h200-a) vs `{BASELINE}`"
+    assert "Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, 2 same (6 cases)" in text
 
 
-def test_heading_names_the_gpu_and_the_baseline_file():
-    heading = markdown_report(verdicts(), GPU, BASELINE).splitlines()[0]
-    assert heading.startswith("# ")
-    assert GPU in heading and BASELINE in heading
+def test_report_row_shows_baseline_now_ratio_detectable_rate_and_bold_regression():
+    rows = table_rows(markdown_report(records(), GPU, BASELINE))
+    slow = next(r for r in rows if "test_b[slow]" in r)
+    cells = [c.strip() for c in slow.split("|")[1:-1]]
+    assert cells[1:] == ["2.00 µs", "2.40 µs", "1.200×", "12.5%", "0.83 TFLOP/s", "cupti", "**regressed**"]
 
 
-def test_heading_says_when_there_is_no_baseline_file():
-    heading = markdown_report(verdicts()[2:3], GPU, None).splitlines()[0]
-    assert "no baseline" in heading
+def test_reasons_are_listed_for_every_verdict_but_same():
+    text = markdown_report(records(), GPU, BASELINE)
+    details = text.split("## Details")[1]
+    assert "20.0% slower; detectable 12.5%" in details and "no baseline for this case" in details
+    assert "test_a[same]" not in details
 
 
-def test_summary_line_counts_each_label():
-    text = markdown_report(verdicts(), GPU, BASELINE)
-    summary = next(line for line in text.splitlines() if line.startswith("Summary:"))
-    assert summary == ("Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, "
-                       "2 same (6 cases)")
+def test_verdict_counts_skip_labels_with_no_case():
+    assert verdict_counts(records()) == {REGRESSED: 1, FASTER: 1, THROTTLED: 1, NO_BASELINE: 1, SAME: 2}
+    assert verdict_counts([judged("x", SAME, 1.0, 1.0)]) == {SAME: 1}
 
 
-def test_times_and_ratios_are_formatted_with_units():
-    rows = table_rows(markdown_report(verdicts(), GPU, BASELINE))
-    slow = next(row for row in rows if "test_b[slow]" in row)
-    cells = [cell.strip() for cell in slow.split("|")[2:-1]]
-    assert cells == ["2.00 µs", "2.40 µs", "1.20×", "**regressed**"]
-    new = next(row for row in rows if "test_c[new]" in row)
-    assert [cell.strip() for cell in new.split("|")[2:-1]] == ["—", "50.0 ms", "—", "no baseline"]
-
-
-def test_rate_column_appears_only_with_extra():
-    plain = markdown_report(verdicts(), GPU, BASELINE)
-    assert "| case | baseline | now | ratio | verdict |" in plain.splitlines()
-    extra = {"suites/test_perf_b.py::test_b[slow]": {"rate": "41.2 TFLOP/s"}}
-    text = markdown_report(verdicts(), GPU, BASELINE, extra=extra)
-    header = next(line for line in text.splitlines() if line.startswith("| case"))
-    assert header == "| case | baseline | now | ratio | rate | verdict |"
-    slow = next(row for row in table_rows(text) if "test_b[slow]" in row)
-    assert "| 41.2 TFLOP/s |" in slow
-    same = next(row for row in table_rows(text) if "test_a[same]" in row)
-    assert "| — |" in same
-
-
-def test_pipes_in_case_names_do_not_break_the_table():
-    odd = Verdict("suites/t.py::test_x[a|b]", SAME, 1e-3, 1e-3, 1.0, 0.5, "same")
-    row = table_rows(markdown_report([odd], GPU, BASELINE))[0]
-    assert row.replace("\\|", "").count("|") == 6
-
-
-def test_reasons_for_non_same_verdicts_are_listed():
-    text = markdown_report(verdicts(), GPU, BASELINE)
-    assert "beyond the 5% threshold" in text
-    assert "within the 5% threshold" not in text
-
-
-def test_write_report_replaces_the_file_and_leaves_no_temporary(tmp_path):
-    path = tmp_path / "reports" / "perf.md"
+def test_write_report_replaces_an_old_report_atomically(tmp_path):
+    path = tmp_path / "reports" / "r.md"
     write_report(path, "old\n")
-    write_report(path, "new report\n")
-    assert path.read_text() == "new report\n"
-    assert os.listdir(path.parent) == ["perf.md"]
+    write_report(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert [p.name for p in path.parent.iterdir()] == ["r.md"]
+    assert oct(os.stat(path).st_mode & 0o777) == "0o644"
+
+
+def test_write_report_to_a_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(OSError, match=str(tmp_path)):
+        write_report(tmp_path, "text\n")

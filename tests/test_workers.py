@@ -5,7 +5,8 @@ import time
 import pytest
 
 from harness import workers
-from harness.verdict import SAME, Verdict
+from harness.record import CaseRecord
+from harness.verdict import SAME
 
 
 def test_workers_spread_over_the_visible_devices():
@@ -43,41 +44,37 @@ def test_locks_of_different_gpus_are_independent(tmp_path, monkeypatch):
 
 
 class FakeBench:
-    def __init__(self, fullname, data):
-        self.fullname, self.data = fullname, data
+    def __init__(self, fullname, data, extra_info):
+        self.fullname, self.data, self.extra_info = fullname, data, extra_info
 
     def __bool__(self):
         return True
 
     def as_dict(self, include_data=True):
         return {"name": self.fullname.split("::")[-1], "fullname": self.fullname, "group": "g", "param": "p",
-                "params": {"n": 1}, "extra_info": {"worker": "gw1"}, "options": {"timer": "gpu"},
+                "params": {"n": 1}, "extra_info": self.extra_info, "options": {"timer": "gpu"},
                 "stats": {"iterations": 1, "data": self.data}}
 
 
 def test_worker_results_reach_the_controller_intact():
     import types
 
+    record = {"worker": "gw1", "verdict": SAME, "ratio": 1.0, "detectable": 0.02}
     worker = types.SimpleNamespace(
         workeroutput={},
-        _benchmarksession=types.SimpleNamespace(benchmarks=[FakeBench("s.py::t[a]", [1e-3, 2e-3, 3e-3])]),
-        _kernel_suite_state=types.SimpleNamespace(
-            verdicts=[Verdict("s.py::t[a]", SAME, 2e-3, 2e-3, 1.0, 0.5, "same")], rates={"s.py::t[a]": {"rate": "1 GB/s"}}),
+        _benchmarksession=types.SimpleNamespace(benchmarks=[FakeBench("s.py::t[a]", [1e-3, 2e-3, 3e-3], record)]),
     )
     workers.export_results(worker)
     assert json.loads(worker.workeroutput[workers.PAYLOAD_KEY])["benchmarks"][0]["fullname"] == "s.py::t[a]"
 
-    controller = types.SimpleNamespace(
-        _benchmarksession=types.SimpleNamespace(benchmarks=[]),
-        _kernel_suite_state=types.SimpleNamespace(verdicts=[], rates={}),
-    )
+    controller = types.SimpleNamespace(_benchmarksession=types.SimpleNamespace(benchmarks=[]))
     workers.import_results(controller, worker.workeroutput)
     (merged,) = controller._benchmarksession.benchmarks
     assert merged.fullname == "s.py::t[a]" and merged.stats.median == 2e-3
-    assert merged.as_dict(include_data=True)["stats"]["data"] == [1e-3, 2e-3, 3e-3]
-    assert merged.extra_info["worker"] == "gw1"
-    assert controller._kernel_suite_state.verdicts[0].label == SAME
-    assert controller._kernel_suite_state.rates == {"s.py::t[a]": {"rate": "1 GB/s"}}
+    as_dict = merged.as_dict(include_data=True)
+    assert as_dict["stats"]["data"] == [1e-3, 2e-3, 3e-3]
+    back = CaseRecord.from_benchmark(as_dict)  # the record, verdict included, travels with the samples
+    assert (back.worker, back.verdict, back.ratio, back.detectable) == ("gw1", SAME, 1.0, 0.02)
 
 
 def timed(name, bus, start, end):

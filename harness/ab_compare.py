@@ -1,0 +1,114 @@
+"""Same-run comparison of the working tree with a git ref: `pytest suites/ --compare-ref REF`.
+
+What a pull request needs to know is whether it made a kernel slower than the
+code it replaces, on this GPU, now. With `--compare-ref REF`:
+
+* REF's tree is checked out into a temporary git worktree (the checkout is
+  left alone; uncommitted changes are fine: head is the working tree), and
+  REF's `kernels` package is imported beside the current one
+  (harness/ref_tree.py).
+* Every timed case is prepared on both sides with the same inputs
+  (`prepared.same_case_in(package)`). A kernel whose machine code and launch
+  configuration are identical on both sides is "unchanged (same SASS)" and is
+  not timed (harness/kernel_identity.py), unless `--compare-ref-all`.
+* Otherwise base and head are timed interleaved, A B A B ..., on one GPU with
+  the same inputs and cache state, and judged on the ratio of medians with a
+  bootstrap confidence interval over the pairs (harness/paired.py). A slower
+  case fails its own test unless the slowdown was accepted
+  (`--accept-slowdown REASON`: a pull-request label or commit trailer).
+* Kernels that exist on one side only are reported as new or removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .kernel_identity import build_identity
+from .paired import SLOWER, PairedVerdict, judge_paired, new, removed, unchanged
+from .ref_tree import RefTree
+
+BASE_ALIAS = "kernel_suite_base_kernels"
+
+
+def case_identity(package, build, arch: str) -> str:
+    """Identity of one side's build of a case: machine code plus launch.
+
+    `build` is what `prepared.build()` returns (kernels.compile.KernelBuild):
+    None for library calls (cuBLAS, CuPy's add: the same library on both
+    sides), else the source, function, defines and launch text. The source is
+    read through `package`, so each side compiles its own files.
+    """
+    if build is None:
+        return "library"
+    compile_module = package.compile
+    text = compile_module.load_source(build.source)
+    options = (*compile_module.BASE_OPTIONS, *compile_module.define_options(build.defines))
+    code = build_identity(text, options, arch, name=build.source, function=build.function)
+    return f"{code}:{hashlib.sha256(build.launch.encode()).hexdigest()[:16]}"
+
+
+@dataclass
+class RefComparison:
+    """The base side of a `--compare-ref` run and its verdicts."""
+
+    repo_root: Path
+    ref: str
+    arch: str  # e.g. "sm_90": the GPU the run is on
+    time_identical: bool = False
+    accepted: str | None = None  # why slower cases are accepted (a label or commit trailer said so)
+    verdicts: list[PairedVerdict] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.tree = RefTree(self.repo_root, self.ref)
+        self.tree.__enter__()
+        try:
+            self.base = self.tree.load_package(alias=BASE_ALIAS)
+        except BaseException:
+            self.tree.__exit__(None, None, None)
+            raise
+
+    def close(self) -> None:
+        self.tree.__exit__(None, None, None)
+
+    def compare(self, case: str, prepared, timer, profile, flush: bool, detectable) -> tuple[PairedVerdict, object]:
+        """Judge one case; returns its verdict and head's measurement (None when not timed).
+
+        `detectable(median_s)` gives the smallest change worth flagging for a case of that median.
+        """
+        try:
+            base_prepared = prepared.same_case_in(self.base)
+        except (KeyError, ValueError, AttributeError) as error:  # the kernel does not exist in REF
+            measurement = timer.measure(prepared.run, profile, flush=flush, case=case)
+            verdict = replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")
+            self.verdicts.append(verdict)
+            return verdict, measurement
+        import kernels as head_package
+
+        same = (case_identity(self.base, base_prepared.build(), self.arch)
+                == case_identity(head_package, prepared.build(), self.arch))
+        if same and not self.time_identical:
+            verdict = unchanged(case)
+            self.verdicts.append(verdict)
+            return verdict, None
+        base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
+        verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
+        if same:
+            verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")
+        self.verdicts.append(verdict)
+        return verdict, head_m
+
+    def removed_kernels(self, head_package) -> list[PairedVerdict]:
+        """Registry entries of REF that the working tree no longer has."""
+        gone = []
+        for registry in ("MATMUL_KERNELS", "ELEMENTWISE_KERNELS"):
+            for name in sorted(set(getattr(self.base, registry, {})) - set(getattr(head_package, registry, {}))):
+                gone.append(removed(f"{registry}[{name}]"))
+        self.verdicts.extend(gone)
+        return gone
+
+    def fails(self, verdict: PairedVerdict) -> bool:
+        return verdict.label == SLOWER and self.accepted is None
+
+

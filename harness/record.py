@@ -1,0 +1,172 @@
+"""The record of one timed case: the only place that names its keys.
+
+A timed case produces one `CaseRecord`. It is written once, flat, into the
+case's `extra_info` in pytest-benchmark's JSON (so saved runs, baselines and
+`--benchmark-json` files all carry it), and everything downstream — the
+verdict report, the plots, the run summaries, the xdist merge and
+`python -m harness.compare` — reads it back with `CaseRecord.from_benchmark`.
+Rates and fractions are derived here from the work and the median, and
+formatted here, so that no two places can disagree about them.
+
+Baselines recorded before the record existed (0001_h200-34b7857.json) used the
+same flat keys with a longer timer name; `from_benchmark` reads them too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass, field
+
+from .timing import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+
+__all__ = ["TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer", "records_of"]
+
+# Keys that earlier versions wrote and that are now derived (or dropped): ignored on reading.
+_DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_datasheet", "datasheet_tflops",
+                       "regression_threshold", "verdict_note", "rate", "rate_unit", "throttled", "median_s",
+                       "samples", "sample_count"}
+
+
+def normalized_timer(text: str | None) -> str | None:
+    """The timer's short name; older files say "CUDA events, held stream, L2 flushed"."""
+    if not text:
+        return None
+    lowered = text.lower()
+    if lowered.startswith("cuda events"):
+        return TIMER_EVENTS
+    if lowered.startswith("wall clock"):
+        return TIMER_WALL
+    return lowered
+
+
+@dataclass
+class CaseRecord:
+    """What one timed case measured, against what, and how it was judged."""
+
+    case: str  # pytest node id: the baseline key
+    median_s: float
+    samples: list[float] = field(default_factory=list, repr=False)
+    kernel: str | None = None
+    shape: str | None = None
+    params: dict = field(default_factory=dict)  # other case parameters (chunks, memory, ...)
+    # work: one of the two gives the rate
+    flops: float | None = None
+    bytes: float | None = None
+    # ceilings: measured in the same run, and the datasheet's (same unit as the rate, per second)
+    ceiling: str | None = None
+    ceiling_rate: float | None = None
+    datasheet_rate: float | None = None
+    # how it was timed
+    timer: str | None = None
+    timer_note: str = ""
+    event_median_s: float | None = None  # the held-event timer's median of the same samples (CUPTI runs)
+    rsd: float | None = None
+    stopped_by: str | None = None
+    sm_clock_mhz_min: int | None = None
+    sm_clock_mhz_max: int | None = None
+    throttle_reasons: list[str] = field(default_factory=list)
+    retaken_for_throttle: bool = False
+    # where and when
+    gpu_uuid: str | None = None
+    pci_bus_id: str | None = None
+    cuda_device: int | None = None
+    worker: str | None = None
+    timing_started: float | None = None
+    timing_ended: float | None = None
+    # what ran: hash of the kernel's machine code and launch configuration (harness.kernel_identity)
+    sass: str | None = None
+    # the verdict against the baseline (absent when not comparing)
+    verdict: str | None = None
+    ratio: float | None = None
+    p_value: float | None = None
+    detectable: float | None = None
+    verdict_reason: str | None = None
+    baseline: str | None = None  # file name of the baseline compared with
+
+    # ---- derived figures -------------------------------------------------------------
+    @property
+    def unit(self) -> str | None:
+        return "TFLOP/s" if self.flops is not None else "GB/s" if self.bytes is not None else None
+
+    @property
+    def rate(self) -> float | None:
+        """Work per second in the record's unit (TFLOP/s or GB/s)."""
+        if self.flops is not None:
+            return self.flops / self.median_s / 1e12
+        if self.bytes is not None:
+            return self.bytes / self.median_s / 1e9
+        return None
+
+    def _fraction(self, ceiling_rate: float | None) -> float | None:
+        work = self.flops if self.flops is not None else self.bytes
+        if work is None or not ceiling_rate:
+            return None
+        return work / self.median_s / ceiling_rate
+
+    @property
+    def fraction_of_ceiling(self) -> float | None:
+        return self._fraction(self.ceiling_rate)
+
+    @property
+    def fraction_of_datasheet(self) -> float | None:
+        return self._fraction(self.datasheet_rate)
+
+    @property
+    def throttled(self) -> bool:
+        return bool(self.throttle_reasons)
+
+    def rate_text(self) -> str:
+        """"46.88 TFLOP/s" or "4397 GB/s" ("" without work)."""
+        rate = self.rate
+        if rate is None:
+            return ""
+        return f"{rate:.2f} TFLOP/s" if self.unit == "TFLOP/s" else f"{rate:.0f} GB/s"
+
+    def ceiling_text(self) -> str:
+        """"91.2% of cuBLAS" ("" without a ceiling)."""
+        fraction = self.fraction_of_ceiling
+        return f"{100 * fraction:.1f}% of {self.ceiling}" if fraction is not None else ""
+
+    def datasheet_text(self) -> str:
+        fraction = self.fraction_of_datasheet
+        return f"{100 * fraction:.1f}%" if fraction is not None else ""
+
+    def label(self) -> str:
+        """Kernel name and its distinguishing parameters, for tables."""
+        name = self.kernel or self.case.rsplit("::", 1)[-1]
+        extras = ", ".join(f"{k} {v}" for k, v in sorted(self.params.items()) if not isinstance(v, float))
+        return f"{name} ({extras})" if extras else name
+
+    # ---- reading and writing -----------------------------------------------------------
+    def to_extra_info(self) -> dict:
+        """The flat dict written into the benchmark's extra_info (samples live in stats.data)."""
+        info = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("case", "samples", "params"):
+                continue
+            info[f.name] = getattr(self, f.name)
+        info.update(self.params)
+        info.update(sample_count=len(self.samples), rate=self.rate, rate_unit=self.unit, fraction_of_ceiling=self.fraction_of_ceiling,
+                    fraction_of_datasheet=self.fraction_of_datasheet, throttled=self.throttled)
+        return info
+
+    @classmethod
+    def from_benchmark(cls, bench: dict) -> CaseRecord:
+        """Read the record of one benchmark of a pytest-benchmark JSON document."""
+        info = dict(bench.get("extra_info") or {})
+        stats = bench.get("stats") or {}
+        samples = [float(x) for x in stats.get("data") or []]
+        median = statistics.median(samples) if samples else float(stats.get("median", info.get("median_s", 0.0)))
+        known = {f.name for f in dataclasses.fields(cls)} - {"case", "samples", "params", "median_s"}
+        values = {key: info.pop(key) for key in list(info) if key in known}
+        if "datasheet_rate" not in values and info.get("datasheet_tflops"):  # files before the record
+            values["datasheet_rate"] = info["datasheet_tflops"] * 1e12
+        values["timer"] = normalized_timer(values.get("timer"))
+        params = {k: v for k, v in info.items() if k not in _DERIVED_OR_RETIRED}
+        return cls(case=bench["fullname"], median_s=median, samples=samples, params=params, **values)
+
+
+def records_of(doc: dict) -> list[CaseRecord]:
+    """Every case record of a saved run, in the file's order."""
+    return [CaseRecord.from_benchmark(bench) for bench in doc.get("benchmarks", [])]

@@ -1,0 +1,137 @@
+"""One timed case, from samples to a judged record: the `gpu_bench` fixture.
+
+pytest-benchmark times Python callables with a wall clock; the suite's
+figures are GPU times (harness/timing.py). `TimedCase.time` measures, builds
+the case's record (harness/record.py), judges it against the baseline
+(harness/comparison.py) and hands samples and record to pytest-benchmark's
+`benchmark` fixture, so that its saving, JSON output and tables work on GPU
+time. A regression fails the case's own test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from .ab_compare import case_identity
+from .comparison import judge_record
+from .record import TIMER_WALL, CaseRecord
+from .timing import Measurement, measure_wall
+from .verdict import REGRESSED, format_duration
+from .workers import worker_id
+
+
+@dataclass
+class TimedCase:
+    """The `gpu_bench` fixture: times one case, records it, judges it."""
+
+    benchmark: object  # pytest-benchmark's fixture
+    timer: object  # harness.timing.GpuTimer, or a device layer's stand-in
+    state: object  # harness.plugin.SuiteState
+
+    def time(self, case, *, kernel: str | None = None, shape: str | None = None, flops: float | None = None,
+             bytes_moved: float | None = None, ceiling: tuple[str, object] | None = None,
+             datasheet_rate: float | None = None, wall: bool = False, flush: bool = True,
+             params: dict | None = None) -> Measurement | None:
+        """Measure a case, record it and judge it.
+
+        `case` is a prepared case of the kernels package (anything with
+        `run(stream)`, `build()` and `same_case_in(package)`: its machine code
+        is recorded, and `--compare-ref` can prepare it on the base side too),
+        a plain `run(stream)` (GPU time), or with wall=True a host routine
+        `run()` timed by wall clock. flops or bytes_moved is the case's work;
+        ceiling is (name, work per second, or a function giving it) measured in
+        this run, and datasheet_rate the datasheet's work per second.
+        Returns the measurement (None when --compare-ref found the case unchanged).
+        """
+        state = self.state
+        prepared = case if hasattr(case, "run") else None
+        run = prepared.run if prepared is not None else case
+        started = time.time()
+        if state.ref is not None:
+            if wall or prepared is None:
+                pytest.skip("--compare-ref compares GPU-timed kernel cases; this one is timed by wall clock")
+            return self._compare_with_ref(prepared, flush, kernel, shape, started)
+        if wall:
+            measurement = measure_wall(run, state.profile)
+        else:
+            measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname)
+        if ceiling is not None and callable(ceiling[1]):
+            ceiling = (ceiling[0], ceiling[1]())
+        info = state.gpu
+        record = CaseRecord(
+            case=self.benchmark.fullname, median_s=measurement.median, samples=list(measurement.samples),
+            kernel=kernel, shape=shape, params=dict(params or {}), flops=flops, bytes=bytes_moved,
+            ceiling=ceiling[0] if ceiling else None, ceiling_rate=ceiling[1] if ceiling else None,
+            datasheet_rate=datasheet_rate,
+            timer=TIMER_WALL if wall else measurement.timer,
+            timer_note="" if wall else getattr(self.timer, "note", ""),
+            event_median_s=statistics.median(measurement.event_samples) if measurement.event_samples else None,
+            rsd=measurement.rsd, stopped_by=measurement.stopped_by,
+            sm_clock_mhz_min=min(measurement.sm_clock_mhz, default=None),
+            sm_clock_mhz_max=max(measurement.sm_clock_mhz, default=None),
+            throttle_reasons=sorted(set(measurement.throttle)), retaken_for_throttle=measurement.retaken,
+            gpu_uuid=info.uuid, pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device,
+            worker=worker_id() or "main", timing_started=started, timing_ended=time.time(),
+            sass=sass_of(prepared, info) if prepared is not None else None,
+        )
+        if state.comparing:
+            judge_record(record, state.baseline, current_gpu_uuid=info.uuid,
+                         history=state.history.get(record.case, []), floors=state.floors)
+        self._hand_to_pytest_benchmark(record)
+        if record.verdict == REGRESSED:
+            base = state.baseline.cases[record.case]
+            pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
+                        f"{format_duration(base.median_s)} in {state.baseline.path} ({record.ratio:.3f}x): "
+                        f"{record.verdict_reason}", pytrace=False)
+        return measurement
+
+    def _compare_with_ref(self, prepared, flush, kernel, shape, started) -> Measurement | None:
+        """--compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
+        state = self.state
+        floors = state.floors
+
+        def detectable(median_s: float) -> float:
+            return max(floors.same_gpu, floors.absolute_s / median_s)
+
+        verdict, head = state.ref.compare(self.benchmark.fullname, prepared, self.timer, state.profile, flush,
+                                          detectable)
+        if head is None:
+            return None
+        info = state.gpu
+        record = CaseRecord(
+            case=self.benchmark.fullname, median_s=head.median, samples=list(head.samples), kernel=kernel,
+            shape=shape, timer=head.timer, rsd=head.rsd, stopped_by=head.stopped_by, gpu_uuid=info.uuid,
+            pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
+            timing_started=started, timing_ended=time.time(), sass=sass_of(prepared, info),
+            verdict=verdict.label, ratio=verdict.ratio, detectable=verdict.detectable,
+            verdict_reason=verdict.reason, baseline=f"{state.ref.ref} ({state.ref.tree.sha[:10]})",
+            params={"base_median_s": verdict.base_median, "ci_low": verdict.ci_low, "ci_high": verdict.ci_high},
+        )
+        self._hand_to_pytest_benchmark(record)
+        if state.ref.fails(verdict):
+            pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
+        return head
+
+    def _hand_to_pytest_benchmark(self, record: CaseRecord) -> None:
+        bench = self.benchmark
+        bench.extra_info.update(record.to_extra_info())
+        if bench.disabled:
+            return
+        # pytest-benchmark 5.2 has no public way to accept samples it did not time;
+        # _make_stats is what its own runner uses to register them (pinned, and
+        # checked by tests/test_pytest_benchmark_contract.py).
+        stats = bench._make_stats(1)
+        for seconds in record.samples:
+            stats.update(seconds)
+        bench._mode = "gpu_bench.time(...)"
+
+
+def sass_of(prepared, gpu) -> str:
+    """The identity of a prepared case's machine code and launch, for this GPU's architecture."""
+    package = importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
+    return case_identity(package, prepared.build(), "sm_" + gpu.compute_capability.replace(".", ""))

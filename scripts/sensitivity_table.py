@@ -1,0 +1,81 @@
+"""How often the verdicts flag unmodified and slowed runs (scripts/run_gpu_suites.sh sensitivity).
+
+    python3 scripts/sensitivity_table.py FOLDER [--min-us 50]
+
+Reads FOLDER/same-*.json (runs of unchanged code against a baseline) and
+FOLDER/slowed-*.json (the same runs with a calibrated slowdown injected by
+tests/plugins/slowdown.py). Prints, per run, how many cases were flagged, and
+per case of at least --min-us µs (baseline median), in how many slowed runs
+it was flagged, its ratios and its smallest detectable change. Exit status 1
+when an unmodified run flagged anything or a slowed case of that size was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.record import records_of  # noqa: E402
+from harness.verdict import REGRESSED, format_duration  # noqa: E402
+
+
+def load(folder: Path, prefix: str) -> list[list]:
+    paths = sorted(folder.glob(f"{prefix}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
+    return [records_of(json.loads(p.read_text())) for p in paths]
+
+
+def baseline_median(record) -> float | None:
+    return record.median_s / record.ratio if record.ratio else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--min-us", type=float, default=50.0)
+    args = parser.parse_args()
+    same, slowed = load(args.folder, "same"), load(args.folder, "slowed")
+    floor = args.min_us * 1e-6
+    ok = True
+    print(f"| run | cases | regressed | cases >= {args.min_us:g} µs | of those regressed |")
+    print("| --- | --- | --- | --- | --- |")
+    for label, runs in (("unmodified", same), ("slowed", slowed)):
+        for i, records in enumerate(runs, 1):
+            large = [r for r in records if (baseline_median(r) or 0) >= floor]
+            flagged = sum(r.verdict == REGRESSED for r in records)
+            large_flagged = sum(r.verdict == REGRESSED for r in large)
+            print(f"| {label} {i} | {len(records)} | {flagged} | {len(large)} | {large_flagged} |")
+            ok &= (flagged == 0) if label == "unmodified" else (large_flagged == len(large))
+    print()
+    per_case: dict[str, list] = {}
+    for records in slowed:
+        for r in records:
+            per_case.setdefault(r.case, []).append(r)
+    unmodified: dict[str, list] = {}
+    for records in same:
+        for r in records:
+            unmodified.setdefault(r.case, []).append(r)
+    print("| case | baseline | detectable (median) | flagged slowed | ratio slowed (min-max) "
+          "| flagged unmodified | ratio unmodified (min-max) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for case, records in sorted(per_case.items()):
+        base = baseline_median(records[0])
+        if base is None or base < floor:
+            continue
+        ratios = [r.ratio for r in records]
+        quiet = unmodified.get(case, [])
+        quiet_ratios = [r.ratio for r in quiet if r.ratio] or [float("nan")]
+        detectable = statistics.median(r.detectable for r in records if r.detectable is not None)
+        print(f"| {case.split('::')[-1]} | {format_duration(base)} | {100 * detectable:.1f}% "
+              f"| {sum(r.verdict == REGRESSED for r in records)}/{len(records)} | {min(ratios):.3f}-{max(ratios):.3f} "
+              f"| {sum(r.verdict == REGRESSED for r in quiet)}/{len(quiet)} "
+              f"| {min(quiet_ratios):.3f}-{max(quiet_ratios):.3f} |")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

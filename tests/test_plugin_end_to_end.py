@@ -1,0 +1,193 @@
+"""The suite's pytest plugin driven end to end on a CPU, with the fake GPU of tests/plugins/fake_gpu.py.
+
+Each test runs pytest in a subprocess on a small timed suite: save, compare,
+slowed cases, corrupt or missing baselines, two saves at once, a failed test,
+unwritable folders, --require-gpu.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = "Fake_GPU_9000"
+
+SUITE = '''
+import pytest
+
+pytestmark = [pytest.mark.gpu, pytest.mark.perf]
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta", "gamma"])
+def test_time(gpu_bench, name):
+    gpu_bench.time(lambda stream: None, kernel=name, shape="1x1", flops=1e9)
+'''
+
+FAILING = '''
+def test_broken():
+    assert False, "a real failure"
+'''
+
+
+@pytest.fixture
+def suite(tmp_path):
+    """A folder with a conftest loading the suite's plugin and the fake GPU, and a timed suite."""
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (tmp_path / "test_fake_suite.py").write_text(SUITE)
+    (tmp_path / "baselines").mkdir()
+    return tmp_path
+
+
+def run(folder: Path, *args: str, plugins: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               f"--benchmark-storage=file://{folder / 'baselines'}", f"--benchmark-report={folder / 'report.md'}",
+               *args]
+    environment = clean_environment()
+    environment.update(env or {})
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, env=environment, timeout=120)
+
+
+def clean_environment() -> dict:
+    """This process's environment without what would change the inner run (an xdist worker's ids, ...)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "KERNEL_SUITE_"))}
+    return dict(environment, PYTHONPATH=str(ROOT))
+
+
+def saved(folder: Path) -> list[str]:
+    return sorted(p.name for p in (folder / "baselines" / FOLDER).glob("*.json"))
+
+
+def output(result) -> str:
+    return result.stdout + result.stderr
+
+
+def test_a_saved_run_compares_clean_with_itself_on_a_rerun(suite):
+    assert run(suite, "--benchmark-save=first").returncode == 0
+    assert saved(suite) == ["0001_first.json"]
+    result = run(suite, "--benchmark-compare", "--fake-gpu-seed=1")
+    assert result.returncode == 0, output(result)
+    assert "3 same" in output(result)
+    report = (suite / "report.md").read_text()
+    assert "0001_first.json" in report and report.count("| same |") == 3
+
+
+def test_a_slowed_case_fails_its_own_test_and_the_report_says_so(suite):
+    run(suite, "--benchmark-save=first")
+    result = run(suite, "--benchmark-compare", "--fake-gpu-seed=1", "--fake-gpu-slowdown=*beta*:1.10")
+    assert result.returncode == 1, output(result)
+    assert "1 failed, 2 passed" in output(result)
+    assert "performance regression" in output(result) and "test_time[beta]" in output(result)
+    report = (suite / "report.md").read_text()
+    assert "**regressed**" in report and "1 regressed" in report
+
+
+def test_a_three_percent_slowdown_is_flagged_on_the_same_gpu_but_not_against_another(suite):
+    run(suite, "--benchmark-save=first")
+    same_gpu = run(suite, "--benchmark-compare", "--fake-gpu-seed=1", "--fake-gpu-slowdown=*alpha*:1.03")
+    assert same_gpu.returncode == 1, output(same_gpu)
+    other_gpu = run(suite, "--benchmark-compare", "--fake-gpu-seed=1", "--fake-gpu-slowdown=*alpha*:1.03",
+                    "--fake-gpu-uuid=GPU-another-host")
+    assert other_gpu.returncode == 0, output(other_gpu)
+
+
+def test_a_run_with_a_failed_test_is_never_saved(suite):
+    (suite / "test_failing.py").write_text(FAILING)
+    result = run(suite, "--benchmark-save=broken")
+    assert result.returncode == 1
+    assert saved(suite) == []
+    assert "not saved as a baseline: 1 test(s) failed" in output(result)
+
+
+def test_two_saves_at_once_get_two_numbers_and_lose_nothing(suite):
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               f"--benchmark-storage=file://{suite / 'baselines'}", "--benchmark-save=same-label"]
+    env = clean_environment()
+    processes = [subprocess.Popen(command, cwd=suite, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                 for _ in range(2)]
+    outputs = [p.communicate(timeout=120)[0].decode() for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], outputs
+    assert saved(suite) == ["0001_same-label.json", "0002_same-label.json"]
+
+
+@pytest.mark.parametrize("content", ["", "{}", '{"benchmarks": [', "[]"], ids=["empty", "object", "truncated", "list"])
+def test_a_corrupt_newest_baseline_is_an_error_not_a_fallback(suite, content):
+    run(suite, "--benchmark-save=good")
+    (suite / "baselines" / FOLDER / "0002_bad.json").write_text(content)
+    result = run(suite, "--benchmark-compare")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert "0002_bad.json" in output(result)
+
+
+def test_a_named_baseline_that_does_not_exist_is_an_error(suite):
+    run(suite, "--benchmark-save=good")
+    result = run(suite, "--benchmark-compare=9999")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert "9999" in output(result)
+
+
+def test_a_baseline_of_another_gpu_model_is_refused(suite):
+    run(suite, "--benchmark-save=good")
+    path = suite / "baselines" / FOLDER / "0001_good.json"
+    doc = json.loads(path.read_text())
+    doc["machine_info"]["gpu"]["name"] = "NVIDIA A100-SXM4-80GB"
+    path.write_text(json.dumps(doc))
+    result = run(suite, "--benchmark-compare")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "A100" in output(result)
+
+
+def test_no_baseline_is_reported_with_a_command_that_exists(suite):
+    result = run(suite, "--benchmark-compare")
+    assert result.returncode == 0, output(result)
+    assert "no baseline for Fake GPU 9000" in output(result)
+    assert "tox -e baseline-cuda13" in output(result)
+    tox = (ROOT / "tox.ini").read_text()
+    assert re.search(r"\[testenv:\{[^}]*\bbaseline\b[^}]*\}-\{[^}]*\bcuda13\b", tox), "tox has no baseline-cuda13"
+
+
+def test_a_read_only_baselines_folder_is_a_clear_error_and_the_report_is_still_written(suite):
+    run(suite, "--benchmark-save=first")
+    folder = suite / "baselines" / FOLDER
+    folder.chmod(0o555)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("running as a user who can write to read-only folders (root)")
+        result = run(suite, "--benchmark-compare", "--benchmark-save=second")
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 1, output(result)
+    assert "Traceback" not in output(result)
+    assert "cannot save" in output(result)
+    assert (suite / "report.md").exists()
+
+
+def test_a_report_path_that_is_a_folder_is_a_clear_error(suite):
+    run(suite, "--benchmark-save=first")
+    (suite / "report.md").mkdir()
+    result = run(suite, "--benchmark-compare")
+    assert result.returncode == 1, output(result)
+    assert "Traceback" not in output(result)
+    assert "could not write the report" in output(result)
+
+
+def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
+    from harness.gpu import cuda_available
+
+    if cuda_available()[0]:
+        pytest.skip("this machine has a GPU: the claim is about machines without one")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    (tmp_path / "test_fake_suite.py").write_text(SUITE)
+    (tmp_path / "baselines").mkdir()
+    plain = run(tmp_path)
+    assert plain.returncode == 0 and "3 skipped" in output(plain), output(plain)
+    for args, env in ((["--require-gpu"], None), ([], {"KERNEL_SUITE_REQUIRE_GPU": "1"})):
+        result = run(tmp_path, *args, env=env)
+        assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+        assert "no usable CUDA GPU" in output(result)

@@ -1,0 +1,76 @@
+"""Every pytest-benchmark internal the suite relies on, checked against the installed version.
+
+The suite hands pytest-benchmark samples it did not time and takes over its
+baseline loading and saving (harness/plugin.py, harness/timed_case.py,
+harness/workers.py). None of that is public API, so pytest-benchmark is pinned
+to the tested minor version (constraints file) and this test fails, naming the
+internal, the day an upgrade changes one of them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import pytest_benchmark
+import pytest_benchmark.session
+from pytest_benchmark.fixture import BenchmarkFixture
+from pytest_benchmark.session import BenchmarkSession
+from pytest_benchmark.stats import Metadata
+from pytest_benchmark.storage.file import FileStorage
+
+TESTED_MINOR = "5.2."
+
+
+def test_the_installed_version_is_the_tested_minor():
+    assert pytest_benchmark.__version__.startswith(TESTED_MINOR), pytest_benchmark.__version__
+
+
+def test_storage_folder_is_named_by_get_machine_id_in_the_session_constructor():
+    # harness.plugin replaces pytest_benchmark.session.get_machine_id before BenchmarkSession(config)
+    assert callable(pytest_benchmark.session.get_machine_id)
+    assert "get_machine_id()" in inspect.getsource(BenchmarkSession.__init__)
+
+
+def test_the_session_reads_compare_at_construction_and_loads_only_when_asked():
+    # harness.plugin sets config.option.benchmark_compare = False and loads the baseline itself
+    assert "getoption('benchmark_compare')" in inspect.getsource(BenchmarkSession.__init__)
+    loading = inspect.getsource(BenchmarkSession.handle_loading)
+    assert "if self.compare:" in loading and "self.compared_mapping = compared_mapping" in loading
+    # ... and hands it over as {path: {fullname: benchmark}} for the tables
+    assert "self.compared_mapping.items()" in inspect.getsource(BenchmarkSession.prepare_benchmarks)
+
+
+def test_file_storage_keeps_the_constructor_and_save_the_suite_overrides():
+    assert list(inspect.signature(FileStorage.__init__).parameters) == ["self", "path", "logger", "default_machine_id"]
+    assert list(inspect.signature(FileStorage.save).parameters) == ["self", "output_json", "save"]
+    assert "self.storage.save(output_json, save)" in inspect.getsource(BenchmarkSession.handle_saving)
+
+
+def test_samples_can_be_handed_to_the_fixture_through_make_stats(tmp_path):
+    # harness.timed_case: stats = bench._make_stats(1); stats.update(seconds); bench._mode = ...
+    source = inspect.getsource(BenchmarkFixture._make_stats)
+    assert "self._add_stats(" in source or "_add_stats" in inspect.getsource(BenchmarkFixture)
+    assert "self._mode = None" in inspect.getsource(BenchmarkFixture.__init__)
+    assert {"extra_info", "disabled", "fullname", "group"} <= set(inspect.getsource(BenchmarkFixture.__init__)
+                                                                   .replace("self.", " ").split())
+
+
+def test_worker_results_rebuild_as_metadata_with_their_samples():
+    # harness.workers.import_results: Metadata(fixture-like, iterations, options), stats.update per sample
+    assert list(inspect.signature(Metadata.__init__).parameters) == ["self", "fixture", "iterations", "options"]
+    fixture = types.SimpleNamespace(name="t[a]", fullname="s.py::t[a]", group=None, param="a", params={"x": 1},
+                                    extra_info={"kernel": "k"}, cprofile_stats=None, has_error=False)
+    metadata = Metadata(fixture, 1, {"timer": "gpu"})
+    for seconds in (3e-3, 1e-3, 2e-3):
+        metadata.stats.update(seconds)
+    as_dict = metadata.as_dict(include_data=True)
+    assert as_dict["stats"]["data"] == [3e-3, 1e-3, 2e-3] and as_dict["stats"]["median"] == 2e-3
+    assert as_dict["extra_info"] == {"kernel": "k"} and as_dict["fullname"] == "s.py::t[a]"
+
+
+def test_session_attributes_the_suite_sets_exist():
+    source = inspect.getsource(BenchmarkSession)
+    for attribute in ("self.storage", "self.benchmarks", "self.disabled", "self.save", "self.autosave",
+                      "self.json", "self.histogram", "compared_mapping"):
+        assert attribute in source, attribute

@@ -1,0 +1,48 @@
+"""The case record: one set of keys, written once, read back by everything downstream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0001_h200-34b7857.json"
+
+
+def test_rates_and_fractions_are_derived_from_work_and_median():
+    r = CaseRecord(case="c", median_s=2.0e-3, flops=100e12 * 2.0e-3, ceiling="cuBLAS", ceiling_rate=50e12,
+                   datasheet_rate=200e12)
+    assert r.rate == pytest.approx(100.0) and r.unit == "TFLOP/s"
+    assert r.fraction_of_ceiling == pytest.approx(2.0) and r.fraction_of_datasheet == pytest.approx(0.5)
+    assert (r.rate_text(), r.ceiling_text(), r.datasheet_text()) == ("100.00 TFLOP/s", "200.0% of cuBLAS", "50.0%")
+    b = CaseRecord(case="c", median_s=1e-3, bytes=4.4e9)
+    assert b.rate_text() == "4400 GB/s" and b.ceiling_text() == "" and b.datasheet_text() == ""
+    assert CaseRecord(case="c", median_s=1.0).rate_text() == ""
+
+
+def test_a_record_survives_the_round_trip_through_benchmark_json():
+    r = CaseRecord(case="s.py::t[a]", median_s=2e-3, samples=[1e-3, 2e-3, 3e-3], kernel="warptile",
+                   shape="4x4x4", params={"chunks": 4}, flops=1e9, ceiling="cuBLAS", ceiling_rate=5e13,
+                   timer=TIMER_CUPTI, event_median_s=2.1e-3, gpu_uuid="GPU-1", sass="ab12", verdict="same",
+                   ratio=1.01, p_value=0.3, detectable=0.02, verdict_reason="within", baseline="0001_x.json")
+    bench = {"fullname": r.case, "stats": {"data": r.samples}, "extra_info": json.loads(json.dumps(r.to_extra_info()))}
+    back = CaseRecord.from_benchmark(bench)
+    assert back == r
+    assert bench["extra_info"]["rate"] == pytest.approx(r.rate) and bench["extra_info"]["sample_count"] == 3
+
+
+def test_the_committed_h200_baseline_reads_as_records():
+    records = records_of(json.loads(COMMITTED.read_text()))
+    assert len(records) == 86
+    matmul = next(r for r in records if r.case.endswith("test_matmul_time[4096x4096x4096-warptile_128x256]"))
+    assert matmul.timer == TIMER_EVENTS and matmul.kernel == "warptile_128x256"
+    assert matmul.rate == pytest.approx(46.88, abs=0.01)
+    assert matmul.ceiling_text() == "91.2% of cuBLAS" and matmul.datasheet_text() == "70.1%"
+    streams = next(r for r in records if r.case.endswith("[chunks=4]"))
+    assert streams.params["chunks"] == 4 and streams.label() == "test_vector_add_streams_time[chunks=4] (chunks 4)"
+    host = next(r for r in records if "host_routine" in r.case)
+    assert host.timer == TIMER_WALL and "samples" not in host.params
