@@ -32,6 +32,15 @@ from .ref_tree import RefTree
 BASE_ALIAS = "kernel_suite_base_kernels"
 
 
+NO_BUILD_INFO = object()
+
+
+def build_of(prepared):
+    """`prepared.build()`, or NO_BUILD_INFO for cases of kernels packages older than build()."""
+    build = getattr(prepared, "build", None)
+    return build() if build is not None else NO_BUILD_INFO
+
+
 def case_identity(package, build, arch: str) -> str:
     """Identity of one side's build of a case: machine code plus launch.
 
@@ -86,8 +95,10 @@ class RefComparison:
             return verdict, measurement
         import kernels as head_package
 
-        same = (case_identity(self.base, base_prepared.build(), self.arch)
-                == case_identity(head_package, prepared.build(), self.arch))
+        base_build, head_build = build_of(base_prepared), build_of(prepared)
+        # a side that cannot describe its build is always timed
+        same = NO_BUILD_INFO not in (base_build, head_build) and (
+            case_identity(self.base, base_build, self.arch) == case_identity(head_package, head_build, self.arch))
         if same and not self.time_identical:
             verdict = unchanged(case)
             self.verdicts.append(verdict)

@@ -153,8 +153,6 @@ def pytest_configure(config):
 def pytest_sessionstart(session):
     config = session.config
     state = config.stash[STATE]
-    if state.gpu is not None and not _is_xdist_controller(config):
-        state.timer = state.device.make_timer()  # chooses CUPTI or events once; the header says which
     if state.gpu is not None and config.getoption("compare_ref") is not None:
         _open_ref(config, state)
     bs = getattr(config, "_benchmarksession", None)
@@ -253,9 +251,17 @@ def pytest_report_header(config):
         f"{info.cuda_device}, {info.pci_bus_id}, sm_{info.compute_capability.replace('.', '')}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
         f"kernel suite: profile {config.getoption('profile')}, baselines in {BASELINES / info.slug}",
-        "kernel suite: timer: " + ("chosen by each xdist worker (each result's 'timer' says which)"
-                                   if state.timer is None else _timer_line(state.timer)),
     ]
+
+
+def pytest_report_collectionfinish(config, items):
+    """Say which timer measures this session's timed cases (chosen once collection shows there are some)."""
+    state = config.stash[STATE]
+    if state.timer is not None:
+        return [f"kernel suite: timer: {_timer_line(state.timer)}"]
+    if state.gpu is not None and _is_xdist_controller(config):
+        return ["kernel suite: timer: chosen by each xdist worker (each result's 'timer' says which)"]
+    return []
 
 
 def _timer_line(timer) -> str:
@@ -264,9 +270,12 @@ def _timer_line(timer) -> str:
     return f"held CUDA events: {timer.note}"
 
 
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: only the tests that will run
 def pytest_collection_modifyitems(config, items):
     state = config.stash[STATE]
     if state.gpu is not None:
+        if not _is_xdist_controller(config) and any("perf" in item.keywords for item in items):
+            state.timer = state.device.make_timer()  # CUPTI or held events, decided once
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {state.device.why_not}")
     for item in items:
@@ -378,7 +387,10 @@ def _gpu_lock(request):
 @pytest.fixture(scope="session")
 def gpu_timer(gpu, pytestconfig):
     """The session's timer (CUPTI kernel time where available, else held CUDA events)."""
-    return pytestconfig.stash[STATE].timer
+    state = pytestconfig.stash[STATE]
+    if state.timer is None:  # a test outside the perf marker asked for it
+        state.timer = state.device.make_timer()
+    return state.timer
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,10 @@
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
 #                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out
 #     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
+#     ab N               --compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
+#                        of a real ~3% slowdown (warptile_128x256 with 8-deep k tiles instead of 16, the
+#                        tuning table's 3.5%), N runs of HEAD against itself timing every case
+#                        (--compare-ref-all); needs a git checkout (a .gitbundle is unpacked if given)
 #     xdist N            the whole suite with N workers (-n N), then the overlap check
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
@@ -52,6 +56,10 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
   return 0
 }
 
+if [ -f .gitbundle ]; then  # the device copy has no usable .git: rebuild it, the working tree stays as it is
+  rm -rf .git && git init -q && git fetch -q .gitbundle 'refs/heads/*:refs/heads/*' \
+    && git symbolic-ref HEAD refs/heads/main && git reset -q && echo "git: $(git rev-parse --short HEAD)"
+fi
 nvidia-smi -L
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 hostname
@@ -98,6 +106,23 @@ while [ $# -gt 0 ]; do
         $PERF "${one[@]}" "$store" --benchmark-save=concurrent > "$WORK/save-b.log" 2>&1; wait )
       echo "--- concurrent saves: $(ls "$scratch"/baselines/*/ | grep -c concurrent) files: $(ls "$scratch"/baselines/*/ | tr '\n' ' ')"
       step compare-scratch $PERF "${one[@]}" "$store" --benchmark-compare;;
+    ab)
+      runs=$2; shift
+      AB="$PYTEST suites -m perf --profile quick --require-gpu --compare-ref HEAD"
+      step ab-clean $AB -k "not host_routine" --benchmark-report="$WORK/ab-clean.md"
+      sed -i '1i // a comment-only change' kernels/cuda/matmul_08_warptile.cu
+      step ab-comment $AB -k "not host_routine" --benchmark-report="$WORK/ab-comment.md"
+      git checkout -q -- kernels/cuda/matmul_08_warptile.cu
+      sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
+      git diff --stat
+      for i in $(seq 1 "$runs"); do
+        step "ab-slow-$i" $AB -k "not host_routine" --benchmark-report="$WORK/ab-slow-$i.md"
+      done
+      git checkout -q -- kernels/registry.py
+      for i in $(seq 1 "$runs"); do
+        step "ab-all-$i" $AB -k "not host_routine" --compare-ref-all --benchmark-report="$WORK/ab-all-$i.md"
+      done
+      python3 scripts/ab_table.py "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
     xdist)
       shift
       step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the correctness suite at small sizes under compute-sanitizer's memcheck,
 # racecheck, initcheck and synccheck. CuPy's memory pool is switched off
-# (KERNEL_SUITE_NO_POOL=1) so that every array is its own cudaMalloc and an
+# (--no-memory-pool) so that every array is its own cudaMalloc and an
 # out-of-bounds access cannot land silently inside a pooled block. memcheck's
 # leak check is off: arrays still referenced when Python exits are not leaks
 # of a kernel.
@@ -19,9 +19,9 @@ for tool in $tools; do
   # API errors are CuPy probing driver entry points (cuGetProcAddress), not kernel faults
   [ "$tool" = memcheck ] && extra="--report-api-errors no"
   [ "$tool" = racecheck ] && extra="--racecheck-report all"
-  KERNEL_SUITE_NO_POOL=1 compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
+  compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
     --log-file "$OUT/sanitize-$tool.log" \
-    python3 -m pytest -p no:cacheprovider -q suites/test_matmul_correctness.py \
+    python3 -m pytest -p no:cacheprovider -q --no-memory-pool suites/test_matmul_correctness.py \
       suites/test_elementwise_correctness.py -k "$select" > "$OUT/sanitize-$tool.pytest" 2>&1
   rc=$?
   echo "$tool: exit $rc, $(tail -n 1 "$OUT/sanitize-$tool.pytest"), $(grep -c 'ERROR SUMMARY\|========= Error\|Hazard' "$OUT/sanitize-$tool.log") error lines, ${SECONDS}s"
