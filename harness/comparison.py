@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .noise import NoiseFloors, StoredMedian, detectable_change, relevant_history
 from .record import TIMER_WALL, CaseRecord, records_of
-from .verdict import Verdict, judge
+from .verdict import OTHER_HOST, Verdict, judge
 
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:
@@ -73,10 +73,14 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     base = baseline.cases.get(record.case) if baseline is not None else None
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
+    same_gpu = baseline is not None and baseline.gpu_uuid is not None and baseline.gpu_uuid == current_gpu_uuid
     if base is None or not base.samples:
         verdict = judge(record.case, None, record.samples, detectable=floors.same_gpu, alpha=ALPHA)
+    elif record.timer == TIMER_WALL and not same_gpu:
+        verdict = Verdict(record.case, OTHER_HOST, base.median_s, record.median_s, record.median_s / base.median_s,
+                          None, None, "timed by wall clock, which measures the host (CPU, memory, PCIe) as much as "
+                          "the GPU: judged only against a baseline from the same machine")
     else:
-        same_gpu = baseline.gpu_uuid is not None and baseline.gpu_uuid == current_gpu_uuid
         same_timer = base.timer == record.timer
         relevant = relevant_history(list(history), current_gpu_uuid, baseline.gpu_uuid, record.timer)
         detectable = detectable_change(base.samples, record.samples, same_gpu=same_gpu, same_timer=same_timer,

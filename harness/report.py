@@ -10,9 +10,9 @@ from .paired import FASTER as FASTER_PAIRED
 from .paired import NEW, REMOVED, SLOWER, UNCHANGED, PairedVerdict
 from .paired import SAME as SAME_PAIRED
 from .record import CaseRecord
-from .verdict import FASTER, NO_BASELINE, REGRESSED, SAME, THROTTLED, format_duration
+from .verdict import FASTER, NO_BASELINE, OTHER_HOST, REGRESSED, SAME, THROTTLED, format_duration
 
-LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, SAME)
+LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, OTHER_HOST, SAME)
 _MISSING = "—"
 
 

@@ -22,6 +22,7 @@ REGRESSED = "regressed"
 FASTER = "faster"
 NO_BASELINE = "no baseline"
 THROTTLED = "throttled"
+OTHER_HOST = "other host"  # a wall-clock case against a baseline from another machine: not judged
 
 # With 3 samples a side the smallest one-sided p is 0.05; below that no test is run.
 MIN_SAMPLES_FOR_TEST = 3

@@ -47,7 +47,7 @@ def test_report_has_one_row_per_case_regressions_first():
 def test_report_names_the_gpu_its_uuid_host_and_baseline():
     text = markdown_report(records(), GPU, BASELINE)
     assert text.splitlines()[0] == f"# Kernel suite on NVIDIA H200 (GPU-1234, host h200-a) vs `{BASELINE}`"
-    assert "Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, 2 same (6 cases)" in text
+    assert "Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, 0 other host, 2 same (6 cases)" in text
 
 
 def test_report_row_shows_baseline_now_ratio_detectable_rate_and_bold_regression():
