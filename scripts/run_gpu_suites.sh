@@ -130,7 +130,7 @@ while [ $# -gt 0 ]; do
         --benchmark-report="$WORK/xdist.md"
       step overlap python3 scripts/check_overlap.py "$WORK/xdist.json";;
     sanitize) OUT="$WORK" step sanitize bash scripts/sanitize.sh;;
-    ncu) OUT="$WORK" step ncu bash scripts/ncu_check.sh;;
+    ncu) OUT="$WORK" step ncu timeout 300 bash scripts/ncu_check.sh;;
     *) echo "unknown step $1"; exit 2;;
   esac
   shift
