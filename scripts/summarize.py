@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.record import records_of  # noqa: E402
 from harness.verdict import format_duration  # noqa: E402
 
-CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<shape>[^-]+)-(?P<kind>\w+)-(?P<kernel>\w+)\]")
+CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")
 
 
 def error_table(path: Path, shapes=("1000x1000x1000", "4096x4096x4096")) -> str:
