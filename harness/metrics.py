@@ -1,6 +1,6 @@
 """Error metrics against a float64 reference, on NumPy or CuPy arrays alike.
 
-Seed 000 reports two figures per kernel: the maximum and the average
+The matmul-optimisation tutorial reports two figures per kernel: the maximum and the average
 relative error per element, |c - ref| / |ref|. That measure is meaningful
 when no reference element is near zero (inputs of one sign, such as seed
 000's uniform [0, 1) data). With mixed signs, sums cancel, |ref| can be
@@ -58,7 +58,7 @@ def _stats(error, xp) -> ErrorStats:
 
 
 def relative_error(result, reference) -> ErrorStats:
-    """Per-element |result - ref| / |ref| (seed 000's figures).
+    """Per-element |result - ref| / |ref| (the matmul-optimisation tutorial's figures).
 
     An element whose reference is exactly 0 counts 0 if the result is exactly 0
     and infinity otherwise; a NaN result (an element never written, say)

@@ -311,7 +311,7 @@ class GpuTimer:
 
 
 def measure_wall(run, profile: Profile) -> Measurement:
-    """Wall-clock samples of a synchronous host routine `run()` (the seeds' "Time used")."""
+    """Wall-clock samples of a synchronous host routine `run()` (the tutorials' "Time used")."""
     for _ in range(max(1, profile.warmup)):
         run()
     samples: list[float] = []

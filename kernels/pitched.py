@@ -1,4 +1,4 @@
-"""Pitched device matrices (seed 000, second step).
+"""Pitched device matrices (the matmul-optimisation tutorial, second step).
 
 CuPy has `memcpy2D` but no `mallocPitch`. We call the driver's own
 `cuMemAllocPitch` through NVIDIA's cuda-bindings, rather than imitating the
@@ -68,7 +68,7 @@ class PitchedMatrix:
         return self.rows, self.cols
 
     def copy_from_host(self, host: np.ndarray) -> None:
-        """cudaMemcpy2D from a dense host array, as seed 000 does."""
+        """cudaMemcpy2D from a dense host array, as the matmul-optimisation tutorial does."""
         import cupy
 
         rt = cupy.cuda.runtime

@@ -10,7 +10,7 @@ def test_plain_tolerance_grows_with_the_square_root_of_k():
     t1000 = tolerance(MATMUL_KERNELS["naive"], 1000)
     t4000 = tolerance(MATMUL_KERNELS["naive"], 4000)
     assert t4000.max_error / t1000.max_error == pytest.approx(2, rel=0.02)
-    # seed 000's own plain figures at k=1000 must pass: max 2.0e-6, avg 3.4e-7
+    # the matmul-optimisation tutorial's own plain figures at k=1000 must pass: max 2.0e-6, avg 3.4e-7
     assert 2.0e-6 <= t1000.max_error and 3.4e-7 <= t1000.avg_error
 
 
@@ -18,7 +18,7 @@ def test_kahan_tolerance_does_not_depend_on_k():
     kahan = MATMUL_KERNELS["row_shared"]
     assert kahan.summation == KAHAN
     assert tolerance(kahan, 10) == tolerance(kahan, 100_000)
-    # seed 000's Kahan figures: max 1.19e-7, avg 4.2e-8
+    # the matmul-optimisation tutorial's Kahan figures: max 1.19e-7, avg 4.2e-8
     assert 1.19e-7 <= tolerance(kahan, 1000).max_error <= 5 * UNIT_ROUNDOFF
 
 
