@@ -1,0 +1,50 @@
+"""Does recording CUPTI activity change a kernel's own time? (NOTES.md, 2026-11-30)
+
+    python3 scripts/cupti_effect.py
+
+Times a few cases with the held-event timer while CUPTI activity is off, with
+the CUPTI timer (whose samples also carry the held events), and with the event
+timer again, in one process on the same inputs, and prints the medians (µs).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.gpu import gpu_info  # noqa: E402
+from harness.timing import PROFILES, GpuTimer  # noqa: E402
+from kernels import prepare_add, prepare_matmul  # noqa: E402
+from suites.perf_cases import random_device  # noqa: E402
+
+CASES = {  # name: (launcher, kernel, operand shape)
+    "vector_add 64M": (prepare_add, "vector_add", (8192 * 8192,)),
+    "matrix_add_2d 8192^2": (prepare_add, "matrix_add_2d", (8192, 8192)),
+    "vector_add_vec4 64M": (prepare_add, "vector_add_vec4", (8192 * 8192,)),
+    "vector_add 1M": (prepare_add, "vector_add", (1 << 20,)),
+    "cublas 1024": (prepare_matmul, "cublas", (1024, 1024)),
+    "warptile 1024": (prepare_matmul, "warptile", (1024, 1024)),
+}
+
+
+def main() -> None:
+    profile = PROFILES["nightly"]
+    l2 = gpu_info().l2_bytes
+    events_only, cupti = GpuTimer(l2, prefer_cupti=False), GpuTimer(l2)
+    print("timers:", events_only.timer, "|", cupti.timer, cupti.note)
+    print("| case | events, CUPTI off | events, CUPTI on | CUPTI span | events off again |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, (prepare, kernel, shape) in CASES.items():
+        prepared = prepare(kernel, random_device(shape, 1), random_device(shape, 2))
+        before = events_only.measure(prepared.run, profile).median
+        traced = cupti.measure(prepared.run, profile)
+        after = events_only.measure(prepared.run, profile).median
+        print(f"| {name} | {before * 1e6:.2f} | {statistics.median(traced.event_samples) * 1e6:.2f} "
+              f"| {traced.median * 1e6:.2f} | {after * 1e6:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
