@@ -1,0 +1,75 @@
+"""Which CUPTI kernel activity kind leaves a kernel's own time alone? (NOTES.md, 2026-11-30)
+
+    python3 scripts/cupti_kinds.py
+
+For a few cases, 100 launches each (synchronized, no L2 flush, events around
+each launch) with CUPTI activity off, with CUPTI_ACTIVITY_KIND_KERNEL
+(serializes kernels), with CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (what the
+suite's timer records) and off again; prints the medians of the events and of
+CUPTI's kernel end - start, in µs.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kernels import prepare_add, prepare_matmul  # noqa: E402
+from suites.perf_cases import random_device  # noqa: E402
+
+CASES = {  # name: (launcher, kernel, operand shape)
+    "vector_add 64M": (prepare_add, "vector_add", (8192 * 8192,)),
+    "matrix_add_2d 8192^2": (prepare_add, "matrix_add_2d", (8192, 8192)),
+    "vector_add_vec4 64M": (prepare_add, "vector_add_vec4", (8192 * 8192,)),
+    "warptile 1024": (prepare_matmul, "warptile", (1024, 1024)),
+}
+LAUNCHES = 100
+
+
+def main() -> None:
+    import cupy
+    from cupti import cupti
+
+    kernel_kinds = (int(cupti.ActivityKind.KERNEL), int(cupti.ActivityKind.CONCURRENT_KERNEL))
+    durations: list[int] = []
+
+    def buffer_requested():
+        return 8 << 20, 0
+
+    def buffer_completed(activities):
+        durations.extend(int(a.end) - int(a.start) for a in activities if int(a.kind) in kernel_kinds)
+
+    cupti.activity_register_callbacks(buffer_requested, buffer_completed)
+    modes = [("off", None), ("KERNEL", cupti.ActivityKind.KERNEL),
+             ("CONCURRENT_KERNEL", cupti.ActivityKind.CONCURRENT_KERNEL), ("off again", None)]
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    print("| case | CUPTI activity | events median µs | CUPTI kernel median µs |")
+    print("| --- | --- | --- | --- |")
+    for name, (prepare, kernel, shape) in CASES.items():
+        prepared = prepare(kernel, random_device(shape, 1), random_device(shape, 2))
+        for _ in range(5):
+            prepared.run()
+        for mode, kind in modes:
+            durations.clear()
+            if kind is not None:
+                cupti.activity_enable(kind)
+            times = []
+            for _ in range(LAUNCHES):
+                cupy.cuda.runtime.deviceSynchronize()
+                start.record()
+                prepared.run()
+                stop.record()
+                stop.synchronize()
+                times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3)
+            if kind is not None:
+                cupti.activity_disable(kind)
+            cupti.activity_flush_all(1)
+            traced = f"{statistics.median(durations) / 1e3:.2f}" if durations else "—"
+            print(f"| {name} | {mode} | {statistics.median(times):.2f} | {traced} |")
+
+
+if __name__ == "__main__":
+    main()
