@@ -53,8 +53,11 @@ class TimedCase:
         run = prepared.run if prepared is not None else case
         started = time.time()
         if state.ref is not None:
-            if wall or prepared is None:
-                pytest.skip("--compare-ref compares GPU-timed kernel cases; this one is timed by wall clock")
+            if wall:
+                pytest.skip("--compare-ref compares GPU-timed kernel cases; this host routine is timed by wall clock")
+            if prepared is None:
+                pytest.skip("--compare-ref compares GPU-timed kernel cases prepared by the kernels package; "
+                            "this case is a plain run, which the base side cannot prepare")
             return self._compare_with_ref(prepared, flush, kernel, shape, started)
         if wall:
             measurement = measure_wall(run, state.profile)

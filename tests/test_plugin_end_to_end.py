@@ -191,3 +191,16 @@ def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
         result = run(tmp_path, *args, env=env)
         assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
         assert "no usable CUDA GPU" in output(result)
+
+
+def test_an_unknown_compare_ref_is_an_error_before_anything_runs(suite):
+    result = run(suite, "--compare-ref", "no-such-branch-anywhere")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert "unknown git ref 'no-such-branch-anywhere'" in output(result)
+    assert "Traceback" not in output(result)
+
+
+def test_compare_ref_skips_cases_it_cannot_prepare_on_the_base_side_with_the_reason(suite):
+    result = run(suite, "--compare-ref", "HEAD", "-rs")
+    assert result.returncode == 0, output(result)
+    assert "3 skipped" in output(result) and "a plain run, which the base side cannot prepare" in output(result)
