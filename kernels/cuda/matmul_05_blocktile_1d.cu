@@ -5,19 +5,8 @@
 // edges: any M, N, K works. The sizes come from blocktile_1d() in
 // kernels/registry.py, which also sets the launch's block and grid.
 #include "common.cuh"
+#include "block_tile_sizes.cuh"
 
-#ifndef BM
-#error "BM must be given by kernels/registry.py"
-#endif
-#ifndef BN
-#error "BN must be given by kernels/registry.py"
-#endif
-#ifndef BK
-#error "BK must be given by kernels/registry.py"
-#endif
-#ifndef TM
-#error "TM must be given by kernels/registry.py"
-#endif
 #define THREADS (BM * BN / TM)
 static_assert(BM * BK == THREADS && BK * BN == THREADS, "each thread loads one element of each tile");
 static_assert(BM % TM == 0, "a thread's TM rows lie in one tile");

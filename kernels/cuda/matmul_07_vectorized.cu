@@ -6,19 +6,8 @@
 // sizes come from blocktile_2d() in kernels/registry.py, which also sets the
 // launch's block and grid.
 #include "common.cuh"
+#include "block_tile_sizes.cuh"
 
-#ifndef BM
-#error "BM must be given by kernels/registry.py"
-#endif
-#ifndef BN
-#error "BN must be given by kernels/registry.py"
-#endif
-#ifndef BK
-#error "BK must be given by kernels/registry.py"
-#endif
-#ifndef TM
-#error "TM must be given by kernels/registry.py"
-#endif
 #ifndef TN
 #error "TN must be given by kernels/registry.py"
 #endif
