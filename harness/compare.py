@@ -5,9 +5,11 @@
 OLD and NEW are files the suite saved (baselines/<gpu>/NNNN_*.json, or a
 --benchmark-json output). Every case of NEW is judged against OLD with the
 same rules as a live run (harness/comparison.py): the noise model's floor
-depends on whether both runs were recorded on the same GPU (UUID) and with the
-same timer. Exit status: 0 when nothing regressed, 1 when a case regressed,
-2 when a file cannot be used (the reason is printed).
+depends on whether both runs were recorded on the same GPU (UUID), and a case
+timed by another timer in OLD is reported "other timer", not judged. Unlike a
+live run, no other stored runs add their spread to the noise. Exit status: 0
+when nothing regressed, 1 when a case regressed, 2 when a file cannot be used
+(the reason is printed).
 """
 
 from __future__ import annotations

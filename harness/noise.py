@@ -9,10 +9,8 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    Reruns on one host agree within about 1%; hosts of one model differ by a few
    percent on some cases, for reasons no sample set of one run can show.
 2. An absolute floor divided by the baseline median: 0.3 µs (launch placement
-   and clock ramp move small kernels by that much between hosts), or 3 µs when
-   the baseline was timed with another timer (held CUDA events add a fixed,
-   host-dependent 1.5-3 µs to every sample).  This is what keeps 5 µs kernels
-   from being judged on tenths of a microsecond.
+   and clock ramp move small kernels by that much between hosts).  This is what
+   keeps 5 µs kernels from being judged on tenths of a microsecond.
 3. ``z`` standard errors of what the data say: the relative standard errors of
    the two medians (from the median absolute deviation of each sample set) and,
    where the GPU model has at least three stored runs of the case, the spread of
@@ -29,6 +27,11 @@ In the report a user reads, per case, e.g. "detectable change 2.0% (2% floor,
 same GPU)" or "detectable change 3.4% (3 x noise (samples 0.4%, stored runs
 1.1%))": a slowdown smaller than that is reported as same whatever its p-value,
 and the words name the term that set it.
+
+No floor covers a change of timer: held CUDA events read 2.6-4.2 µs more per
+sample than CUPTI's kernel span, depending on the host (NOTES.md, 2026-11-30),
+so a baseline timed by the other timer is never judged (harness/comparison.py),
+and a case's stored runs of another timer are no part of its history.
 """
 
 from __future__ import annotations
@@ -62,9 +65,6 @@ class NoiseFloors:
     # Small kernels: launch placement and clock ramp move them by about 0.3 µs
     # between hosts.
     absolute_s: float = 0.3e-6
-    # Baseline timed by another timer: held CUDA events add a fixed, host-dependent
-    # 1.5-3 µs to every sample (../shared/MEASURED.md, 2026-11-30).
-    other_timer_absolute_s: float = 3e-6
     # Standard errors a change must exceed: a one-sided normal tail of 0.13%, so that
     # where this term sets the limit, a nightly of about 90 cases rarely sees noise
     # alone cross it.
@@ -78,9 +78,8 @@ class NoiseFloors:
         for name in ("same_gpu", "other_gpu"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"NoiseFloors.{name} must be a fraction in (0, 1), got {getattr(self, name)!r}")
-        for name in ("absolute_s", "other_timer_absolute_s"):
-            if getattr(self, name) < 0:  # 0: no absolute floor (wall-clock timings)
-                raise ValueError(f"NoiseFloors.{name} must be 0 or more seconds, got {getattr(self, name)!r}")
+        if self.absolute_s < 0:  # 0: no absolute floor (wall-clock timings)
+            raise ValueError(f"NoiseFloors.absolute_s must be 0 or more seconds, got {self.absolute_s!r}")
         if self.z <= 0:
             raise ValueError(f"NoiseFloors.z must be positive, got {self.z!r}")
 
@@ -155,12 +154,13 @@ def _percent(fraction: float) -> str:
 
 
 def detectable_change(baseline_samples: Sequence[float], current_samples: Sequence[float], *,
-                      same_gpu: bool, same_timer: bool, history: Sequence[float] = (),
+                      same_gpu: bool, history: Sequence[float] = (),
                       floors: NoiseFloors = NoiseFloors()) -> Detectable:
     """The smallest change of the median the verdict should call a change.
 
+    Both sample sets must come from one timer: another timer's offset is no
+    change, and no floor here allows for it.
     ``same_gpu``: the baseline was recorded on this GPU (same UUID).
-    ``same_timer``: the baseline was timed by the timer timing this run.
     ``history``: the case's medians in stored runs of this GPU model, as
     ``relevant_history`` picks them (fewer than 3: no spread term).
     The fraction is the largest of the relative floor, the absolute floor over
@@ -174,9 +174,7 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
 
     relative = floors.same_gpu if same_gpu else floors.other_gpu
     relative_words = f"{relative * 100:g}% floor, {'same GPU' if same_gpu else 'other or unknown GPU'}"
-
-    absolute_s = floors.absolute_s if same_timer else floors.other_timer_absolute_s
-    absolute_words = f"{absolute_s * 1e6:g} µs absolute floor" + ("" if same_timer else ", other timer")
+    absolute_words = f"{floors.absolute_s * 1e6:g} µs absolute floor"
 
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
     spread = history_spread(history)
@@ -184,6 +182,6 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
     noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}"
     noise_words += ")" if spread is None else f", stored runs {_percent(spread)})"
 
-    terms = [(relative, relative_words), (absolute_s / baseline_median, absolute_words), (noise, noise_words)]
+    terms = [(relative, relative_words), (floors.absolute_s / baseline_median, absolute_words), (noise, noise_words)]
     fraction, because = max(terms, key=lambda term: term[0])
     return Detectable(fraction, because)

@@ -10,9 +10,9 @@ from .paired import FASTER as FASTER_PAIRED
 from .paired import NEW, REMOVED, SLOWER, UNCHANGED, PairedVerdict
 from .paired import SAME as SAME_PAIRED
 from .record import CaseRecord
-from .verdict import FASTER, NO_BASELINE, OTHER_HOST, REGRESSED, SAME, THROTTLED, format_duration
+from .verdict import FASTER, NO_BASELINE, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED, format_duration
 
-LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, OTHER_HOST, SAME)
+LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, OTHER_HOST, OTHER_TIMER, SAME)
 _MISSING = "—"
 
 
@@ -24,23 +24,31 @@ def _rank(label: str | None) -> int:
     return LABEL_ORDER.index(label) if label in LABEL_ORDER else len(LABEL_ORDER)
 
 
+def _counts_in_order(records: list[CaseRecord]) -> dict[str, int]:
+    """Cases per label: every label of LABEL_ORDER (0 included), then any other label found."""
+    counts = Counter(r.verdict for r in records)
+    labels = list(LABEL_ORDER) + sorted(set(counts) - set(LABEL_ORDER), key=str)
+    return {label: counts[label] for label in labels}
+
+
 def verdict_counts(records: list[CaseRecord]) -> dict[str, int]:
     """Cases per verdict label, in the report's order (labels with no case left out)."""
-    counts = Counter(r.verdict for r in records)
-    labels = list(LABEL_ORDER) + sorted(set(counts) - set(LABEL_ORDER))
-    return {label: counts[label] for label in labels if counts[label]}
+    return {label: n for label, n in _counts_in_order(records).items() if n}
 
 
 def _summary(records: list[CaseRecord]) -> str:
-    counts = Counter(r.verdict for r in records)
-    parts = [f"{counts[label]} {label}" for label in LABEL_ORDER]
-    parts += [f"{counts[label]} {label}" for label in sorted(set(counts) - set(LABEL_ORDER))]
+    parts = [f"{n} {label}" for label, n in _counts_in_order(records).items()]
     total = len(records)
     return f"Summary: {', '.join(parts)} ({total} case{'' if total == 1 else 's'})"
 
 
 def _percent(fraction: float | None) -> str:
     return _MISSING if fraction is None else f"{100 * fraction:.1f}%"
+
+
+def _where(gpu) -> str:
+    """The GPU a report is about, as its heading names it: model, UUID and host."""
+    return f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
 
 
 def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_cases: dict | None = None) -> str:
@@ -55,8 +63,7 @@ def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_case
     baseline records (default: medians are taken from ratio and current median).
     """
     against = f"`{baseline_file}`" if baseline_file else "no baseline"
-    where = f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
-    lines = [f"# Kernel suite on {where} vs {against}", "", _summary(records), "",
+    lines = [f"# Kernel suite on {_where(gpu)} vs {against}", "", _summary(records), "",
              "| case | baseline | now | ratio | detectable | rate | timer | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     ordered = sorted(records, key=lambda r: (_rank(r.verdict), r.case))
@@ -88,9 +95,8 @@ def paired_counts(verdicts: list[PairedVerdict]) -> dict[str, int]:
 
 def markdown_paired_report(verdicts: list[PairedVerdict], gpu, ref: str, sha: str, accepted: str | None) -> str:
     """The report of a --compare-ref run: head against REF, measured interleaved in one run."""
-    where = f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
     counts = paired_counts(verdicts)
-    lines = [f"# Kernel suite: this tree against `{ref}` ({sha[:10]}) on {where}", "",
+    lines = [f"# Kernel suite: this tree against `{ref}` ({sha[:10]}) on {_where(gpu)}", "",
              "Summary: " + (", ".join(f"{n} {label}" for label, n in counts.items()) or "no cases"), ""]
     if accepted and counts.get(SLOWER):
         lines += [f"**Slowdown accepted**: {_cell(accepted)}", ""]

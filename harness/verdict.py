@@ -4,7 +4,8 @@ A case is compared with its baseline on medians.  A change counts only when
 two things agree: the median ratio moves past the case's smallest detectable
 change (harness/noise.py says how that is set) and a one-sided Mann-Whitney U
 test on the raw samples is significant.  Cases timed while NVML reported
-throttling are never compared.
+throttling are never compared; harness/comparison.py adds the cases that are
+not judged because of their baseline (another timer, another host, throttled).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ FASTER = "faster"
 NO_BASELINE = "no baseline"
 THROTTLED = "throttled"
 OTHER_HOST = "other host"  # a wall-clock case against a baseline from another machine: not judged
+OTHER_TIMER = "other timer"  # a baseline case timed by another timer (CUPTI, held CUDA events): not judged
 
 # With 3 samples a side the smallest one-sided p is 0.05; below that no test is run.
 MIN_SAMPLES_FOR_TEST = 3
@@ -132,8 +134,9 @@ def judge(
     """Compare one case's current samples with its baseline samples.
 
     ``detectable`` is the case's smallest detectable change as a fraction
-    (``harness.noise.detectable_change``); it may exceed 1 for a tiny kernel
-    against a 3 µs floor.  ``because`` names what set it, for the reason.
+    (``harness.noise.detectable_change``); it may exceed 1 when the absolute
+    floor is longer than the baseline median.  ``because`` names what set it,
+    for the reason.
     Returns a Verdict labelled NO_BASELINE (``baseline_samples`` is None;
     ``detectable`` may then be None), THROTTLED (``throttled`` is true),
     REGRESSED (median ratio > 1 + detectable and one-sided Mann-Whitney

@@ -20,7 +20,7 @@ def prepared_warptile(gpu):
 
 
 def verdict_of(case, baseline, current):
-    detectable = detectable_change(baseline.samples, current.samples, same_gpu=True, same_timer=True)
+    detectable = detectable_change(baseline.samples, current.samples, same_gpu=True)
     return judge(case, baseline.samples, current.samples, detectable=detectable.fraction, because=detectable.because)
 
 

@@ -20,8 +20,6 @@ import pytest
 from harness import baselines
 from harness.baselines import (
     BaselineError,
-    baseline_cases,
-    baseline_samples,
     gpu_slug,
     load_run,
     resolve_compare,
@@ -186,12 +184,19 @@ def test_a_directory_named_like_the_newest_run_is_reported_not_skipped(tmp_path)
         load_run(newest)
 
 
-def test_valid_run_loads_and_maps_cases_to_samples(tmp_path):
+def test_valid_run_loads_with_its_cases_and_samples(tmp_path):
     path = store(tmp_path, "0001_run.json", recorded_run(samples=(2e-3, 3e-3, 4e-3)))
     doc = load_run(path, expected_gpu="NVIDIA H200")
-    cases = baseline_cases(doc)
-    assert sorted(cases) == sorted([MATMUL, REDUCE])
-    assert baseline_samples(cases[MATMUL]) == [2e-3, 3e-3, 4e-3]
+    assert [bench["fullname"] for bench in doc["benchmarks"]] == [MATMUL, REDUCE]
+    assert doc["benchmarks"][0]["stats"]["data"] == [2e-3, 3e-3, 4e-3]
+
+
+def test_a_stored_zero_sample_is_rejected_at_load_time(tmp_path):
+    # the verdict refuses a zero time (harness/verdict.checked_samples): loading must refuse it first
+    path = store(tmp_path, "0001_zero.json", recorded_run(samples=(1.01e-3, 0.0, 1.00e-3)))
+    with pytest.raises(BaselineError) as info:
+        load_run(path)
+    assert str(path) in str(info.value) and "positive" in str(info.value)
 
 
 def test_the_committed_h200_baseline_passes_the_strict_loader():
@@ -224,7 +229,8 @@ def bench_with(**fields):
     ({"benchmarks": [bench_with(stats={"median": 1e-3})]}, "--benchmark-save-data"),
     ({"benchmarks": [bench_with(stats={"data": []})]}, "--benchmark-save-data"),
     ({"benchmarks": [bench_with(stats={"data": [1e-3, "fast"]})]}, "not finite"),
-    ({"benchmarks": [bench_with(stats={"data": [1e-3, -1.0]})]}, "non-negative"),
+    ({"benchmarks": [bench_with(stats={"data": [1e-3, -1.0]})]}, "positive"),
+    ({"benchmarks": [bench_with(stats={"data": [1e-3, float("inf")]})]}, "not finite"),
     ({"benchmarks": [bench_with(), bench_with()]}, "more than once"),
 ])
 def test_malformed_run_is_rejected_with_the_file_and_the_problem(tmp_path, doc, problem):

@@ -1,14 +1,16 @@
-"""Judging records against a baseline: which floor applies, and wall-clock cases across machines."""
+"""Judging records against a baseline: which floor applies, and which baseline cases are no reference."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from harness.comparison import Baseline, judge_record
-from harness.record import TIMER_CUPTI, TIMER_WALL, CaseRecord
-from harness.verdict import OTHER_HOST, REGRESSED, SAME
+from harness.comparison import Baseline, history_of, judge_record
+from harness.noise import StoredMedian, relevant_history
+from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
+from harness.verdict import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
 CASE = "suites/x.py::test_x[a]"
 
@@ -17,14 +19,16 @@ def samples(median, n=40, noise=0.003, seed=0):
     return list(median * (1 + noise * np.random.default_rng(seed).standard_normal(n)))
 
 
-def baseline(timer, uuid="GPU-A", median=1e-3):
-    record = CaseRecord(case=CASE, median_s=median, samples=samples(median), timer=timer)
+def baseline(timer, uuid="GPU-A", median=1e-3, throttle_reasons=()):
+    record = CaseRecord(case=CASE, median_s=median, samples=samples(median), timer=timer,
+                        throttle_reasons=list(throttle_reasons))
     return Baseline(Path("0002_x.json"), uuid, {CASE: record})
 
 
-def judged(timer, factor, current_uuid, baseline_uuid="GPU-A"):
+def judged(timer, factor, current_uuid, baseline_uuid="GPU-A", base_timer=None, throttle_reasons=(), history=()):
     record = CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1), timer=timer)
-    judge_record(record, baseline(timer, baseline_uuid), current_gpu_uuid=current_uuid)
+    base = baseline(base_timer or timer, baseline_uuid, throttle_reasons=throttle_reasons)
+    judge_record(record, base, current_gpu_uuid=current_uuid, history=history)
     return record
 
 
@@ -45,3 +49,70 @@ def test_a_wall_clock_case_against_another_machine_is_reported_not_judged():
     assert record.verdict == OTHER_HOST and record.ratio == record.median_s / 1e-3
     assert "same machine" in record.verdict_reason
     assert judged(TIMER_WALL, 1.50, "GPU-B", baseline_uuid=None).verdict == OTHER_HOST  # unknown is not the same
+
+
+@pytest.mark.parametrize("timer, base_timer, factor, as_one_timer", [
+    # held events read 2.6-4.2 µs more per sample than CUPTI (NOTES.md): 4 µs of a 1 ms case
+    (TIMER_CUPTI, TIMER_EVENTS, 0.996, SAME),
+    (TIMER_EVENTS, TIMER_CUPTI, 1.004, SAME),
+    # a 5 µs add (CUPTI) reads about 9 µs by held events: 0.56x one way, 1.8x the other
+    (TIMER_CUPTI, TIMER_EVENTS, 0.56, FASTER),
+    (TIMER_EVENTS, TIMER_CUPTI, 1.8, REGRESSED),
+])
+def test_a_baseline_case_of_another_timer_is_reported_not_judged(timer, base_timer, factor, as_one_timer):
+    assert judged(timer, factor, "GPU-A").verdict == as_one_timer, "precondition: one timer gets a verdict"
+    record = judged(timer, factor, "GPU-A", base_timer=base_timer)
+    assert record.verdict == OTHER_TIMER == "other timer"
+    assert record.ratio == pytest.approx(factor, rel=0.01)
+    assert record.p_value is None and record.detectable is None
+    assert f"timed by {base_timer} and this run by {timer}" in record.verdict_reason
+    assert "not judged" in record.verdict_reason
+
+
+def test_a_baseline_case_without_a_timer_is_another_timer():
+    record = CaseRecord(case=CASE, median_s=1e-3, samples=samples(1e-3, seed=1), timer=TIMER_CUPTI)
+    judge_record(record, baseline(None), current_gpu_uuid="GPU-A")
+    assert record.verdict == OTHER_TIMER
+    assert "timed by an unknown timer and this run by cupti" in record.verdict_reason
+
+
+def test_a_baseline_case_recorded_while_throttled_is_no_reference():
+    assert judged(TIMER_CUPTI, 1.10, "GPU-A").verdict == REGRESSED, "precondition: a fit baseline flags 1.10x"
+    record = judged(TIMER_CUPTI, 1.10, "GPU-A", throttle_reasons=["hw_thermal_slowdown"])
+    assert record.verdict == THROTTLED
+    assert record.ratio == pytest.approx(1.10, rel=0.01) and record.p_value is None
+    assert "the baseline was throttled" in record.verdict_reason and "hw_thermal_slowdown" in record.verdict_reason
+
+
+def stored_run(uuid, timer, median, throttle_reasons=()):
+    """A saved run's document holding CASE only, with three samples whose median is ``median``."""
+    extra = {"timer": timer, "throttle_reasons": list(throttle_reasons)}
+    bench = {"fullname": CASE, "stats": {"data": [median * 0.99, median, median * 1.01]}, "extra_info": extra}
+    return {"machine_info": {"gpu": {"name": "NVIDIA H200", "uuid": uuid}}, "benchmarks": [bench]}
+
+
+def runs_of_two_gpus_and_two_timers():
+    return [stored_run("GPU-A", TIMER_CUPTI, 1.00e-3), stored_run("GPU-A", TIMER_CUPTI, 1.01e-3),
+            stored_run("GPU-A", TIMER_CUPTI, 0.99e-3), stored_run("GPU-B", TIMER_CUPTI, 1.04e-3),
+            stored_run("GPU-A", TIMER_EVENTS, 1.004e-3),
+            stored_run("GPU-A", TIMER_CUPTI, 1.30e-3, throttle_reasons=["sw_power_cap"])]
+
+
+def test_history_of_keeps_each_runs_gpu_timer_and_median_but_no_throttled_run():
+    history = history_of(runs_of_two_gpus_and_two_timers())
+    assert history == {CASE: [StoredMedian("GPU-A", TIMER_CUPTI, 1.00e-3), StoredMedian("GPU-A", TIMER_CUPTI, 1.01e-3),
+                              StoredMedian("GPU-A", TIMER_CUPTI, 0.99e-3), StoredMedian("GPU-B", TIMER_CUPTI, 1.04e-3),
+                              StoredMedian("GPU-A", TIMER_EVENTS, 1.004e-3)]}
+    runs = history[CASE]
+    assert relevant_history(runs, "GPU-A", "GPU-A", TIMER_CUPTI) == [1.00e-3, 1.01e-3, 0.99e-3]
+    assert relevant_history(runs, "GPU-A", "GPU-B", TIMER_CUPTI) == [1.00e-3, 1.01e-3, 0.99e-3, 1.04e-3]
+    assert relevant_history(runs, "GPU-A", "GPU-A", TIMER_EVENTS) == [1.004e-3]
+
+
+def test_the_history_of_this_gpu_and_timer_sets_the_detectable_change():
+    runs = history_of(runs_of_two_gpus_and_two_timers())[CASE]
+    record = judged(TIMER_CUPTI, 1.0, "GPU-A", history=runs)
+    # spread of 1.00, 1.01 and 0.99 ms is 1.0%; with the 1.30 ms throttled run or GPU-B's it would be larger
+    assert "stored runs 1.0%" in record.verdict_reason
+    assert record.detectable == pytest.approx(0.030, abs=0.001)
+    assert judged(TIMER_CUPTI, 1.0, "GPU-A").detectable == 0.02, "precondition: without history the floor sets it"

@@ -39,12 +39,11 @@ def spread_samples(median, rsd, n, seed=0):
 
 
 def test_default_floors_are_the_measured_figures():
-    assert NoiseFloors() == NoiseFloors(same_gpu=0.02, other_gpu=0.05, absolute_s=0.3e-6,
-                                        other_timer_absolute_s=3e-6, z=3.0)
+    assert NoiseFloors() == NoiseFloors(same_gpu=0.02, other_gpu=0.05, absolute_s=0.3e-6, z=3.0)
 
 
 @pytest.mark.parametrize("field, value", [
-    ("same_gpu", 0.0), ("other_gpu", 1.0), ("absolute_s", -1e-6), ("other_timer_absolute_s", -3e-6),
+    ("same_gpu", 0.0), ("other_gpu", 1.0), ("absolute_s", -1e-6),
     ("z", 0.0), ("z", float("nan")), ("z", True), ("same_gpu", "2%"),
 ])
 def test_a_floor_out_of_its_range_is_refused_by_name(field, value):
@@ -53,9 +52,9 @@ def test_a_floor_out_of_its_range_is_refused_by_name(field, value):
 
 
 def test_zero_absolute_floors_mean_none_as_for_wall_clock_timings():
-    floors = NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0, other_timer_absolute_s=0.0)
+    floors = NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0)
     tiny = spread_samples(1e-6, 0.001, 21)
-    detectable = detectable_change(tiny, tiny, same_gpu=False, same_timer=False, floors=floors)
+    detectable = detectable_change(tiny, tiny, same_gpu=False, floors=floors)
     assert detectable == Detectable(0.30, "30% floor, other or unknown GPU")
 
 
@@ -139,36 +138,28 @@ def test_history_of_another_timer_is_separate():
 
 def test_a_quiet_large_case_against_this_gpu_gets_the_2_percent_floor():
     samples = recorded(ADD_8192_VEC4)
-    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True)
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True)
     assert detectable == Detectable(0.02, "2% floor, same GPU")
 
 
 def test_a_quiet_large_case_against_another_gpu_gets_the_5_percent_floor():
     samples = recorded(ADD_8192_VEC4)
-    detectable = detectable_change(samples[:55], samples[55:], same_gpu=False, same_timer=True)
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=False)
     assert detectable == Detectable(0.05, "5% floor, other or unknown GPU")
 
 
 def test_a_5_microsecond_case_gets_the_absolute_floor():
     baseline, current = spread_samples(5e-6, 0.02, 10), spread_samples(5e-6, 0.02, 10, seed=1)
-    detectable = detectable_change(baseline, current, same_gpu=True, same_timer=True)
+    detectable = detectable_change(baseline, current, same_gpu=True)
     # 0.3 µs of a 5 µs median; the data alone would allow 3 * 1.1%
     assert detectable.fraction == pytest.approx(0.06, rel=1e-4)
     assert detectable.because == "0.3 µs absolute floor"
 
 
-def test_another_timer_raises_the_absolute_floor_to_3_microseconds():
-    baseline, current = spread_samples(50e-6, 0.005, 21), spread_samples(50e-6, 0.005, 21, seed=1)
-    other = detectable_change(baseline, current, same_gpu=True, same_timer=False)
-    same = detectable_change(baseline, current, same_gpu=True, same_timer=True)
-    assert other == Detectable(pytest.approx(0.06), "3 µs absolute floor, other timer")
-    assert same == Detectable(0.02, "2% floor, same GPU")
-
-
 def test_noisy_samples_set_the_limit_at_three_standard_errors():
     # each side: median 1 ms, MAD 1%, 3 samples; se 1.0728% each, 1.5172% together
     baseline, current = [0.99e-3, 1.0e-3, 1.01e-3], [1.01e-3, 0.99e-3, 1.0e-3]
-    detectable = detectable_change(baseline, current, same_gpu=True, same_timer=True)
+    detectable = detectable_change(baseline, current, same_gpu=True)
     assert detectable.fraction == pytest.approx(3 * 0.0151716, rel=1e-4)
     assert detectable.because == "3 x noise (samples 1.5%)"
 
@@ -176,7 +167,7 @@ def test_noisy_samples_set_the_limit_at_three_standard_errors():
 def test_the_spread_of_stored_runs_adds_to_the_sample_noise():
     samples = recorded(ADD_8192_VEC4)
     sample_se = math.hypot(median_rel_se(samples[:55]), median_rel_se(samples[55:]))
-    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True,
                                    history=[1.0, 1.02, 0.98])
     assert detectable.fraction == pytest.approx(3 * math.hypot(sample_se, 0.0200030), rel=1e-5)
     assert detectable.because == "3 x noise (samples 0.1%, stored runs 2.0%)"
@@ -184,23 +175,23 @@ def test_the_spread_of_stored_runs_adds_to_the_sample_noise():
 
 def test_fewer_than_three_stored_runs_add_nothing():
     samples = recorded(ADD_8192_VEC4)
-    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True,
                                    history=[1.0, 1.5])
     assert detectable == Detectable(0.02, "2% floor, same GPU")
 
 
 def test_two_samples_a_side_fall_back_to_the_floors():
-    detectable = detectable_change([1.0e-3, 1.5e-3], [1.0e-3, 1.5e-3], same_gpu=True, same_timer=True)
+    detectable = detectable_change([1.0e-3, 1.5e-3], [1.0e-3, 1.5e-3], same_gpu=True)
     assert detectable == Detectable(0.02, "2% floor, same GPU")
 
 
 def test_custom_floors_are_used():
     samples = recorded(ADD_8192_VEC4)
     floors = NoiseFloors(same_gpu=0.01)
-    assert detectable_change(samples[:55], samples[55:], same_gpu=True, same_timer=True,
+    assert detectable_change(samples[:55], samples[55:], same_gpu=True,
                              floors=floors) == Detectable(0.01, "1% floor, same GPU")
 
 
 def test_empty_current_samples_are_refused():
     with pytest.raises(ValueError, match="current samples are empty"):
-        detectable_change([1e-3], [], same_gpu=True, same_timer=True)
+        detectable_change([1e-3], [], same_gpu=True)

@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from harness.paired import SLOWER, PairedVerdict
 from harness.record import CaseRecord
-from harness.report import markdown_report, verdict_counts, write_report
-from harness.verdict import FASTER, NO_BASELINE, REGRESSED, SAME, THROTTLED
+from harness.report import markdown_paired_report, markdown_report, verdict_counts, write_report
+from harness.verdict import FASTER, NO_BASELINE, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
 GPU = SimpleNamespace(name="NVIDIA H200", uuid="GPU-1234", host="h200-a")
 BASELINE = "baselines/NVIDIA_H200/0003_tuned.json"
@@ -47,7 +48,31 @@ def test_report_has_one_row_per_case_regressions_first():
 def test_report_names_the_gpu_its_uuid_host_and_baseline():
     text = markdown_report(records(), GPU, BASELINE)
     assert text.splitlines()[0] == f"# Kernel suite on NVIDIA H200 (GPU-1234, host h200-a) vs `{BASELINE}`"
-    assert "Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, 0 other host, 2 same (6 cases)" in text
+    assert ("Summary: 1 regressed, 1 faster, 1 throttled, 1 no baseline, 0 other host, 0 other timer, 2 same "
+            "(6 cases)") in text
+
+
+def test_paired_report_names_the_gpu_as_the_verdict_report_does():
+    slower = PairedVerdict("suites/b.py::test_b[slow]", SLOWER, 1e-3, 1.1e-3, 1.1, 1.08, 1.12, 0.02, "10% slower")
+    text = markdown_paired_report([slower], GPU, "main", "0123456789abcdef", None)
+    assert text.splitlines()[0] == ("# Kernel suite: this tree against `main` (0123456789) "
+                                    "on NVIDIA H200 (GPU-1234, host h200-a)")
+    unknown = SimpleNamespace(name="NVIDIA H200", uuid=None, host="h200-b")
+    assert "on NVIDIA H200 (UUID unknown, host h200-b) vs no baseline" in markdown_report(records(), unknown, None)
+
+
+def test_other_timer_is_counted_after_other_host_and_listed_with_its_reason():
+    cases = records() + [
+        judged("suites/f.py::test_f[wall]", OTHER_HOST, 2e-3, 1.5, None, "timed by wall clock"),
+        judged("suites/g.py::test_g[timer]", OTHER_TIMER, 5e-6, 0.56, None, "timed by cuda events and this run by cupti"),
+    ]
+    text = markdown_report(cases, GPU, BASELINE)
+    assert "1 no baseline, 1 other host, 1 other timer, 2 same (8 cases)" in text
+    order = [row.split("|")[1].strip().strip("`") for row in table_rows(text)]
+    assert order[-4:] == ["suites/f.py::test_f[wall]", "suites/g.py::test_g[timer]",
+                          "suites/a.py::test_a[also_same]", "suites/a.py::test_a[same]"]
+    assert "- `suites/g.py::test_g[timer]`: timed by cuda events and this run by cupti" in text
+    assert list(verdict_counts(cases))[-3:] == [OTHER_HOST, OTHER_TIMER, SAME]
 
 
 def test_report_row_shows_baseline_now_ratio_detectable_rate_and_bold_regression():
