@@ -16,7 +16,10 @@ code it replaces, on this GPU, now. With `--compare-ref REF`:
   bootstrap confidence interval over the pairs (harness/paired.py). A slower
   case fails its own test unless the slowdown was accepted
   (`--accept-slowdown REASON`: a pull-request label or commit trailer).
-* Kernels that exist on one side only are reported as new or removed.
+* Kernels that exist on one side only are reported as new or removed: a case
+  whose kernel REF's registry does not know ("unknown ... kernel", a
+  ValueError of its launchers) is new; any other error preparing the base
+  side is an error of the run.
 """
 
 from __future__ import annotations
@@ -88,7 +91,11 @@ class RefComparison:
         """
         try:
             base_prepared = prepared.same_case_in(self.base)
-        except (KeyError, ValueError, AttributeError) as error:  # the kernel does not exist in REF
+        except ValueError as error:
+            # new only when REF's registry lacks the kernel ("unknown matmul kernel 'x'; known: ...");
+            # any other error on the base side is a bug, never a "new" kernel
+            if not str(error).startswith("unknown"):
+                raise
             measurement = timer.measure(prepared.run, profile, flush=flush, case=case)
             verdict = replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")
             self.verdicts.append(verdict)

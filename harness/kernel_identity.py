@@ -8,30 +8,26 @@ globals) and the ELF flags that name the architecture. The whole cubin is not ha
 also carries the compiler's command line and version (`.note.nv.tkinfo`), and with
 `-lineinfo` the source line table, which moves when a comment is added.
 
-`launch_identity` hashes the launch configuration of a registry entry (any dataclass), so
-that a kernel counts as unchanged only when both its code and the way it is launched are.
-
-Both return hex SHA-256 digests. Nothing here imports the suite's `kernels` package: the
-caller passes the source text and options (`kernels.compile.load_source`, `BASE_OPTIONS`).
+It returns a hex SHA-256 digest. The launch (grid, block, shared memory) is not part of it:
+each prepared case describes its own (`kernels.compile.KernelBuild.launch`) and
+harness/ab_compare.py hashes the two together. Nothing here imports the suite's `kernels`
+package: the caller passes the source text and options (`kernels.compile.load_source`,
+`BASE_OPTIONS`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import io
-import json
 import re
 import struct
 from collections.abc import Sequence
 
 from elftools.elf.elffile import ELFFile
 
-# registry fields that describe a kernel without changing how it runs (older registries used seed and tags)
-DESCRIPTIVE_FIELDS = ("name", "summary", "tutorial", "tutorials", "seed", "tags")
-
 _ARCH = re.compile(r"sm_\d+[af]?")
+_COMPUTE_CAPABILITY = re.compile(r"\d+\.\d+")
 _CODE_PREFIXES = (".text.", ".rela.text.", ".rel.text.")
 _MEMORY_PREFIXES = (".nv.shared.", ".nv.constant", ".rela.nv.constant", ".nv.global")
 
@@ -41,6 +37,13 @@ _MEMORY_PREFIXES = (".nv.shared.", ".nv.constant", ".rela.nv.constant", ".nv.glo
 # one kernel: with `function` given, those of other kernels are left out.
 _SIZED_RECORD = 4
 _PER_KERNEL_ATTRIBUTES = {0x11, 0x12, 0x1E, 0x23, 0x2F}
+
+
+def arch_of(compute_capability: str) -> str:
+    """NVRTC's name of the real architecture of a compute capability: "9.0" -> "sm_90"."""
+    if not isinstance(compute_capability, str) or not _COMPUTE_CAPABILITY.fullmatch(compute_capability):
+        raise ValueError(f"compute capability must read like '9.0', got {compute_capability!r}")
+    return "sm_" + compute_capability.replace(".", "")
 
 
 def _cubin(source_text: str, options: tuple[str, ...], arch: str, name: str) -> bytes:
@@ -145,29 +148,3 @@ def build_identity(source_text: str, options: Sequence[str], arch: str, name: st
     if not isinstance(arch, str) or not _ARCH.fullmatch(arch):
         raise ValueError(f"arch must name a real architecture such as 'sm_90', got {arch!r}")
     return _cached_identity(source_text, tuple(options), arch, name, function)
-
-
-def launch_configuration(kernel_entry, excluded: Sequence[str] = DESCRIPTIVE_FIELDS) -> dict:
-    """The fields of a registry entry (a dataclass instance) other than the descriptive ones."""
-    if not dataclasses.is_dataclass(kernel_entry) or isinstance(kernel_entry, type):
-        raise TypeError(f"expected a dataclass instance such as a registry entry, got {kernel_entry!r}")
-    if isinstance(excluded, str):
-        raise TypeError(f"excluded must be a sequence of field names, got the string {excluded!r}")
-    skipped = set(excluded)
-    return {key: value for key, value in dataclasses.asdict(kernel_entry).items() if key not in skipped}
-
-
-def launch_identity(kernel_entry, excluded: Sequence[str] = DESCRIPTIVE_FIELDS) -> str:
-    """Hex SHA-256 of a registry entry's launch configuration: every dataclass field except
-    the descriptive ones in `excluded` (threads, tile, grid, defines, shared bytes, ...), and
-    the class's name. Names in `excluded` that the class lacks are ignored.
-
-    Raises TypeError for something that is not a dataclass instance or whose fields are not
-    plain data (numbers, strings, booleans, None, tuples, lists, dicts of those).
-    """
-    configuration = launch_configuration(kernel_entry, excluded)
-    try:
-        text = json.dumps([type(kernel_entry).__qualname__, configuration], sort_keys=True, separators=(",", ":"))
-    except TypeError as error:
-        raise TypeError(f"launch configuration of {type(kernel_entry).__name__} is not plain data: {error}") from None
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -29,6 +29,7 @@ from pytest_benchmark.storage.file import FileStorage
 from . import hookspecs
 from .baselines import BaselineError, load_run, resolve_compare, save_run, stored_runs
 from .comparison import Baseline, floors_with_threshold, history_of
+from .kernel_identity import arch_of
 from .noise import NoiseFloors
 from .record import CaseRecord
 from .report import markdown_report, verdict_counts, write_report
@@ -55,6 +56,7 @@ class SuiteState:
     gpu: object = None  # GpuInfo of the device in use
     timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
     ref: object = None  # harness.ab_compare.RefComparison under --compare-ref
+    replaced_get_machine_id: object = None  # pytest_benchmark.session's own, while the plugin's stands in
     baseline: Baseline | None = None
     history: dict = field(default_factory=dict)
     failures: int = 0
@@ -134,6 +136,7 @@ def pytest_configure(config):
             raise pytest.UsageError("--compare-ref runs in one process: drop -n")
         if getattr(config.option, "benchmark_compare", None):
             raise pytest.UsageError("--compare-ref compares with a git ref in this run; drop --benchmark-compare")
+        _refuse_baseline_options_with_compare_ref(config)
     if not hasattr(config.option, "benchmark_storage"):
         return  # pytest-benchmark not loaded (-p no:benchmark)
     config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
@@ -147,7 +150,22 @@ def pytest_configure(config):
         # pytest-benchmark names its storage folder from get_machine_id() in BenchmarkSession's
         # constructor, which its trylast pytest_configure calls after this hook
         slug = state.gpu.slug
+        state.replaced_get_machine_id = pytest_benchmark.session.get_machine_id
         pytest_benchmark.session.get_machine_id = lambda: slug
+
+
+def _refuse_baseline_options_with_compare_ref(config) -> None:
+    """A pull request's run is judged against its base in the same run: it must never be stored
+    as a baseline, nor judged by pytest-benchmark against a stored one."""
+    conflicts = {
+        "benchmark_save": "--benchmark-save: a pull-request run is never saved as a baseline",
+        "benchmark_autosave": "--benchmark-autosave: a pull-request run is never saved as a baseline",
+        "benchmark_compare_fail": "--benchmark-compare-fail: it judges against a stored baseline, "
+                                  "and --compare-ref judges against the ref",
+    }
+    for option, why in conflicts.items():
+        if getattr(config.option, option, None):
+            raise pytest.UsageError(f"--compare-ref cannot be combined with {why}; drop one of them")
 
 
 def pytest_sessionstart(session):
@@ -171,8 +189,7 @@ def _open_ref(config, state: SuiteState) -> None:
     from .ref_tree import RefError
 
     try:
-        state.ref = RefComparison(ROOT, config.getoption("compare_ref"),
-                                  arch="sm_" + state.gpu.compute_capability.replace(".", ""),
+        state.ref = RefComparison(ROOT, config.getoption("compare_ref"), arch=arch_of(state.gpu.compute_capability),
                                   time_identical=config.getoption("compare_ref_all"),
                                   accepted=config.getoption("accept_slowdown"))
     except RefError as error:
@@ -181,8 +198,15 @@ def _open_ref(config, state: SuiteState) -> None:
 
 def pytest_unconfigure(config):
     state = config.stash.get(STATE, None)
-    if state is not None and state.ref is not None:
+    if state is None:
+        return
+    if state.ref is not None:
         state.ref.close()  # removes the temporary worktree
+    if state.replaced_get_machine_id is not None:  # the GPU's folder name must not outlive this session
+        import pytest_benchmark.session
+
+        pytest_benchmark.session.get_machine_id = state.replaced_get_machine_id
+        state.replaced_get_machine_id = None
 
 
 def _is_xdist_controller(config) -> bool:
@@ -248,7 +272,7 @@ def pytest_report_header(config):
     info = state.gpu
     return [
         f"kernel suite: {info.name} {info.uuid or '(no UUID: NVML missing)'} on {info.host} (CUDA device "
-        f"{info.cuda_device}, {info.pci_bus_id}, sm_{info.compute_capability.replace('.', '')}, "
+        f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
         f"kernel suite: profile {config.getoption('profile')}, baselines in {BASELINES / info.slug}",
     ]

@@ -19,7 +19,8 @@ import pytest
 
 from .ab_compare import case_identity
 from .comparison import judge_record
-from .record import TIMER_WALL, CaseRecord
+from .kernel_identity import arch_of
+from .record import CaseRecord
 from .timing import Measurement, measure_wall
 from .verdict import REGRESSED, format_duration
 from .workers import worker_id
@@ -45,7 +46,10 @@ class TimedCase:
         a plain `run(stream)` (GPU time), or with wall=True a host routine
         `run()` timed by wall clock. flops or bytes_moved is the case's work;
         ceiling is (name, work per second, or a function giving it) measured in
-        this run, and datasheet_rate the datasheet's work per second.
+        this run, and datasheet_rate the datasheet's work per second. A value
+        of `params` may also be a function: like the ceiling's, it is called
+        only when the case is timed (a case skipped under --compare-ref
+        measures nothing for its record).
         Returns the measurement (None when --compare-ref found the case unchanged).
         """
         state = self.state
@@ -65,22 +69,15 @@ class TimedCase:
             measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname)
         if ceiling is not None and callable(ceiling[1]):
             ceiling = (ceiling[0], ceiling[1]())
+        params = {key: value() if callable(value) else value for key, value in (params or {}).items()}
         info = state.gpu
         record = CaseRecord(
-            case=self.benchmark.fullname, median_s=measurement.median, samples=list(measurement.samples),
-            kernel=kernel, shape=shape, params=dict(params or {}), flops=flops, bytes=bytes_moved,
-            ceiling=ceiling[0] if ceiling else None, ceiling_rate=ceiling[1] if ceiling else None,
-            datasheet_rate=datasheet_rate,
-            timer=TIMER_WALL if wall else measurement.timer,
-            timer_note="" if wall else getattr(self.timer, "note", ""),
-            event_median_s=statistics.median(measurement.event_samples) if measurement.event_samples else None,
-            rsd=measurement.rsd, stopped_by=measurement.stopped_by,
-            sm_clock_mhz_min=min(measurement.sm_clock_mhz, default=None),
-            sm_clock_mhz_max=max(measurement.sm_clock_mhz, default=None),
-            throttle_reasons=sorted(set(measurement.throttle)), retaken_for_throttle=measurement.retaken,
+            case=self.benchmark.fullname, kernel=kernel, shape=shape, params=params, flops=flops,
+            bytes=bytes_moved, ceiling=ceiling[0] if ceiling else None, ceiling_rate=ceiling[1] if ceiling else None,
+            datasheet_rate=datasheet_rate, timer_note="" if wall else getattr(self.timer, "note", ""),
             gpu_uuid=info.uuid, pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device,
             worker=worker_id() or "main", timing_started=started, timing_ended=time.time(),
-            sass=sass_of(prepared, info) if prepared is not None else None,
+            sass=sass_of(prepared, info) if prepared is not None else None, **measured_fields(measurement),
         )
         if state.comparing:
             judge_record(record, state.baseline, current_gpu_uuid=info.uuid,
@@ -108,13 +105,13 @@ class TimedCase:
             return None
         info = state.gpu
         record = CaseRecord(
-            case=self.benchmark.fullname, median_s=head.median, samples=list(head.samples), kernel=kernel,
-            shape=shape, timer=head.timer, rsd=head.rsd, stopped_by=head.stopped_by, gpu_uuid=info.uuid,
-            pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
+            case=self.benchmark.fullname, kernel=kernel, shape=shape, timer_note=getattr(self.timer, "note", ""),
+            gpu_uuid=info.uuid, pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
             timing_started=started, timing_ended=time.time(), sass=sass_of(prepared, info),
             verdict=verdict.label, ratio=verdict.ratio, detectable=verdict.detectable,
             verdict_reason=verdict.reason, baseline=f"{state.ref.ref} ({state.ref.tree.sha[:10]})",
             params={"base_median_s": verdict.base_median, "ci_low": verdict.ci_low, "ci_high": verdict.ci_high},
+            **measured_fields(head),
         )
         self._hand_to_pytest_benchmark(record)
         if state.ref.fails(verdict):
@@ -135,7 +132,20 @@ class TimedCase:
         bench._mode = "gpu_bench.time(...)"
 
 
+def measured_fields(measurement: Measurement) -> dict:
+    """The record's fields that come from a measurement: its samples, median and spread, the
+    timer, the held events' median beside CUPTI's, the SM clocks seen and any throttling."""
+    return {
+        "median_s": measurement.median, "samples": list(measurement.samples), "timer": measurement.timer,
+        "event_median_s": statistics.median(measurement.event_samples) if measurement.event_samples else None,
+        "rsd": measurement.rsd, "stopped_by": measurement.stopped_by,
+        "sm_clock_mhz_min": min(measurement.sm_clock_mhz, default=None),
+        "sm_clock_mhz_max": max(measurement.sm_clock_mhz, default=None),
+        "throttle_reasons": sorted(set(measurement.throttle)), "retaken_for_throttle": measurement.retaken,
+    }
+
+
 def sass_of(prepared, gpu) -> str:
     """The identity of a prepared case's machine code and launch, for this GPU's architecture."""
     package = importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
-    return case_identity(package, prepared.build(), "sm_" + gpu.compute_capability.replace(".", ""))
+    return case_identity(package, prepared.build(), arch_of(gpu.compute_capability))

@@ -13,16 +13,18 @@ Each sample, as nvbench takes it:
 With CUPTI (NVIDIA's cupti-python, harness/cupti_activity.py) the sample's
 figure is instead the span from the first kernel/memcpy/memset start to the
 last end of the launch under test, as the GPU recorded them
-(harness/cupti_spans.py). The held events carry a fixed cost of 1.5-3 µs per
-sample that differs between hosts of one GPU model (../shared/MEASURED.md,
-2026-11-30); the activity records do not. The event times are kept beside
+(harness/cupti_spans.py). The held events carry a fixed cost per sample that
+differs between hosts of one GPU model (2.6-4.2 µs on three H200 hosts,
+NOTES.md); the activity records do not. The event times are kept beside
 the spans (`Measurement.event_samples`) for comparison. Which timer is used
 is decided once, when the `GpuTimer` is made, and said in `timer` and `note`.
 
 Sampling stops on noise rather than a fixed count: once at least
 `min_samples` samples and `min_time` seconds of GPU time are in and their
 relative standard deviation is under `target_rsd` (nvbench: 0.5%), or when
-the case's wall-clock cap is reached. The rule judges the active timer's
+the case's wall-clock cap is reached with at least `min_samples_before_cap`
+samples in (2 for one case, paired.MIN_PAIRS pairs for an interleaved
+comparison, whose verdict needs that many). The rule judges the active timer's
 samples. NVML's clock event reasons are read around the samples; a
 measurement during which the GPU was throttled for heat or power is retaken
 once and flagged if it still was.
@@ -43,6 +45,7 @@ import numpy as np
 from .cupti_activity import FALLBACK, open_recorder
 from .cupti_spans import TimingError, sample_spans
 from .gpu import clock_state
+from .paired import MIN_PAIRS
 
 __all__ = ["PROFILES", "GpuTimer", "Measurement", "Profile", "TimingError", "measure_wall"]
 
@@ -68,6 +71,7 @@ class Profile:
     min_time: float = 0.02  # seconds of GPU time
     target_rsd: float = 0.005
     time_cap: float = 1.5  # seconds of wall clock per case
+    min_samples_before_cap: int = 2  # the time cap stops no case with fewer (a spread needs two)
     max_samples: int = 2000
     warmup: int = 3
 
@@ -101,27 +105,12 @@ class Measurement:
             return 0.0
         return statistics.stdev(self.samples) / statistics.fmean(self.samples)
 
-    def extra_info(self) -> dict:
-        return {
-            "median_s": self.median,
-            "rsd": self.rsd,
-            "samples": len(self.samples),
-            "timer": self.timer,
-            "event_median_s": statistics.median(self.event_samples) if self.event_samples else None,
-            "stopped_by": self.stopped_by,
-            "throttled": bool(self.throttle),
-            "throttle_reasons": sorted(set(self.throttle)),
-            "retaken_for_throttle": self.retaken,
-            "sm_clock_mhz_min": min(self.sm_clock_mhz) if self.sm_clock_mhz else None,
-            "sm_clock_mhz_max": max(self.sm_clock_mhz) if self.sm_clock_mhz else None,
-        }
-
 
 def _stop_reason(samples: list[float], started: float, profile: Profile) -> str | None:
     n = len(samples)
     if n >= profile.max_samples:
         return "max samples"
-    if time.perf_counter() - started > profile.time_cap and n >= 2:
+    if time.perf_counter() - started > profile.time_cap and n >= profile.min_samples_before_cap:
         return "time cap"
     if n >= profile.min_samples and sum(samples) >= profile.min_time:
         if statistics.stdev(samples) / statistics.fmean(samples) <= profile.target_rsd:
@@ -132,7 +121,8 @@ def _stop_reason(samples: list[float], started: float, profile: Profile) -> str 
 def _collection_due(rounds: int, pending: int, started: float, profile: Profile) -> bool:
     """Whether to flush CUPTI now: the stop rule can only be judged on collected spans."""
     return (pending >= max(COLLECT_EVERY, (rounds - pending) // COLLECT_GROWTH) or rounds == profile.min_samples
-            or rounds >= profile.max_samples or (time.perf_counter() - started > profile.time_cap and rounds >= 2))
+            or rounds >= profile.max_samples
+            or (time.perf_counter() - started > profile.time_cap and rounds >= profile.min_samples_before_cap))
 
 
 @functools.cache
@@ -215,10 +205,14 @@ class GpuTimer:
         recording session: a same-run comparison of two versions of a case.
 
         The stop rule applies to each; sampling ends when both meet it. The
-        wall-clock cap is doubled, so that each still gets about its own cap.
+        wall-clock cap is doubled, so that each still gets about its own cap,
+        and stops nothing before paired.MIN_PAIRS pairs are in: fewer cannot
+        be judged, however slow a case is.
         """
         self._warm_up([run_a, run_b], profile, flush)
-        pair = dataclasses.replace(profile, time_cap=2 * profile.time_cap)
+        pair = dataclasses.replace(profile, time_cap=2 * profile.time_cap, min_samples_before_cap=MIN_PAIRS,
+                                   min_samples=max(profile.min_samples, MIN_PAIRS),
+                                   max_samples=max(profile.max_samples, MIN_PAIRS))
         a, b = self._measure_unthrottled([run_a, run_b], pair, flush, case)
         return a, b
 

@@ -204,3 +204,65 @@ def test_compare_ref_skips_cases_it_cannot_prepare_on_the_base_side_with_the_rea
     result = run(suite, "--compare-ref", "HEAD", "-rs")
     assert result.returncode == 0, output(result)
     assert "3 skipped" in output(result) and "a plain run, which the base side cannot prepare" in output(result)
+
+
+@pytest.mark.parametrize("option", ["--benchmark-save=pr", "--benchmark-autosave", "--benchmark-compare-fail=median:5%"],
+                         ids=["save", "autosave", "compare-fail"])
+def test_compare_ref_refuses_options_that_store_or_judge_against_a_baseline(suite, option):
+    # the ref does not exist: the refusal must come first, before git is asked anything
+    result = run(suite, "--compare-ref", "no-such-branch-anywhere", option)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert f"--compare-ref cannot be combined with {option.split('=')[0]}" in output(result)
+    assert "unknown git ref" not in output(result) and "Traceback" not in output(result)
+    assert saved(suite) == []
+
+
+def test_the_storage_folder_naming_is_restored_after_the_session(suite):
+    script = ("import sys, pytest, pytest_benchmark.session as session\n"
+              "original = session.get_machine_id\n"
+              "code = pytest.main(sys.argv[1:])\n"
+              "print('get_machine_id', 'restored' if session.get_machine_id is original else 'replaced', int(code))\n")
+    command = [sys.executable, "-c", script, "-p", "no:cacheprovider", "-q",
+               f"--benchmark-storage=file://{suite / 'baselines'}", "--benchmark-save=first"]
+    result = subprocess.run(command, cwd=suite, capture_output=True, text=True, env=clean_environment(), timeout=120)
+    assert "get_machine_id restored 0" in result.stdout, output(result)
+    assert saved(suite) == ["0001_first.json"]  # while the session ran, the folder was named by the GPU model
+
+
+SLOWDOWN_CONFTEST = '''
+import dataclasses
+
+from harness.gpu import ClockState
+from tests.plugins import fake_gpu
+
+pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu", "tests.plugins.slowdown"]
+
+fake_gpu.FakeDevice.clock_state = lambda self: ClockState({now}, 0)
+_fake_info = fake_gpu.fake_info
+fake_gpu.fake_info = lambda uuid: dataclasses.replace(_fake_info(uuid), sm_clock_max_mhz={maximum})
+'''
+FAKE_CASE_S = 100e-6  # the fake timer's median for the slowdown's own measurements (case "")
+
+
+def slowed_cycles(result) -> list[int]:
+    return [int(cycles) for cycles in re.findall(r"test_time\[beta\]: \+50% of [\d.]+ µs \((\d+) cycles\)",
+                                                 output(result))]
+
+
+@pytest.mark.parametrize("now, maximum, clock_mhz", [(1500, 1980, 1500), (None, 1980, 1980)],
+                         ids=["clock-now", "maximum-when-now-is-unknown"])
+def test_the_slowdown_plugin_sizes_its_spin_from_the_sm_clock_now(suite, now, maximum, clock_mhz):
+    (suite / "conftest.py").write_text(SLOWDOWN_CONFTEST.format(now=now, maximum=maximum))
+    result = run(suite, "--slow-down=*beta*:50")
+    assert result.returncode == 0, output(result)
+    # the fake timer's samples do not depend on the run, so appending costs nothing here
+    assert "appending a kernel costs 0.00 µs; 1 case(s) slowed" in output(result)
+    assert slowed_cycles(result) == [pytest.approx(0.5 * FAKE_CASE_S * clock_mhz * 1e6, rel=0.01)]
+
+
+def test_the_slowdown_plugin_refuses_a_gpu_whose_sm_clock_is_unknown(suite):
+    (suite / "conftest.py").write_text(SLOWDOWN_CONFTEST.format(now=None, maximum=None))
+    result = run(suite, "--slow-down=*beta*:50")
+    assert result.returncode != 0
+    assert "UsageError: --slow-down: the SM clock of Fake GPU 9000 is unknown" in output(result)
+    assert "1 error" in output(result) and slowed_cycles(result) == []

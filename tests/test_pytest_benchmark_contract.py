@@ -10,6 +10,7 @@ internal, the day an upgrade changes one of them.
 from __future__ import annotations
 
 import inspect
+import time
 import types
 
 import pytest_benchmark
@@ -47,13 +48,30 @@ def test_file_storage_keeps_the_constructor_and_save_the_suite_overrides():
     assert "self.storage.save(output_json, save)" in inspect.getsource(BenchmarkSession.handle_saving)
 
 
-def test_samples_can_be_handed_to_the_fixture_through_make_stats(tmp_path):
-    # harness.timed_case: stats = bench._make_stats(1); stats.update(seconds); bench._mode = ...
-    source = inspect.getsource(BenchmarkFixture._make_stats)
-    assert "self._add_stats(" in source or "_add_stats" in inspect.getsource(BenchmarkFixture)
-    assert "self._mode = None" in inspect.getsource(BenchmarkFixture.__init__)
-    assert {"extra_info", "disabled", "fullname", "group"} <= set(inspect.getsource(BenchmarkFixture.__init__)
-                                                                   .replace("self.", " ").split())
+def test_samples_handed_to_the_fixture_through_make_stats_are_registered_and_saved():
+    # harness.timed_case: bench.extra_info.update(...); stats = bench._make_stats(1); stats.update(seconds) per
+    # sample; bench._mode = "..." (so pytest-benchmark does not warn that the fixture went unused)
+    registered = []
+    node = types.SimpleNamespace(name="test_time[k]", _nodeid="suites/s.py::test_time[k]",
+                                 callspec=types.SimpleNamespace(id="k", params={"name": "k"}))
+    fixture = BenchmarkFixture(node, disable_gc=False, timer=types.SimpleNamespace(target=time.perf_counter),
+                               min_rounds=5, min_time=5e-6, max_time=1.0, warmup=False, warmup_iterations=0,
+                               calibration_precision=10, add_stats=registered.append, logger=None, warner=None,
+                               disabled=False, cprofile=False, cprofile_loops=None, cprofile_dump=None,
+                               group="matmul 1024")
+    assert fixture._mode is None and fixture.disabled is False and fixture.extra_info == {}
+    fixture.extra_info.update({"kernel": "k", "timer": "cupti"})
+    samples = [3e-3, 1e-3, 2e-3, 4e-3]
+    stats = fixture._make_stats(1)
+    for seconds in samples:
+        stats.update(seconds)
+    fixture._mode = "gpu_bench.time(...)"
+    assert isinstance(stats, Metadata) and registered == [stats] and fixture.stats is stats
+    saved = stats.as_dict(include_data=True)
+    assert saved["stats"]["data"] == samples and saved["stats"]["rounds"] == 4
+    assert saved["stats"]["median"] == 2.5e-3 and saved["stats"]["iterations"] == 1
+    assert (saved["fullname"], saved["group"], saved["param"]) == ("suites/s.py::test_time[k]", "matmul 1024", "k")
+    assert saved["extra_info"] == {"kernel": "k", "timer": "cupti"}
 
 
 def test_worker_results_rebuild_as_metadata_with_their_samples():

@@ -10,6 +10,7 @@ import pytest
 import harness.timing as timing
 from harness.cupti_activity import open_recorder
 from harness.gpu import ClockState
+from harness.paired import FASTER, MIN_PAIRS, SAME, SLOWER, judge_paired
 from harness.timing import PROFILES, GpuTimer, Measurement, Profile, TimingError, _collection_due, _stop_reason
 
 
@@ -37,20 +38,10 @@ def test_quick_profile_samples_less_than_nightly():
     assert PROFILES["quick"].time_cap < PROFILES["nightly"].time_cap
 
 
-def test_measurement_reports_median_noise_and_throttling():
-    m = Measurement([1.0, 3.0, 2.0], "noise", throttle=["HW slowdown"], sm_clock_mhz=[1980, 1755])
-    info = m.extra_info()
-    assert info["median_s"] == 2.0 and info["samples"] == 3
-    assert info["rsd"] == 0.5
-    assert info["throttled"] is True and info["throttle_reasons"] == ["HW slowdown"]
-    assert (info["sm_clock_mhz_min"], info["sm_clock_mhz_max"]) == (1755, 1980)
-
-
-def test_measurement_names_its_timer_and_the_event_median_beside_it():
-    m = Measurement([1.0, 2.0, 3.0], "noise", timer="cupti", event_samples=[2.0, 4.0, 3.0])
-    info = m.extra_info()
-    assert (info["timer"], info["median_s"], info["event_median_s"]) == ("cupti", 2.0, 3.0)
-    assert Measurement([1.0], "noise").extra_info()["event_median_s"] is None
+def test_measurement_reports_its_median_and_relative_spread():
+    m = Measurement([1.0, 3.0, 2.0], "noise")
+    assert (m.median, m.rsd) == (2.0, 0.5)
+    assert Measurement([1.0], "noise").rsd == 0.0
 
 
 # ---- the timer's choice of CUPTI and its recording session, on a fake cupti module (no GPU) ----
@@ -176,7 +167,6 @@ def test_cupti_samples_are_the_kernel_spans_and_events_are_kept_beside_them(fake
     assert m.timer == "cupti" and m.stopped_by == "noise"
     assert m.samples == pytest.approx([5_000e-9] * len(m.samples))
     assert m.event_samples == pytest.approx([(5_000 + EVENT_COST_NS) * 1e-9] * len(m.samples))
-    assert m.extra_info()["timer"] == "cupti"
 
 
 def test_the_stop_rule_judges_cupti_spans_not_event_times(fake_cupti, monkeypatch):
@@ -246,6 +236,31 @@ def test_interleaved_samples_alternate_and_each_run_gets_its_own_spans(fake_cupt
     assert a.samples == pytest.approx([4_000e-9] * len(a.samples))
     assert b.samples == pytest.approx([6_000e-9] * len(b.samples))
     assert (a.stopped_by, b.stopped_by) == ("noise", "noise")
+
+
+# every sample runs past the cap at once, and the spread never meets the target
+CAPPED = Profile("t", min_samples=10, min_time=0, target_rsd=1e-12, time_cap=0.0, warmup=0)
+
+
+@pytest.mark.parametrize("prefer_cupti", [True, False], ids=["cupti", "events"])
+def test_interleaved_sampling_takes_enough_pairs_for_a_verdict_before_the_time_cap(fake_cupti, prefer_cupti):
+    timer = GpuTimer(50 * 2**20, prefer_cupti=prefer_cupti)
+    steps = iter(range(10**6))
+
+    def noisy(name):
+        return lambda stream: fake_cupti.kernel(name, 5_000 + 1_000 * (next(steps) % 3))
+
+    base, head = timer.measure_interleaved(noisy("base"), noisy("head"), CAPPED, case="slow case")
+    assert (base.stopped_by, head.stopped_by) == ("time cap", "time cap")
+    assert len(base.samples) == len(head.samples) == MIN_PAIRS
+    assert judge_paired("slow case", base.samples, head.samples, detectable=0.02).label in (SAME, SLOWER, FASTER)
+
+
+def test_one_case_alone_may_still_stop_at_the_time_cap_after_two_samples(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    steps = iter(range(10**6))
+    m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000 + 1_000 * (next(steps) % 3)), CAPPED)
+    assert (m.stopped_by, len(m.samples)) == ("time cap", 2)
 
 
 def test_a_throttled_measurement_is_retaken_once_and_flagged(fake_cupti, monkeypatch):

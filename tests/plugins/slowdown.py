@@ -14,6 +14,12 @@ the same stream, sized so that the case's GPU time grows by PERCENT:
    cost), the spin is 0 cycles and the summary says which least slowdown
    was injected instead.
 
+The SM clock is the one the GPU runs at now, not its maximum (a GPU held at
+a lower clock would spin longer than asked): the median of the clocks read
+while the case was measured, else NVML's clock read after it (the device
+layer's `clock_state()`, harness.gpu.clock_state on a real GPU), else the
+GPU's maximum; a usage error when none is known.
+
 Wall-clock host routines are left alone. The product code has no switch for
 this: the plugin wraps the fixture's `time` method.
 """
@@ -21,6 +27,7 @@ this: the plugin wraps the fixture's `time` method.
 from __future__ import annotations
 
 import fnmatch
+import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,10 +59,11 @@ class Injection:
 class SlowDown:
     """The session's spin kernel and its calibration."""
 
-    def __init__(self, timer, profile, sm_clock_mhz: int):
+    def __init__(self, timer, profile, device, gpu):
         import cupy
 
-        self.timer, self.profile, self.clock_hz = timer, profile, sm_clock_mhz * 1e6
+        self.timer, self.profile, self.device, self.gpu = timer, profile, device, gpu
+        self.sm_clock_mhz([])  # a GPU whose clock cannot be known is refused before anything is timed
         self.kernel = cupy.RawKernel(SPIN_SOURCE, "spin")
         alone = timer.measure(self.spinner(0), profile).median
         twice = timer.measure(self.appended(self.spinner(0), 0), profile).median
@@ -78,16 +86,29 @@ class SlowDown:
 
         return run_then_spin
 
+    def sm_clock_mhz(self, sampled: list[int]) -> int:
+        """The SM clock the spin will run at: see the module's docstring."""
+        if sampled:
+            return int(statistics.median(sampled))
+        now = self.device.clock_state().sm_clock_mhz
+        if now:
+            return now
+        if self.gpu.sm_clock_max_mhz:
+            return self.gpu.sm_clock_max_mhz
+        raise pytest.UsageError(f"--slow-down: the SM clock of {self.gpu.name} is unknown (NVML reads neither the "
+                                "current nor the maximum clock), so a spin of a given time cannot be sized")
+
     def slowed(self, case: str, run, percent: float, flush: bool):
         """`run` with a spin appended that adds `percent` of its GPU time (at least the append cost)."""
-        median = self.timer.measure(run, self.profile, flush=flush).median
-        wanted = percent / 100 * median - self.append_cost_s
-        cycles = max(0, int(wanted * self.clock_hz))  # below the append cost: the least possible slowdown
-        self.injections.append(Injection(case, percent, median, cycles))
+        unslowed = self.timer.measure(run, self.profile, flush=flush)
+        wanted = percent / 100 * unslowed.median - self.append_cost_s
+        clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
+        cycles = max(0, int(wanted * clock_hz))  # below the append cost: the least possible slowdown
+        self.injections.append(Injection(case, percent, unslowed.median, cycles))
         return self.appended(run, cycles)
 
 
-_SESSION: dict[str, SlowDown] = {}
+SESSION = pytest.StashKey[SlowDown]()
 
 
 def _percent_for(config, nodeid: str) -> float | None:
@@ -105,10 +126,10 @@ def _slow_down_matching_cases(request):
         yield
         return
     bench = request.getfixturevalue("gpu_bench")
-    if "slowdown" not in _SESSION:
-        gpu = request.getfixturevalue("gpu")
-        _SESSION["slowdown"] = SlowDown(bench.timer, bench.state.profile, gpu.sm_clock_max_mhz)
-    slowdown = _SESSION["slowdown"]
+    stash = request.config.stash
+    if SESSION not in stash:
+        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("gpu"))
+    slowdown = stash[SESSION]
     time_unslowed = bench.time
 
     def time_slowed(case, **options):
@@ -123,7 +144,7 @@ def _slow_down_matching_cases(request):
 
 
 def pytest_terminal_summary(terminalreporter):
-    slowdown = _SESSION.get("slowdown")
+    slowdown = terminalreporter.config.stash.get(SESSION, None)
     if slowdown is None or not slowdown.injections:
         return
     terminalreporter.section("slow-down (tests.plugins.slowdown)")

@@ -1,0 +1,249 @@
+"""RefComparison.compare on the CPU: fake prepared cases, a fake base package and a timer that
+replays samples recorded on the H200. No git worktree is made: RefTree is replaced."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import harness.ab_compare as ab_compare
+import kernels.compile
+from harness.paired import NEW, SAME, SLOWER, UNCHANGED
+from harness.timing import Measurement, Profile
+from kernels.compile import KernelBuild
+
+RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
+ADD_8192_VEC4 = "suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]"
+CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-naive]"
+REF = "main"
+PROFILE = Profile("quick")
+
+NAIVE = KernelBuild("matmul_01_naive.cu", "matmul_naive", (), "grid=(64, 64, 1) block=(16, 16) shared=0")
+
+
+def detectable(median_s: float) -> float:
+    return max(0.02, 0.3e-6 / median_s)  # the same-GPU floors, as harness.timed_case passes them
+
+
+def recorded_pairs(slowdown: float = 1.0) -> tuple[list[float], list[float]]:
+    """Base and head samples: the two halves of a recorded H200 run (110 samples of one add), the
+    head's scaled by `slowdown`."""
+    samples = json.loads(RECORDED.read_text())["cases"][ADD_8192_VEC4]["samples"]
+    half = len(samples) // 2
+    return samples[:half], list(np.array(samples[half:2 * half]) * slowdown)
+
+
+@dataclass
+class FakeCase:
+    """A prepared case as the kernels package makes one: run, build, same_case_in."""
+
+    kernel: str
+    described: KernelBuild | None
+
+    def run(self, stream) -> None:
+        raise AssertionError("the fake timer never runs a case")
+
+    def build(self) -> KernelBuild | None:
+        return self.described
+
+    def same_case_in(self, package) -> FakeCase:
+        return package.prepare(self.kernel)
+
+
+class BaseCompile:
+    """REF's kernels.compile: the head's sources, with `edits` (old -> new text) applied to them."""
+
+    BASE_OPTIONS = kernels.compile.BASE_OPTIONS
+    define_options = staticmethod(kernels.compile.define_options)
+
+    def __init__(self, edits: dict[str, str] | None = None):
+        self.edits = edits or {}
+
+    def load_source(self, name: str) -> str:
+        text = kernels.compile.load_source(name)
+        for old, new in self.edits.items():
+            assert old in text, f"{old!r} is not in {name}: the edit would change nothing"
+            text = text.replace(old, new)
+        return text
+
+
+class BasePackage:
+    """REF's kernels package: prepares the kernels of its registry, raises like the launchers otherwise."""
+
+    def __init__(self, builds: dict[str, KernelBuild | None], compile_module: BaseCompile | None = None,
+                 failure: Exception | None = None):
+        self.builds = builds
+        self.compile = compile_module or BaseCompile()
+        self.failure = failure
+        self.prepared: list[FakeCase] = []
+
+    def prepare(self, kernel: str) -> FakeCase:
+        if self.failure is not None:
+            raise self.failure
+        if kernel not in self.builds:
+            raise ValueError(f"unknown matmul kernel {kernel!r}; known: {', '.join(self.builds)}")
+        self.prepared.append(FakeCase(kernel, self.builds[kernel]))
+        return self.prepared[-1]
+
+
+class ReplayTimer:
+    """Stands in for GpuTimer: returns given samples and notes what it was asked to time."""
+
+    def __init__(self, base: list[float], head: list[float]):
+        self.base, self.head = base, head
+        self.calls: list[tuple] = []
+
+    def measure(self, run, profile, flush=True, case=""):
+        self.calls.append(("measure", run, case))
+        return Measurement(list(self.head), "noise", timer="cupti")
+
+    def measure_interleaved(self, run_a, run_b, profile, flush=True, case=""):
+        self.calls.append(("interleaved", run_a, run_b, case))
+        return (Measurement(list(self.base), "noise", timer="cupti"),
+                Measurement(list(self.head), "noise", timer="cupti"))
+
+
+class FakeRefTree:
+    """RefTree without git: 'checks out' nothing and loads the given base package."""
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+
+    def __init__(self, package):
+        self.package = package
+        self.open = False
+
+    def __enter__(self):
+        self.open = True
+        return self
+
+    def __exit__(self, *exc_info):
+        self.open = False
+
+    def load_package(self, alias: str):
+        assert self.open, "the base package is loaded inside the with-block only"
+        return self.package
+
+
+@pytest.fixture
+def comparison(monkeypatch):
+    """make(base_package, **options): a RefComparison against a fake REF holding that package."""
+
+    def make(package: BasePackage, **options) -> ab_compare.RefComparison:
+        monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: FakeRefTree(package))
+        return ab_compare.RefComparison(Path("/nonexistent/repository"), REF, arch="sm_90", **options)
+
+    return make
+
+
+def compare(ref_comparison, head_case: FakeCase, timer: ReplayTimer):
+    return ref_comparison.compare(CASE, head_case, timer, PROFILE, True, detectable)
+
+
+def test_identical_machine_code_and_launch_is_unchanged_and_not_timed(comparison):
+    ref = comparison(BasePackage({"naive": NAIVE}))
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, head = compare(ref, FakeCase("naive", NAIVE), timer)
+    assert (verdict.label, head) == (UNCHANGED, None)
+    assert timer.calls == []
+    assert ref.verdicts == [verdict] and not ref.fails(verdict)
+
+
+def test_library_calls_on_both_sides_are_unchanged_and_not_timed(comparison):
+    ref = comparison(BasePackage({"cublas": None}))
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, head = compare(ref, FakeCase("cublas", None), timer)
+    assert (verdict.label, head, timer.calls) == (UNCHANGED, None, [])
+
+
+def test_changed_code_is_timed_interleaved_base_first_and_a_five_percent_slowdown_is_slower(comparison):
+    # the base's loop multiplies in the other order: other machine code for the same launch
+    base_compile = BaseCompile({"A[row * lda + k] * B[k * ldb + col]": "B[k * ldb + col] * A[row * lda + k]"})
+    base = BasePackage({"naive": NAIVE}, base_compile)
+    ref = comparison(base)
+    timer = ReplayTimer(*recorded_pairs(slowdown=1.05))
+    head_case = FakeCase("naive", NAIVE)
+    verdict, head = compare(ref, head_case, timer)
+    assert verdict.label == SLOWER and ref.fails(verdict)
+    assert verdict.ratio == pytest.approx(1.05, rel=0.01) and verdict.ci_low > 1
+    assert "timed anyway" not in verdict.reason
+    (kind, run_base, run_head, case), = timer.calls
+    assert (kind, case) == ("interleaved", CASE)
+    assert run_base.__self__ is base.prepared[0] and run_head.__self__ is head_case
+    assert head.samples == timer.head
+
+
+def test_an_accepted_slowdown_is_still_slower_but_does_not_fail(comparison):
+    base_compile = BaseCompile({"float sum = 0.0f;": "float sum = -0.0f;"})
+    ref = comparison(BasePackage({"naive": NAIVE}, base_compile), accepted="label accept-slowdown")
+    verdict, _ = compare(ref, FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs(slowdown=1.05)))
+    assert verdict.label == SLOWER and not ref.fails(verdict)
+
+
+def test_a_changed_launch_alone_is_timed_and_an_unchanged_speed_is_same(comparison):
+    wider = KernelBuild(NAIVE.source, NAIVE.function, NAIVE.defines, "grid=(32, 64, 1) block=(32, 16) shared=0")
+    ref = comparison(BasePackage({"naive": wider}))
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, head = compare(ref, FakeCase("naive", NAIVE), timer)
+    assert verdict.label == SAME and not ref.fails(verdict)
+    assert [call[0] for call in timer.calls] == ["interleaved"] and head is not None
+    assert "timed anyway" not in verdict.reason
+
+
+def test_a_kernel_unknown_to_the_base_registry_is_new_and_timed_alone(comparison):
+    ref = comparison(BasePackage({"tiled16": NAIVE}))
+    timer = ReplayTimer(*recorded_pairs())
+    head_case = FakeCase("naive", NAIVE)
+    verdict, head = compare(ref, head_case, timer)
+    assert verdict.label == NEW and not ref.fails(verdict)
+    assert verdict.reason.startswith(f"not in {REF}: unknown matmul kernel 'naive'")
+    assert timer.calls == [("measure", head_case.run, CASE)]
+    assert verdict.head_median == pytest.approx(np.median(timer.head)) and head.samples == timer.head
+
+
+@pytest.mark.parametrize("bug", [
+    ValueError("B must be float32, got float64"),
+    KeyError("tile"),
+    AttributeError("module 'kernel_suite_base_kernels' has no attribute 'prepare_matmul'"),
+    TypeError("prepare_matmul() takes 3 positional arguments but 4 were given"),
+], ids=["value-error", "key-error", "attribute-error", "type-error"])
+def test_an_error_preparing_the_base_side_propagates_instead_of_calling_the_kernel_new(comparison, bug):
+    ref = comparison(BasePackage({"naive": NAIVE}, failure=bug))
+    timer = ReplayTimer(*recorded_pairs())
+    with pytest.raises(type(bug)) as raised:
+        compare(ref, FakeCase("naive", NAIVE), timer)
+    assert raised.value is bug
+    assert timer.calls == [] and ref.verdicts == []
+
+
+def test_compare_ref_all_times_identical_builds_and_says_so(comparison):
+    ref = comparison(BasePackage({"naive": NAIVE}), time_identical=True)
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, head = compare(ref, FakeCase("naive", NAIVE), timer)
+    assert verdict.label == SAME and head is not None
+    assert [call[0] for call in timer.calls] == ["interleaved"]
+    assert verdict.reason.endswith("(same SASS, timed anyway)")
+
+
+def test_a_base_case_that_cannot_describe_its_build_is_always_timed(comparison):
+    class OldCase(FakeCase):
+        build = None  # a kernels package older than build()
+
+    class OldPackage(BasePackage):
+        def prepare(self, kernel):
+            return OldCase(kernel, None)
+
+    ref = comparison(OldPackage({"naive": NAIVE}))
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, _ = compare(ref, FakeCase("naive", NAIVE), timer)
+    assert verdict.label == SAME and [call[0] for call in timer.calls] == ["interleaved"]
+
+
+def test_closing_the_comparison_leaves_the_ref_tree(comparison):
+    ref = comparison(BasePackage({}))
+    assert ref.tree.open
+    ref.close()
+    assert not ref.tree.open

@@ -1,0 +1,64 @@
+"""TimedCase (the gpu_bench fixture) on the CPU: a host routine timed by wall clock, a case skipped
+under --compare-ref, and the record fields taken from a measurement."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from harness.timed_case import TimedCase, measured_fields
+from harness.timing import Measurement, Profile
+from tests.plugins.fake_gpu import fake_info
+
+SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
+
+
+def timed_case(ref=None) -> TimedCase:
+    benchmark = types.SimpleNamespace(fullname="suites/s.py::test_host[k]", extra_info={}, disabled=True)
+    state = types.SimpleNamespace(ref=ref, profile=SHORT, gpu=fake_info("GPU-test"), comparing=False)
+    return TimedCase(benchmark, timer=types.SimpleNamespace(note=""), state=state)
+
+
+def test_a_function_among_params_is_called_once_after_the_case_is_timed():
+    events = []
+
+    def routine():
+        events.append("routine")
+
+    def kernel_median_s():
+        events.append("kernel_median_s")
+        return 1.5e-3
+
+    case = timed_case()
+    case.time(routine, wall=True, kernel="k", params={"memory": "pinned", "kernel_median_s": kernel_median_s})
+    assert events.count("kernel_median_s") == 1 and events[-1] == "kernel_median_s" and "routine" in events
+    info = case.benchmark.extra_info
+    assert (info["memory"], info["kernel_median_s"], info["timer"]) == ("pinned", 1.5e-3, "wall clock")
+
+
+def test_a_host_routine_under_compare_ref_is_skipped_before_any_param_function_runs():
+    def not_to_be_called():
+        raise AssertionError("measured for a case that is skipped")
+
+    case = timed_case(ref=object())
+    with pytest.raises(pytest.skip.Exception, match="timed by wall clock"):
+        case.time(lambda: None, wall=True, params={"kernel_median_s": not_to_be_called})
+    assert case.benchmark.extra_info == {}
+
+
+def test_the_record_takes_clocks_throttling_and_the_event_median_from_the_measurement():
+    measurement = Measurement([3e-3, 1e-3, 2e-3], "time cap", throttle=["HW slowdown", "SW power cap", "HW slowdown"],
+                              sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti",
+                              event_samples=[4e-3, 2e-3, 3e-3])
+    fields = measured_fields(measurement)
+    assert (fields["median_s"], fields["samples"], fields["rsd"]) == (2e-3, [3e-3, 1e-3, 2e-3], 0.5)
+    assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti", 3e-3, "time cap")
+    assert (fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (1755, 1980)
+    assert fields["throttle_reasons"] == ["HW slowdown", "SW power cap"] and fields["retaken_for_throttle"]
+
+
+def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty():
+    fields = measured_fields(Measurement([1e-3], "noise", timer="wall clock"))
+    assert (fields["event_median_s"], fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (None, None, None)
+    assert fields["throttle_reasons"] == [] and not fields["retaken_for_throttle"]
