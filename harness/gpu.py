@@ -191,7 +191,8 @@ class CudaDevice:
         import cupy
 
         count = cupy.cuda.runtime.getDeviceCount()
-        return {str(cupy.cuda.runtime.getDeviceProperties(i)["name"]) for i in range(count)}
+        names = (cupy.cuda.runtime.getDeviceProperties(i)["name"] for i in range(count))
+        return {name.decode() if isinstance(name, bytes) else str(name) for name in names}
 
     def pin_worker(self) -> None:
         """In an xdist worker, take the worker's own GPU before any CUDA context exists."""

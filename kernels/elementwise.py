@@ -41,22 +41,29 @@ class Launch:
     sizes: tuple[int, ...]  # the int parameters after a, b and c
 
 
-def plan_launch(kernel: ElementwiseKernel, shape: tuple[int, ...]) -> Launch:
-    """How `kernel` (one with a CUDA function) covers an array of `shape`."""
+def plan_launch(kernel: ElementwiseKernel, shape: tuple[int, ...], aligned: bool = True) -> Launch:
+    """How `kernel` (one with a CUDA function) covers an array of `shape`.
+
+    A float4 kernel takes its scalar fallback where float4 accesses would be
+    wrong: operands not 16-byte aligned (`aligned=False`: a view that starts
+    inside an allocation, say) or, for matrices, rows not divisible by 4.
+    """
     if kernel.function is None:
         raise ValueError(f"{kernel.name} has no CUDA function to launch")
     bx, by = kernel.threads
+    function, per_thread = kernel.function, kernel.per_thread
+    rows_divide = kernel.ndim != 2 or shape[1] % per_thread == 0
+    if per_thread > 1 and not (aligned and rows_divide):
+        if kernel.fallback is None:
+            need = "16-byte aligned operands" if not aligned else f"a row length divisible by {per_thread}"
+            raise ValueError(f"{kernel.name} needs {need} (shape {tuple(shape)})")
+        function, per_thread = kernel.fallback, 1
     if kernel.ndim == 2:
         rows, cols = shape
-        function, per_thread = kernel.function, kernel.per_thread
-        if cols % per_thread:
-            if kernel.fallback is None:
-                raise ValueError(f"{kernel.name} needs a row length divisible by {per_thread}, got {cols}")
-            function, per_thread = kernel.fallback, 1
         units = cols // per_thread
         return Launch(function, (_ceil_div(units, bx), _ceil_div(rows, by), 1), (bx, by, 1), (rows, units))
     n = math.prod(shape)
-    return Launch(kernel.function, (max(1, _ceil_div(_ceil_div(n, kernel.per_thread), bx)), 1, 1), (bx, 1, 1), (n,))
+    return Launch(function, (max(1, _ceil_div(_ceil_div(n, per_thread), bx)), 1, 1), (bx, 1, 1), (n,))
 
 
 class PreparedAdd:
@@ -82,7 +89,8 @@ class PreparedAdd:
             import cupy
 
             return lambda: cupy.add(a, b, out=c)
-        launch = self._plan = plan_launch(self.kernel, a.shape)
+        aligned = all(x.data.ptr % 16 == 0 for x in (a, b, c))
+        launch = self._plan = plan_launch(self.kernel, a.shape, aligned)
         f = get_function(ELEMENTWISE_SOURCE, launch.function)
         args = (a, b, c, *(int32(size) for size in launch.sizes))
         return lambda: f(launch.grid, launch.block, args)

@@ -161,7 +161,9 @@ class ElementwiseKernel:
     ndim: int | None = None  # 1: vectors, 2: matrices, None: any shape
     per_thread: int = 1  # consecutive elements per thread: 1, or 4 as one float4
     threads: tuple[int, int] = (256, 1)  # block shape (x, y)
-    fallback: str | None = None  # scalar function for rows not divisible by per_thread (ndim 2)
+    # scalar function where float4 accesses cannot be used: an operand not 16-byte aligned, or (ndim 2)
+    # a row length not divisible by per_thread
+    fallback: str | None = None
     tutorials: tuple[str, ...] = ()  # keys of TUTORIALS it comes from
 
     def __post_init__(self):
@@ -170,8 +172,8 @@ class ElementwiseKernel:
             raise ValueError(f"elementwise kernel {self.name!r}: ndim must be 1, 2 or None, got {self.ndim}")
         if self.per_thread not in (1, 4):
             raise ValueError(f"elementwise kernel {self.name!r}: per_thread must be 1 or 4, got {self.per_thread}")
-        if self.fallback is not None and (self.ndim != 2 or self.per_thread == 1):
-            raise ValueError(f"elementwise kernel {self.name!r}: only a 2D kernel of several elements per "
+        if self.fallback is not None and self.per_thread == 1:
+            raise ValueError(f"elementwise kernel {self.name!r}: only a kernel of several elements per "
                              "thread takes a fallback")
         if self.ndim != 2 and self.threads[1] != 1:
             raise ValueError(f"elementwise kernel {self.name!r}: a 1D grid needs a block of (x, 1), "
@@ -188,7 +190,8 @@ ELEMENTWISE_KERNELS: dict[str, ElementwiseKernel] = {
         # 256 threads: the tutorial's THREADS_PER_BLOCK
         ElementwiseKernel("vector_add", "one element per thread", "vector_add", ndim=1,
                           tutorials=("cuda-notes-ch5",)),
-        ElementwiseKernel("vector_add_vec4", "a float4 per thread", "vector_add_vec4", ndim=1, per_thread=4),
+        ElementwiseKernel("vector_add_vec4", "a float4 per thread", "vector_add_vec4", ndim=1, per_thread=4,
+                          fallback="vector_add"),
         ElementwiseKernel("cupy_add", "CuPy's own elementwise add, for comparison", None),
     ]
 }

@@ -57,7 +57,10 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
   return 0
 }
 
-if [ -f .gitbundle ]; then  # the device copy has no usable .git: rebuild it, the working tree stays as it is
+bundled=$([ -f .gitbundle ] && git bundle list-heads .gitbundle refs/heads/main 2>/dev/null | cut -d' ' -f1)
+if [ -n "$bundled" ] && ! git cat-file -e "$bundled^{commit}" 2>/dev/null; then
+  # a copy of the working tree without its history (the lent device machine): .git, which lacks
+  # the bundle's commit, is rebuilt from the bundle the call carried; the working tree stays as it is
   rm -rf .git && git init -q && git fetch -q .gitbundle 'refs/heads/*:refs/heads/*' \
     && git symbolic-ref HEAD refs/heads/main && git reset -q && echo "git: $(git rev-parse --short HEAD)"
 fi
@@ -95,7 +98,8 @@ while [ $# -gt 0 ]; do
     baseline-errors)
       scratch=$(mktemp -d)
       cp -r baselines "$scratch/"
-      newest=$(ls "$scratch"/baselines/*/[0-9]*.json | sort -V | tail -n 1)
+      slug=$(python3 -c "from harness.gpu import gpu_info; print(gpu_info().slug)")
+      newest=$(ls "$scratch/baselines/$slug"/[0-9]*.json | sort -V | tail -n 1)
       one=(-k "test_add_time and 8192x8192-vector_add_vec4")
       store="--benchmark-storage=file://$scratch/baselines"
       expect_exit 4 missing-named $PERF "${one[@]}" "$store" --benchmark-compare=9999
@@ -111,10 +115,18 @@ while [ $# -gt 0 ]; do
       runs=$2; shift
       AB="$PYTEST suites -m perf --profile quick --require-gpu --compare-ref HEAD"
       step ab-clean $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-clean.md"
+      # the two edits below are made on committed files only, and undone whatever happens
+      if ! git diff --quiet -- kernels/cuda/matmul_08_warptile.cu kernels/registry.py; then
+        echo "ab: kernels/registry.py or matmul_08_warptile.cu has uncommitted changes; not touching them"; exit 2
+      fi
+      trap 'git checkout -q -- kernels/cuda/matmul_08_warptile.cu kernels/registry.py' EXIT
       sed -i '1i // a comment-only change' kernels/cuda/matmul_08_warptile.cu
       step ab-comment $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-comment.md"
       git checkout -q -- kernels/cuda/matmul_08_warptile.cu
       sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
+      if git diff --quiet -- kernels/registry.py; then
+        echo "ab: the slowed configuration was not applied (kernels/registry.py changed?)"; exit 2
+      fi
       git diff --stat
       for i in $(seq 1 "$runs"); do
         step "ab-slow-$i" $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-slow-$i.md"

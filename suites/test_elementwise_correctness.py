@@ -46,6 +46,22 @@ def test_vector_add_is_exact(name, n, request):
     assert np.array_equal(device_add(name, a, b), a + b)
 
 
+@pytest.mark.parametrize("offset", [1, 2, 3])
+@pytest.mark.parametrize("name", ["vector_add_vec4", "matrix_add_2d_vec4"])
+def test_float4_adds_of_views_not_16_byte_aligned_are_exact(name, offset, request):
+    """Views that start inside an allocation: float4 loads there would fault, the scalar kernel must run."""
+    import cupy
+
+    rows, cols = 33, 1024
+    a, b = random_pair(request.node.nodeid, (rows * cols + offset,))
+    shape = (rows * cols,) if name == "vector_add_vec4" else (rows, cols)
+    a_view, b_view = (cupy.asarray(x)[offset:].reshape(shape) for x in (a, b))
+    out = cupy.full(rows * cols + offset, np.nan, np.float32)[offset:].reshape(shape)  # poisoned, unaligned
+    add(name, a_view, b_view, out=out)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert np.array_equal(out.get(), (a[offset:] + b[offset:]).reshape(shape))
+
+
 @pytest.mark.parametrize("chunks", [1, 4, 7, 16])
 def test_vector_add_streams_is_exact(chunks, request):
     n = 10_000_003  # no chunk count above divides it

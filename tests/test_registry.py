@@ -96,6 +96,15 @@ def test_float4_matrix_add_falls_back_to_the_scalar_kernel_when_rows_are_not_div
     assert (odd.function, odd.grid, odd.sizes) == ("matrix_add_2d", (65, 7, 1), (100, 1025))
 
 
+@pytest.mark.parametrize(("name", "shape", "scalar"), [("vector_add_vec4", (1000,), "vector_add"),
+                                                      ("matrix_add_2d_vec4", (100, 1024), "matrix_add_2d")])
+def test_float4_kernels_take_the_scalar_kernel_for_operands_that_are_not_16_byte_aligned(name, shape, scalar):
+    kernel = ELEMENTWISE_KERNELS[name]
+    assert plan_launch(kernel, shape).function == name
+    unaligned = plan_launch(kernel, shape, aligned=False)
+    assert unaligned.function == scalar and unaligned.sizes == shape  # one element per thread
+
+
 def test_a_float4_matrix_kernel_without_fallback_refuses_odd_rows():
     kernel = ElementwiseKernel("no_fallback", "test entry", "matrix_add_2d_vec4", ndim=2, per_thread=4,
                                threads=(16, 16))
@@ -127,7 +136,7 @@ def test_the_launch_grid_covers_every_element(name, shape):
     [
         ({"ndim": 3}, "ndim must be 1, 2 or None"),
         ({"per_thread": 2}, "per_thread must be 1 or 4"),
-        ({"ndim": 1, "per_thread": 4, "fallback": "vector_add"}, "only a 2D kernel"),
+        ({"ndim": 1, "per_thread": 1, "fallback": "vector_add"}, "only a kernel of several elements per thread"),
         ({"ndim": 1, "threads": (16, 16)}, "a 1D grid needs a block of"),
         ({"tutorials": ("002",)}, "unknown tutorial"),
     ],
