@@ -23,7 +23,7 @@ from .baselines import BaselineError, load_run
 from .comparison import Baseline, run_gpu_uuid
 from .comparison import judge_record as judge_one
 from .record import records_of
-from .report import markdown_report, verdict_counts, write_report
+from .report import counts_text, markdown_report, verdict_counts, write_report
 from .verdict import REGRESSED
 
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     print(text)
     counts = verdict_counts(records)
-    print(", ".join(f"{n} {label}" for label, n in counts.items()))
+    print(counts_text(counts))
     return 1 if counts.get(REGRESSED) else 0
 
 

@@ -36,10 +36,14 @@ def verdict_counts(records: list[CaseRecord]) -> dict[str, int]:
     return {label: n for label, n in _counts_in_order(records).items() if n}
 
 
+def counts_text(counts: dict[str, int]) -> str:
+    """"2 slower, 31 unchanged (same SASS)": label counts as the terminal and the reports write them."""
+    return ", ".join(f"{n} {label}" for label, n in counts.items())
+
+
 def _summary(records: list[CaseRecord]) -> str:
-    parts = [f"{n} {label}" for label, n in _counts_in_order(records).items()]
     total = len(records)
-    return f"Summary: {', '.join(parts)} ({total} case{'' if total == 1 else 's'})"
+    return f"Summary: {counts_text(_counts_in_order(records))} ({total} case{'' if total == 1 else 's'})"
 
 
 def _percent(fraction: float | None) -> str:
@@ -97,7 +101,7 @@ def markdown_paired_report(verdicts: list[PairedVerdict], gpu, ref: str, sha: st
     """The report of a --compare-ref run: head against REF, measured interleaved in one run."""
     counts = paired_counts(verdicts)
     lines = [f"# Kernel suite: this tree against `{ref}` ({sha[:10]}) on {_where(gpu)}", "",
-             "Summary: " + (", ".join(f"{n} {label}" for label, n in counts.items()) or "no cases"), ""]
+             "Summary: " + (counts_text(counts) or "no cases"), ""]
     if accepted and counts.get(SLOWER):
         lines += [f"**Slowdown accepted**: {_cell(accepted)}", ""]
     lines += ["| case | base | head | ratio | 99% interval | detectable | verdict |", "|---|---|---|---|---|---|---|"]
