@@ -18,9 +18,10 @@ import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
-from .timing import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from .timing import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, TIMER_EVENTS, TIMER_WALL
 
-__all__ = ["TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer", "records_of"]
+__all__ = ["TIMER_CUPTI", "TIMER_CUPTI_CONCURRENT", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer",
+           "records_of"]
 
 # Keys that earlier versions wrote and that are now derived (or dropped): ignored on reading.
 _DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_datasheet", "datasheet_tflops",
@@ -29,10 +30,13 @@ _DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_dat
 
 
 def normalized_timer(text: str | None) -> str | None:
-    """The timer's short name; older files say "CUDA events, held stream, L2 flushed"."""
+    """The timer's short name. Older files say "CUDA events, held stream, L2 flushed", or
+    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (the only kind used then)."""
     if not text:
         return None
     lowered = text.lower()
+    if lowered == "cupti":
+        return TIMER_CUPTI_CONCURRENT
     if lowered.startswith("cuda events"):
         return TIMER_EVENTS
     if lowered.startswith("wall clock"):

@@ -76,7 +76,7 @@ def time_ours(only: str) -> None:
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)
-    result = {"timer": timer.timer, "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
+    result = {"timer": timer.timer_name(), "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
     for case, family, name, shape in case_list(only):
         m = timer.measure(prepare(family, name, shape).run, PROFILES["nightly"], case=case)
         result["cases"][case] = {"timer": m.timer, "median_s": m.median,
@@ -158,7 +158,7 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
         figures = ours["cases"][case]
         ncu = statistics.median(seconds for seconds, _ in launches[case])
         kernels = max(count for _, count in launches[case])
-        cupti = figures["median_s"] if figures["timer"] == "cupti" else None
+        cupti = figures["median_s"] if figures["timer"].startswith("cupti") else None
         text, ok = verdict(cupti, ncu) if cupti is not None else ("no CUPTI figure", False)
         if kernels > 1:
             text += f", {kernels} kernels summed"

@@ -20,6 +20,10 @@
 #                        tuning table's 3.5%), N runs of HEAD against itself timing every case
 #                        (--compare-ref-all); needs a git checkout (a .gitbundle is unpacked if given)
 #     xdist N            the whole suite with N workers (-n N), then the overlap check
+#     spread N NAME PROFILE EXPR
+#                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
+#                        process; prints how far their medians move between processes (scripts/spread_table.py)
+#     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
@@ -141,6 +145,15 @@ while [ $# -gt 0 ]; do
       step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
         --benchmark-report="$WORK/xdist.md"
       step overlap python3 scripts/check_overlap.py "$WORK/xdist.json";;
+    spread)
+      runs=$2 name=$3 profile=$4 expr=$5; shift 4
+      for i in $(seq 1 "$runs"); do
+        step "$name-$i" $PERF --profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
+      done
+      python3 scripts/spread_table.py "$WORK" "$name" | tee -a "$OUT/spread.md";;
+    env)
+      shift
+      export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;
     sanitize) OUT="$WORK" step sanitize bash scripts/sanitize.sh;;
     ncu) OUT="$WORK" step ncu timeout 300 bash scripts/ncu_check.sh;;
     *) echo "unknown step $1"; exit 2;;

@@ -13,7 +13,7 @@ import pytest
 import harness.ab_compare as ab_compare
 import kernels.compile
 from harness.paired import NEW, SAME, SLOWER, UNCHANGED
-from harness.timing import Measurement, Profile
+from harness.timing import TIMER_CUPTI, Measurement, Profile
 from kernels.compile import KernelBuild
 
 RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
@@ -97,14 +97,14 @@ class ReplayTimer:
         self.base, self.head = base, head
         self.calls: list[tuple] = []
 
-    def measure(self, run, profile, flush=True, case=""):
+    def measure(self, run, profile, flush=True, case="", concurrent_kernels=False):
         self.calls.append(("measure", run, case))
-        return Measurement(list(self.head), "noise", timer="cupti")
+        return Measurement(list(self.head), "noise", timer=TIMER_CUPTI)
 
-    def measure_interleaved(self, run_a, run_b, profile, flush=True, case=""):
+    def measure_interleaved(self, run_a, run_b, profile, flush=True, case="", concurrent_kernels=False):
         self.calls.append(("interleaved", run_a, run_b, case))
-        return (Measurement(list(self.base), "noise", timer="cupti"),
-                Measurement(list(self.head), "noise", timer="cupti"))
+        return (Measurement(list(self.base), "noise", timer=TIMER_CUPTI),
+                Measurement(list(self.head), "noise", timer=TIMER_CUPTI))
 
 
 class FakeRefTree:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
+from harness.record import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0001_h200-34b7857.json"
+FIRST_CUPTI = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
 
 
 def test_rates_and_fractions_are_derived_from_work_and_median():
@@ -46,3 +47,11 @@ def test_the_committed_h200_baseline_reads_as_records():
     assert streams.params["chunks"] == 4 and streams.label() == "test_vector_add_streams_time[chunks=4] (chunks 4)"
     host = next(r for r in records if "host_routine" in r.case)
     assert host.timer == TIMER_WALL and "samples" not in host.params
+
+
+def test_the_first_cupti_baseline_reads_as_the_concurrent_kernel_timer_it_used():
+    """0002 was recorded when the timer always used CUPTI's CONCURRENT_KERNEL kind and wrote "cupti"."""
+    records = records_of(json.loads(FIRST_CUPTI.read_text()))
+    gpu_timed = [r for r in records if r.timer != TIMER_WALL]
+    assert gpu_timed and {r.timer for r in gpu_timed} == {TIMER_CUPTI_CONCURRENT}
+    assert TIMER_CUPTI != TIMER_CUPTI_CONCURRENT, "the serialized kernel kind is a different timer"

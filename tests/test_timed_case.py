@@ -49,11 +49,11 @@ def test_a_host_routine_under_compare_ref_is_skipped_before_any_param_function_r
 
 def test_the_record_takes_clocks_throttling_and_the_event_median_from_the_measurement():
     measurement = Measurement([3e-3, 1e-3, 2e-3], "time cap", throttle=["HW slowdown", "SW power cap", "HW slowdown"],
-                              sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti",
+                              sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti kernel",
                               event_samples=[4e-3, 2e-3, 3e-3])
     fields = measured_fields(measurement)
     assert (fields["median_s"], fields["samples"], fields["rsd"]) == (2e-3, [3e-3, 1e-3, 2e-3], 0.5)
-    assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti", 3e-3, "time cap")
+    assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti kernel", 3e-3, "time cap")
     assert (fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (1755, 1980)
     assert fields["throttle_reasons"] == ["HW slowdown", "SW power cap"] and fields["retaken_for_throttle"]
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from harness.gpu import ClockState, GpuInfo
-from harness.timing import Measurement
+from harness.timing import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
 NOISE = 0.003  # relative spread of the fake samples: a quiet GPU
@@ -42,7 +42,7 @@ def fake_info(uuid: str) -> GpuInfo:
 class FakeTimer:
     """Samples around a per-case median, with NOISE spread; nothing is run."""
 
-    timer = "cupti"
+    uses_cupti = True
     note = ""
 
     def __init__(self, config):
@@ -53,14 +53,15 @@ class FakeTimer:
         self.seed = config.getoption("fake_gpu_seed")
         self.count = config.getoption("fake_gpu_samples")
 
-    def measure(self, run, profile, flush=True, case=""):
+    def measure(self, run, profile, flush=True, case="", concurrent_kernels=False):
         median = 100e-6 * (1 + zlib.crc32(case.encode()) % 5)
         for pattern, factor in self.slowdowns:
             if fnmatch.fnmatch(case, pattern):
                 median *= factor
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed])
         samples = list(median * (1 + NOISE * rng.standard_normal(self.count)))
-        return Measurement(samples=samples, stopped_by="noise", timer=self.timer, event_samples=[])
+        timer = TIMER_CUPTI_CONCURRENT if concurrent_kernels else TIMER_CUPTI
+        return Measurement(samples=samples, stopped_by="noise", timer=timer, event_samples=[])
 
 
 class FakeDevice:

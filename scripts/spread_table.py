@@ -1,0 +1,51 @@
+"""How much each case's median moves between fresh processes (scripts/run_gpu_suites.sh spread).
+
+    python3 scripts/spread_table.py FOLDER NAME
+
+Reads FOLDER/NAME-*.json (pytest-benchmark JSON of N runs of the same cases,
+each in its own process) and prints, per case, the median of the runs'
+medians, their range as a percentage of it, and the median within-run rsd:
+a range far above what the within-run noise explains is noise that only
+comes back between processes (a run's setup: allocations, stream mapping).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.record import records_of  # noqa: E402
+from harness.verdict import format_duration  # noqa: E402
+
+
+def main(folder: Path, name: str) -> int:
+    paths = sorted(folder.glob(f"{name}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
+    if not paths:
+        print(f"no {name}-*.json in {folder}")
+        return 1
+    runs: dict[str, list] = {}
+    for path in paths:
+        for record in records_of(json.loads(path.read_text())):
+            runs.setdefault(record.case.split("::")[-1], []).append(record)
+    print(f"{name}: {len(paths)} runs")
+    print("| case | median of medians | range between runs | medians | within-run rsd (median) |")
+    print("| --- | --- | --- | --- | --- |")
+    for case, records in sorted(runs.items()):
+        medians = [r.median_s for r in records]
+        middle = statistics.median(medians)
+        spread = 100 * (max(medians) - min(medians)) / middle
+        rsds = [statistics.stdev(r.samples) / statistics.fmean(r.samples) for r in records if len(r.samples) > 1]
+        shown = ", ".join(f"{m / middle:.3f}" for m in medians)
+        rsd = f"{100 * statistics.median(rsds):.2f}%" if rsds else "-"
+        print(f"| {case} | {format_duration(middle)} | {spread:.2f}% | {shown} | {rsd} |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(Path(sys.argv[1]), sys.argv[2]))
