@@ -14,6 +14,8 @@
 #     quick[:NAME]       pull-request profile with verdicts
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
 #                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out
+#     scratch-baseline   a quick run of the GPU-timed cases saved in a scratch storage, which the steps
+#                        after it compare against (a like-for-like baseline: same host, same profile)
 #     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
 #     ab N               --compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
 #                        of a real ~3% slowdown (warptile_128x256 with 8-deep k tiles instead of 16, the
@@ -38,6 +40,7 @@ fi
 PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE --benchmark-columns=median,iqr,rounds --benchmark-sort=name"
 PERF="$PYTEST suites -m perf --require-gpu"
 GPU_TIMED="test_matmul_time or test_add_time or streams_time"  # the GPU-timed cases (no host routines)
+STORE=()  # --benchmark-storage of the steps that compare; scratch-baseline sets it
 status=0
 benches=()
 step() {  # step NAME COMMAND...: run, keep the log, print its tail and wall time
@@ -89,16 +92,21 @@ while [ $# -gt 0 ]; do
     sensitivity)
       runs=$2 pct=$3; shift 2
       for i in $(seq 1 "$runs"); do
-        step "same-$i" $PERF --profile quick -k "$GPU_TIMED" --benchmark-compare \
+        step "same-$i" $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-compare \
           --benchmark-json="$WORK/same-$i.json" --benchmark-report="$WORK/same-$i.md"
       done
       for i in $(seq 1 "$runs"); do
-        step "slowed-$i" $PERF --profile quick -k "$GPU_TIMED" --benchmark-compare \
+        step "slowed-$i" $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-compare \
           -p tests.plugins.slowdown --slow-down="*:$pct" \
           --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
       done
       python3 scripts/sensitivity_table.py "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
       cat "$OUT/sensitivity.md";;
+    scratch-baseline)
+      scratch=$(mktemp -d)
+      STORE=("--benchmark-storage=file://$scratch/baselines")
+      step scratch-baseline $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-save=scratch \
+        --benchmark-json="$WORK/scratch-baseline.json";;
     baseline-errors)
       scratch=$(mktemp -d)
       cp -r baselines "$scratch/"
