@@ -84,12 +84,10 @@ class RefComparison:
     def close(self) -> None:
         self.tree.__exit__(None, None, None)
 
-    def compare(self, case: str, prepared, timer, profile, flush: bool, detectable,
-                concurrent_kernels: bool = False) -> tuple[PairedVerdict, object]:
+    def compare(self, case: str, prepared, timer, profile, flush: bool, detectable) -> tuple[PairedVerdict, object]:
         """Judge one case; returns its verdict and head's measurement (None when not timed).
 
-        `detectable(median_s)` gives the smallest change worth flagging for a case of that median;
-        `flush` and `concurrent_kernels` are the timer's (harness/timing.py).
+        `detectable(median_s)` gives the smallest change worth flagging for a case of that median.
         """
         try:
             base_prepared = prepared.same_case_in(self.base)
@@ -98,8 +96,7 @@ class RefComparison:
             # any other error on the base side is a bug, never a "new" kernel
             if not str(error).startswith("unknown"):
                 raise
-            measurement = timer.measure(prepared.run, profile, flush=flush, case=case,
-                                        concurrent_kernels=concurrent_kernels)
+            measurement = timer.measure(prepared.run, profile, flush=flush, case=case)
             verdict = replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")
             self.verdicts.append(verdict)
             return verdict, measurement
@@ -113,8 +110,7 @@ class RefComparison:
             verdict = unchanged(case)
             self.verdicts.append(verdict)
             return verdict, None
-        base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case,
-                                                   concurrent_kernels=concurrent_kernels)
+        base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
         verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
         if same:
             verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")

@@ -13,16 +13,16 @@ so far as plain `Activity` tuples (harness/cupti_spans.py) with CUPTI's count
 of dropped records. Records are copied out inside CUPTI's callback, because
 the record objects point into a buffer that CUPTI reuses afterwards.
 
-Kernels are recorded with one of CUPTI's two kernel kinds, chosen per
-recording session:
-- KERNEL (the default) serializes kernel execution and leaves the kernels as
-  they are. A case that runs one stream loses nothing by the serializing.
-- CONCURRENT_KERNEL lets kernels of different streams overlap, but CUPTI
-  instruments the kernel code for it, and that slows kernels made of very
-  many very short blocks: on an H200 the one-float-a-thread adds of 8192²
-  ran 7% slower (vector_add 232 -> 248 µs) while the float4 adds and the
-  matrix products moved by 0-0.2 µs (NOTES.md). Only a case that overlaps
-  kernels on purpose (the streams pipeline) asks for it.
+Kernels are recorded with CUPTI's CONCURRENT_KERNEL kind, whose timestamps
+are the first block's start and the last block's end. The other kernel kind,
+KERNEL, was tried and rejected (H200, NOTES.md): it serializes kernels and
+leaves their code alone, and it agreed with Nsight Compute on every case of
+one host, but its timestamps include some of the launch's handling by the GPU
+front end, which differs between hosts: the 1024x1024 adds read 10-15% (0.8
+µs) longer on a two-GPU host than on the host that recorded them, where the
+concurrent kind reads them alike (within 0.1 µs) on every host tried. The
+concurrent kind's price: it instruments kernels, which slows kernels made of
+very many very short blocks (the one-float-a-thread 8192x8192 adds, 7%).
 """
 
 from __future__ import annotations
@@ -61,9 +61,8 @@ def _register_callbacks(cupti) -> None:
     """Hand CUPTI our buffer callbacks, once per process (CUPTI keeps one pair)."""
     if any(module is cupti for module in _REGISTERED):
         return
-    kinds = cupti.ActivityKind
-    kind_names = {int(kinds.KERNEL): "kernel", int(kinds.CONCURRENT_KERNEL): "kernel", int(kinds.MEMCPY): "memcpy",
-                  int(kinds.MEMSET): "memset"}
+    kind_names = {int(cupti.ActivityKind.CONCURRENT_KERNEL): "kernel", int(cupti.ActivityKind.MEMCPY): "memcpy",
+                  int(cupti.ActivityKind.MEMSET): "memset"}
 
     def copy_kind(activity) -> str:
         try:
@@ -98,31 +97,25 @@ class ActivityRecorder:
 
     def __init__(self, cupti):
         self._cupti = cupti
-        kinds = cupti.ActivityKind
-        self._kernel_kind = {False: kinds.KERNEL, True: kinds.CONCURRENT_KERNEL}
-        self._copy_kinds = (kinds.MEMCPY, kinds.MEMSET)
-        self._enabled: list = []
+        self._kinds = (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.MEMCPY, cupti.ActivityKind.MEMSET)
         _register_callbacks(cupti)
 
     def probe(self) -> None:
-        """Enable, disable and flush each kernel kind once, and read the dropped count: raises
-        where CUPTI refuses."""
-        for concurrent_kernels in (False, True):
-            self.start(concurrent_kernels)
-            self.stop()
+        """Enable, disable and flush once, and read the dropped count: raises where CUPTI refuses."""
+        self.start()
+        self.stop()
         self.dropped_records()
 
-    def start(self, concurrent_kernels: bool = False) -> None:
-        """Record from now on; kernels with the CONCURRENT_KERNEL kind where asked, else KERNEL."""
-        if self._enabled:
-            raise RuntimeError("CUPTI activity recording is already on; stop() it first")
+    def start(self) -> None:
         _INBOX.take()  # nothing from before this session counts
+        enabled = []
         try:
-            for kind in (self._kernel_kind[concurrent_kernels], *self._copy_kinds):
+            for kind in self._kinds:
                 self._cupti.activity_enable(kind)
-                self._enabled.append(kind)
+                enabled.append(kind)
         except BaseException:
-            self._disable_all()
+            for kind in enabled:
+                self._cupti.activity_disable(kind)
             raise
 
     def collect(self) -> tuple[list[Activity], int]:
@@ -130,19 +123,14 @@ class ActivityRecorder:
         self._cupti.activity_flush_all(1)  # 1: forced, also the buffers that are not full
         return _INBOX.take(), self.dropped_records()
 
-    def _disable_all(self) -> list[Exception]:
+    def stop(self) -> None:
+        """Disable every kind, then flush and discard what is left; the first error is raised after."""
         errors = []
-        for kind in self._enabled:
+        for kind in self._kinds:
             try:
                 self._cupti.activity_disable(kind)
             except Exception as error:
                 errors.append(error)
-        self._enabled = []
-        return errors
-
-    def stop(self) -> None:
-        """Disable every kind, then flush and discard what is left; the first error is raised after."""
-        errors = self._disable_all()
         try:
             self._cupti.activity_flush_all(1)
         except Exception as error:

@@ -290,8 +290,7 @@ def pytest_report_collectionfinish(config, items):
 
 def _timer_line(timer) -> str:
     if timer.uses_cupti:
-        return ("kernel time from CUPTI activity records (first activity start to last activity end of a run; "
-                "kernels serialized, or instrumented where a case overlaps them on purpose)")
+        return "kernel time from CUPTI activity records (first activity start to last activity end of a run)"
     return f"held CUDA events: {timer.note}"
 
 

@@ -18,10 +18,9 @@ import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
-from .timing import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, TIMER_EVENTS, TIMER_WALL
+from .timing import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 
-__all__ = ["TIMER_CUPTI", "TIMER_CUPTI_CONCURRENT", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer",
-           "records_of"]
+__all__ = ["TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer", "records_of"]
 
 # Keys that earlier versions wrote and that are now derived (or dropped): ignored on reading.
 _DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_datasheet", "datasheet_tflops",
@@ -31,12 +30,13 @@ _DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_dat
 
 def normalized_timer(text: str | None) -> str | None:
     """The timer's short name. Older files say "CUDA events, held stream, L2 flushed", or
-    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (the only kind used then)."""
+    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (0002; baseline 0003 says
+    "cupti kernel": CUPTI's KERNEL kind, a different timer, tried and given up)."""
     if not text:
         return None
     lowered = text.lower()
     if lowered == "cupti":
-        return TIMER_CUPTI_CONCURRENT
+        return TIMER_CUPTI
     if lowered.startswith("cuda events"):
         return TIMER_EVENTS
     if lowered.startswith("wall clock"):

@@ -37,7 +37,7 @@ class TimedCase:
     def time(self, case, *, kernel: str | None = None, shape: str | None = None, flops: float | None = None,
              bytes_moved: float | None = None, ceiling: tuple[str, object] | None = None,
              datasheet_rate: float | None = None, wall: bool = False, flush: bool = True,
-             concurrent_kernels: bool = False, params: dict | None = None) -> Measurement | None:
+             params: dict | None = None) -> Measurement | None:
         """Measure a case, record it and judge it.
 
         `case` is a prepared case of the kernels package (anything with
@@ -46,11 +46,7 @@ class TimedCase:
         a plain `run(stream)` (GPU time), or with wall=True a host routine
         `run()` timed by wall clock. flops or bytes_moved is the case's work;
         ceiling is (name, work per second, or a function giving it) measured in
-        this run, and datasheet_rate the datasheet's work per second.
-        flush=False leaves the L2 cache as the last sample left it;
-        concurrent_kernels=True is for a case whose kernels overlap on purpose
-        (several streams): CUPTI then records them without serializing them
-        (harness/cupti_activity.py says what that costs). A value
+        this run, and datasheet_rate the datasheet's work per second. A value
         of `params` may also be a function: like the ceiling's, it is called
         only when the case is timed (a case skipped under --compare-ref
         measures nothing for its record).
@@ -66,12 +62,11 @@ class TimedCase:
             if prepared is None:
                 pytest.skip("--compare-ref compares GPU-timed kernel cases prepared by the kernels package; "
                             "this case is a plain run, which the base side cannot prepare")
-            return self._compare_with_ref(prepared, flush, concurrent_kernels, kernel, shape, started)
+            return self._compare_with_ref(prepared, flush, kernel, shape, started)
         if wall:
             measurement = measure_wall(run, state.profile)
         else:
-            measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname,
-                                             concurrent_kernels=concurrent_kernels)
+            measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname)
         if ceiling is not None and callable(ceiling[1]):
             ceiling = (ceiling[0], ceiling[1]())
         params = {key: value() if callable(value) else value for key, value in (params or {}).items()}
@@ -95,7 +90,7 @@ class TimedCase:
                         f"{record.verdict_reason}", pytrace=False)
         return measurement
 
-    def _compare_with_ref(self, prepared, flush, concurrent_kernels, kernel, shape, started) -> Measurement | None:
+    def _compare_with_ref(self, prepared, flush, kernel, shape, started) -> Measurement | None:
         """--compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
         state = self.state
         floors = state.floors
@@ -104,7 +99,7 @@ class TimedCase:
             return max(floors.same_gpu, floors.absolute_s / median_s)
 
         verdict, head = state.ref.compare(self.benchmark.fullname, prepared, self.timer, state.profile, flush,
-                                          detectable, concurrent_kernels=concurrent_kernels)
+                                          detectable)
         if head is None:
             self.benchmark._mode = "not timed: the same SASS and launch as the ref"  # no "fixture unused" warning
             return None

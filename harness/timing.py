@@ -13,15 +13,12 @@ Each sample, as nvbench takes it:
 With CUPTI (NVIDIA's cupti-python, harness/cupti_activity.py) the sample's
 figure is instead the span from the first kernel/memcpy/memset start to the
 last end of the launch under test, as the GPU recorded them
-(harness/cupti_spans.py). Kernels are recorded with CUPTI's KERNEL kind
-(timer "cupti kernel"), which serializes kernels and leaves them as they
-are; a case whose kernels overlap on purpose asks for the CONCURRENT_KERNEL
-kind (timer "cupti concurrent kernel"), which instruments the kernels: the
-two are different timers and are never compared with each other. The held events carry a fixed cost per sample that
+(harness/cupti_spans.py), kernels recorded with CUPTI's CONCURRENT_KERNEL
+kind (harness/cupti_activity.py says why that kind). The held events carry a fixed cost per sample that
 differs between hosts of one GPU model (2.6-4.2 µs on three H200 hosts,
 NOTES.md); the activity records do not. The event times are kept beside
 the spans (`Measurement.event_samples`) for comparison. Which timer is used
-is decided once, when the `GpuTimer` is made, and said in `uses_cupti` and
+is decided once, when the `GpuTimer` is made, and said in `timer` and
 `note`; each Measurement names its timer.
 
 Sampling stops on noise rather than a fixed count: once at least
@@ -52,14 +49,13 @@ from .cupti_spans import TimingError, sample_spans
 from .gpu import clock_state
 from .paired import MIN_PAIRS
 
-__all__ = ["PROFILES", "TIMER_CUPTI", "TIMER_CUPTI_CONCURRENT", "TIMER_EVENTS", "TIMER_WALL", "GpuTimer",
-           "Measurement", "Profile", "TimingError", "measure_wall"]
+__all__ = ["PROFILES", "TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "GpuTimer", "Measurement", "Profile",
+           "TimingError", "measure_wall"]
 
 HOLD_TIMEOUT_NS = 2_000_000_000  # the hold kernel gives up after 2 s rather than hang
 KERNEL_SOURCE = Path(__file__).with_name("timing_kernels.cu")
 
-TIMER_CUPTI = "cupti kernel"  # CUPTI's KERNEL activity kind: kernels serialized, not instrumented
-TIMER_CUPTI_CONCURRENT = "cupti concurrent kernel"  # CONCURRENT_KERNEL: kernels overlap, instrumented
+TIMER_CUPTI = "cupti concurrent kernel"  # CUPTI's CONCURRENT_KERNEL activity kind
 TIMER_EVENTS = "cuda events"
 TIMER_WALL = "wall clock"
 
@@ -143,9 +139,9 @@ def _timer_module(device_id: int):
 class GpuTimer:
     """Times launches on one device: a held stream, a flushed L2, CUPTI spans or CUDA events.
 
-    `uses_cupti` says whether CUPTI records the samples; `note` is "" with
-    CUPTI, else one line saying why not. `prefer_cupti=False` asks for the
-    event timer.
+    `timer` names the timer (TIMER_CUPTI or TIMER_EVENTS) and `uses_cupti`
+    says which; `note` is "" with CUPTI, else one line saying why not.
+    `prefer_cupti=False` asks for the event timer.
     """
 
     def __init__(self, l2_bytes: int, prefer_cupti: bool = True):
@@ -155,12 +151,7 @@ class GpuTimer:
         else:
             self._recorder, self.note = None, f"CUPTI not asked for; {FALLBACK}"
         self.uses_cupti = self._recorder is not None
-
-    def timer_name(self, concurrent_kernels: bool = False) -> str:
-        """The timer that measures a case: see the module's docstring."""
-        if not self.uses_cupti:
-            return TIMER_EVENTS
-        return TIMER_CUPTI_CONCURRENT if concurrent_kernels else TIMER_CUPTI
+        self.timer = TIMER_CUPTI if self.uses_cupti else TIMER_EVENTS
 
     def _open_device(self, l2_bytes: int) -> None:
         import cupy
@@ -205,19 +196,16 @@ class GpuTimer:
 
         return cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
 
-    def measure(self, run, profile: Profile, flush: bool = True, case: str = "",
-                concurrent_kernels: bool = False) -> Measurement:
+    def measure(self, run, profile: Profile, flush: bool = True, case: str = "") -> Measurement:
         """Warm up, then sample `run(stream)` until the noise or time criterion of `profile`.
 
-        `case` names the case in errors (TimingError when its activity records
-        are incomplete). `concurrent_kernels`: the run overlaps kernels of
-        several streams on purpose, so CUPTI must not serialize them.
+        `case` names the case in errors (TimingError when its activity records are incomplete).
         """
         self._warm_up([run], profile, flush)
-        return self._measure_unthrottled([run], profile, flush, case, concurrent_kernels)[0]
+        return self._measure_unthrottled([run], profile, flush, case)[0]
 
-    def measure_interleaved(self, run_a, run_b, profile: Profile, flush: bool = True, case: str = "",
-                            concurrent_kernels: bool = False) -> tuple[Measurement, Measurement]:
+    def measure_interleaved(self, run_a, run_b, profile: Profile, flush: bool = True,
+                            case: str = "") -> tuple[Measurement, Measurement]:
         """Samples of `run_a` and `run_b` alternating (A, B, A, B, ...) on one GPU, in one
         recording session: a same-run comparison of two versions of a case.
 
@@ -230,7 +218,7 @@ class GpuTimer:
         pair = dataclasses.replace(profile, time_cap=2 * profile.time_cap, min_samples_before_cap=MIN_PAIRS,
                                    min_samples=max(profile.min_samples, MIN_PAIRS),
                                    max_samples=max(profile.max_samples, MIN_PAIRS))
-        a, b = self._measure_unthrottled([run_a, run_b], pair, flush, case, concurrent_kernels)
+        a, b = self._measure_unthrottled([run_a, run_b], pair, flush, case)
         return a, b
 
     def _warm_up(self, runs: list, profile: Profile, flush: bool) -> None:
@@ -243,30 +231,28 @@ class GpuTimer:
             for run in runs:
                 self.sample(run, flush)
 
-    def _measure_unthrottled(self, runs: list, profile: Profile, flush: bool, case: str,
-                             concurrent_kernels: bool) -> list[Measurement]:
-        first = self._sample_until_stable(runs, profile, flush, case, concurrent_kernels)
+    def _measure_unthrottled(self, runs: list, profile: Profile, flush: bool, case: str) -> list[Measurement]:
+        first = self._sample_until_stable(runs, profile, flush, case)
         if not first[0].throttle:
             return first
-        second = self._sample_until_stable(runs, profile, flush, case, concurrent_kernels)
+        second = self._sample_until_stable(runs, profile, flush, case)
         for measurement in second:
             measurement.retaken = True
         return second
 
     @contextlib.contextmanager
-    def _recording(self, concurrent_kernels: bool):
+    def _recording(self):
         """CUPTI activity recording for one sampling loop; always stopped and flushed after it."""
         if self._recorder is None:
             yield
             return
-        self._recorder.start(concurrent_kernels)
+        self._recorder.start()
         try:
             yield
         finally:
             self._recorder.stop()
 
-    def _sample_until_stable(self, runs: list, profile: Profile, flush: bool, case: str,
-                             concurrent_kernels: bool) -> list[Measurement]:
+    def _sample_until_stable(self, runs: list, profile: Profile, flush: bool, case: str) -> list[Measurement]:
         """Rounds of one sample per run until the stop rule holds for every run.
 
         Under CUPTI the spans are known only after a flush. Flushing after
@@ -292,8 +278,7 @@ class GpuTimer:
         clocks: list[int] = []
         rounds = pending = 0
         started = time.perf_counter()
-        timer = self.timer_name(concurrent_kernels)
-        with self._recording(concurrent_kernels):
+        with self._recording():
             while True:
                 for run, taken in zip(runs, event_samples, strict=True):
                     taken.append(self.sample(run, flush))
@@ -312,7 +297,7 @@ class GpuTimer:
                 reasons = [_stop_reason(taken, started, profile) for taken in samples]
                 if all(reasons):
                     self._read_clocks(throttle, clocks)
-                    return [Measurement(taken, reason, list(throttle), list(clocks), timer=timer,
+                    return [Measurement(taken, reason, list(throttle), list(clocks), timer=self.timer,
                                         event_samples=list(events))
                             for taken, reason, events in zip(samples, reasons, event_samples, strict=True)]
 

@@ -34,7 +34,7 @@ def main() -> None:
     profile = PROFILES["nightly"]
     l2 = gpu_info().l2_bytes
     events_only, cupti = GpuTimer(l2, prefer_cupti=False), GpuTimer(l2)
-    print("timers:", events_only.timer_name(), "|", cupti.timer_name(), cupti.note)
+    print("timers:", events_only.timer, "|", cupti.timer, cupti.note)
     print("| case | events, CUPTI off | events, CUPTI on | CUPTI span | events off again |")
     print("| --- | --- | --- | --- | --- |")
     for name, (prepare, kernel, shape) in CASES.items():

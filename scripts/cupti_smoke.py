@@ -60,7 +60,7 @@ def main(out_dir: Path) -> None:
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host} driver={info.driver}")
     timer = GpuTimer(info.l2_bytes)
-    print(f"timer: {timer.timer_name()!r}; note: {timer.note!r}")
+    print(f"timer: {timer.timer!r}; note: {timer.note!r}")
     profile = PROFILES["nightly"]
     recorded = {"gpu": info.name, "uuid": info.uuid, "driver": info.driver, "cases": []}
 

@@ -76,7 +76,7 @@ def time_ours(only: str) -> None:
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)
-    result = {"timer": timer.timer_name(), "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
+    result = {"timer": timer.timer, "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
     for case, family, name, shape in case_list(only):
         m = timer.measure(prepare(family, name, shape).run, PROFILES["nightly"], case=case)
         result["cases"][case] = {"timer": m.timer, "median_s": m.median,

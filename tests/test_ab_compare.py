@@ -97,11 +97,11 @@ class ReplayTimer:
         self.base, self.head = base, head
         self.calls: list[tuple] = []
 
-    def measure(self, run, profile, flush=True, case="", concurrent_kernels=False):
+    def measure(self, run, profile, flush=True, case=""):
         self.calls.append(("measure", run, case))
         return Measurement(list(self.head), "noise", timer=TIMER_CUPTI)
 
-    def measure_interleaved(self, run_a, run_b, profile, flush=True, case="", concurrent_kernels=False):
+    def measure_interleaved(self, run_a, run_b, profile, flush=True, case=""):
         self.calls.append(("interleaved", run_a, run_b, case))
         return (Measurement(list(self.base), "noise", timer=TIMER_CUPTI),
                 Measurement(list(self.head), "noise", timer=TIMER_CUPTI))

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
+from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0001_h200-34b7857.json"
 FIRST_CUPTI = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
+KERNEL_KIND = ROOT / "baselines" / "NVIDIA_H200" / "0003_h200-83ee3e7.json"
 
 
 def test_rates_and_fractions_are_derived_from_work_and_median():
@@ -49,9 +50,12 @@ def test_the_committed_h200_baseline_reads_as_records():
     assert host.timer == TIMER_WALL and "samples" not in host.params
 
 
-def test_the_first_cupti_baseline_reads_as_the_concurrent_kernel_timer_it_used():
-    """0002 was recorded when the timer always used CUPTI's CONCURRENT_KERNEL kind and wrote "cupti"."""
-    records = records_of(json.loads(FIRST_CUPTI.read_text()))
-    gpu_timed = [r for r in records if r.timer != TIMER_WALL]
-    assert gpu_timed and {r.timer for r in gpu_timed} == {TIMER_CUPTI_CONCURRENT}
-    assert TIMER_CUPTI != TIMER_CUPTI_CONCURRENT, "the serialized kernel kind is a different timer"
+def test_the_cupti_baselines_read_as_the_activity_kinds_that_recorded_them():
+    """0002 wrote "cupti" for CUPTI's CONCURRENT_KERNEL kind, today's timer; 0003 was timed with the
+    KERNEL kind (given up: NOTES.md), a timer that no case of today is compared with."""
+    def timers(path):
+        return {r.timer for r in records_of(json.loads(path.read_text())) if r.timer != TIMER_WALL}
+
+    assert timers(FIRST_CUPTI) == {TIMER_CUPTI}
+    assert timers(KERNEL_KIND) == {"cupti kernel", "cupti concurrent kernel"}
+    assert TIMER_CUPTI == "cupti concurrent kernel"

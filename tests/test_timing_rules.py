@@ -142,13 +142,13 @@ def test_without_cupti_the_timer_falls_back_to_events_with_a_one_line_note(monke
     assert note == "CUPTI unavailable (No module named 'cupti'); timing with held CUDA events"
     monkeypatch.setattr(GpuTimer, "_open_device", lambda self, l2_bytes: None)
     timer = GpuTimer(50 * 2**20)
-    assert (timer.uses_cupti, timer.timer_name(), timer.note) == (False, "cuda events", note)
+    assert (timer.uses_cupti, timer.timer, timer.note) == (False, "cuda events", note)
 
 
 def test_cupti_refusing_activity_gives_the_event_timer_and_says_why(fake_cupti):
     fake_cupti.refuse = RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
     timer = GpuTimer(50 * 2**20)
-    assert not timer.uses_cupti and timer.timer_name(concurrent_kernels=True) == "cuda events"
+    assert not timer.uses_cupti and timer.timer == "cuda events"
     assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in timer.note and "\n" not in timer.note
     assert timer.note.endswith("timing with held CUDA events")
 
@@ -165,7 +165,7 @@ def test_cupti_samples_are_the_kernel_spans_and_events_are_kept_beside_them(fake
     timer = GpuTimer(50 * 2**20)
     assert (timer.uses_cupti, timer.note) == (True, "")
     m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY, case="k")
-    assert m.timer == "cupti kernel" and m.stopped_by == "noise"
+    assert m.timer == "cupti concurrent kernel" and m.stopped_by == "noise"
     assert m.samples == pytest.approx([5_000e-9] * len(m.samples))
     assert m.event_samples == pytest.approx([(5_000 + EVENT_COST_NS) * 1e-9] * len(m.samples))
 
@@ -194,35 +194,6 @@ def test_activity_is_recorded_only_while_sampling_and_disabled_after(fake_cupti)
     assert fake_cupti.pending == []
 
 
-def test_kernels_are_recorded_serialized_unless_the_case_overlaps_them_on_purpose(fake_cupti):
-    timer = GpuTimer(50 * 2**20)
-    kinds = FakeCupti.ActivityKind
-    for concurrent, kind, name in ((False, kinds.KERNEL, "cupti kernel"),
-                                   (True, kinds.CONCURRENT_KERNEL, "cupti concurrent kernel")):
-        fake_cupti.calls.clear()
-        m = timer.measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY, case="k",
-                          concurrent_kernels=concurrent)
-        enabled = {call[1] for call in fake_cupti.calls if call[0] == "enable"}
-        assert enabled == {int(kind), int(kinds.MEMCPY), int(kinds.MEMSET)}
-        assert m.timer == name and m.samples == pytest.approx([5_000e-9] * len(m.samples))
-        assert fake_cupti.enabled == set()
-
-
-def test_the_probe_tries_both_kernel_kinds_and_a_refused_one_means_the_event_timer(fake_cupti):
-    refused = int(FakeCupti.ActivityKind.CONCURRENT_KERNEL)
-    enable = fake_cupti.activity_enable
-
-    def refuse_concurrent(kind):
-        if int(kind) == refused:
-            raise RuntimeError("CUPTI_ERROR_NOT_COMPATIBLE")
-        enable(kind)
-
-    fake_cupti.activity_enable = refuse_concurrent
-    timer = GpuTimer(50 * 2**20)
-    assert not timer.uses_cupti and "CUPTI_ERROR_NOT_COMPATIBLE" in timer.note
-    assert fake_cupti.enabled == set(), "what the probe enabled before the refusal was disabled again"
-
-
 def test_activity_is_disabled_and_flushed_even_when_the_run_raises(fake_cupti):
     timer = GpuTimer(50 * 2**20)
     fake_cupti.calls.clear()
@@ -235,7 +206,7 @@ def test_activity_is_disabled_and_flushed_even_when_the_run_raises(fake_cupti):
 
     with pytest.raises(ValueError, match="launch failed"):
         timer.measure(run, STEADY, case="k")
-    assert ("enable", int(FakeCupti.ActivityKind.KERNEL)) in fake_cupti.calls
+    assert ("enable", int(FakeCupti.ActivityKind.CONCURRENT_KERNEL)) in fake_cupti.calls
     assert fake_cupti.enabled == set()
     last_disable = max(i for i, call in enumerate(fake_cupti.calls) if call[0] == "disable")
     assert ("flush", 1) in fake_cupti.calls[last_disable:]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from harness.gpu import ClockState, GpuInfo
-from harness.timing import TIMER_CUPTI, TIMER_CUPTI_CONCURRENT, Measurement
+from harness.timing import TIMER_CUPTI, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
 NOISE = 0.003  # relative spread of the fake samples: a quiet GPU
@@ -53,15 +53,14 @@ class FakeTimer:
         self.seed = config.getoption("fake_gpu_seed")
         self.count = config.getoption("fake_gpu_samples")
 
-    def measure(self, run, profile, flush=True, case="", concurrent_kernels=False):
+    def measure(self, run, profile, flush=True, case=""):
         median = 100e-6 * (1 + zlib.crc32(case.encode()) % 5)
         for pattern, factor in self.slowdowns:
             if fnmatch.fnmatch(case, pattern):
                 median *= factor
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed])
         samples = list(median * (1 + NOISE * rng.standard_normal(self.count)))
-        timer = TIMER_CUPTI_CONCURRENT if concurrent_kernels else TIMER_CUPTI
-        return Measurement(samples=samples, stopped_by="noise", timer=timer, event_samples=[])
+        return Measurement(samples=samples, stopped_by="noise", timer=TIMER_CUPTI, event_samples=[])
 
 
 class FakeDevice:

@@ -98,9 +98,9 @@ class SlowDown:
         raise pytest.UsageError(f"--slow-down: the SM clock of {self.gpu.name} is unknown (NVML reads neither the "
                                 "current nor the maximum clock), so a spin of a given time cannot be sized")
 
-    def slowed(self, case: str, run, percent: float, flush: bool, concurrent_kernels: bool):
+    def slowed(self, case: str, run, percent: float, flush: bool):
         """`run` with a spin appended that adds `percent` of its GPU time (at least the append cost)."""
-        unslowed = self.timer.measure(run, self.profile, flush=flush, concurrent_kernels=concurrent_kernels)
+        unslowed = self.timer.measure(run, self.profile, flush=flush)
         wanted = percent / 100 * unslowed.median - self.append_cost_s
         clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
         cycles = max(0, int(wanted * clock_hz))  # below the append cost: the least possible slowdown
@@ -136,8 +136,7 @@ def _slow_down_matching_cases(request):
         if options.get("wall"):
             return time_unslowed(case, **options)
         run = case.run if hasattr(case, "run") else case  # a prepared case or a plain run
-        slowed = slowdown.slowed(request.node.nodeid, run, percent, options.get("flush", True),
-                                 options.get("concurrent_kernels", False))
+        slowed = slowdown.slowed(request.node.nodeid, run, percent, options.get("flush", True))
         return time_unslowed(slowed, **options)
 
     bench.time = time_slowed
