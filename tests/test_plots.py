@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.plots import performance_table, plot_roofline, plot_trend
+from harness.plots import performance_table, plot_roofline, plot_trend, trend_series
 
 GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 132, "sm_clock_max_mhz": 1980,
        "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}
@@ -52,6 +52,23 @@ def test_roofline_and_trend_pngs_are_written(tmp_path):
     for name in ("roofline.png", "trend.png"):
         data = (tmp_path / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_a_trend_keeps_only_the_runs_timed_like_the_newest():
+    def timed(when, timer, scale=1.0):
+        run = recorded(when, scale)
+        for bench in run["benchmarks"]:
+            bench["extra_info"]["timer"] = timer
+        return run
+
+    runs = [timed("2026-11-27T12:00:00+00:00", "cuda events", 1.5), timed("2026-11-28T12:00:00+00:00", "cupti"),
+            timed("2026-11-29T12:00:00+00:00", "cupti kernel", 1.2),
+            timed("2026-11-30T12:00:00+00:00", "cupti concurrent kernel", 1.1)]
+    series = trend_series(runs)
+    points = series["matmul 4096"]["test_matmul_time[cublas-4096x4096x4096]"]
+    # "cupti" (what the first CUPTI files wrote) is the concurrent kind; events and the KERNEL kind are left out
+    assert [when.day for when, _ in points] == [28, 30]
+    assert [median for _, median in points] == pytest.approx([2.7e-3, 2.7e-3 * 1.1])
 
 
 def test_plot_script_reads_a_baseline_folder(tmp_path):
