@@ -6,8 +6,12 @@ Reads FOLDER/same-*.json (runs of unchanged code against a baseline) and
 FOLDER/slowed-*.json (the same runs with a calibrated slowdown injected by
 tests/plugins/slowdown.py). Prints, per run, how many cases were flagged, and
 per case of at least --min-us µs (baseline median), in how many slowed runs
-it was flagged, its ratios and its smallest detectable change. Exit status 1
-when an unmodified run flagged anything or a slowed case of that size was missed.
+it was flagged, its ratios and its smallest detectable change. Where the
+slowed records carry their injection (the plugin's `unslowed_median_s`), two
+more columns split a slowed ratio into its parts: the case before the spin
+against the baseline (the process's own offset) and the slowdown the spin
+added. Exit status 1 when an unmodified run flagged anything or a slowed
+case of that size was missed.
 """
 
 from __future__ import annotations
@@ -60,8 +64,8 @@ def main() -> int:
         for r in records:
             unmodified.setdefault(r.case, []).append(r)
     print("| case | baseline | detectable (median) | flagged slowed | ratio slowed (min-max) "
-          "| flagged unmodified | ratio unmodified (min-max) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "| flagged unmodified | ratio unmodified (min-max) | before the spin, of baseline | added by the spin |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for case, records in sorted(per_case.items()):
         base = baseline_median(records[0])
         if base is None or base < floor:
@@ -70,10 +74,16 @@ def main() -> int:
         quiet = unmodified.get(case, [])
         quiet_ratios = [r.ratio for r in quiet if r.ratio] or [float("nan")]
         detectable = statistics.median(r.detectable for r in records if r.detectable is not None)
+        injected = [(r.median_s, r.params["unslowed_median_s"]) for r in records if r.params.get("unslowed_median_s")]
+        offsets = [before / base for _, before in injected]
+        added = [after / before - 1 for after, before in injected]
+        split = (f"{min(offsets):.3f}-{max(offsets):.3f} | {100 * min(added):+.1f}% to {100 * max(added):+.1f}%"
+                 if injected else "— | —")
         print(f"| {case.split('::')[-1]} | {format_duration(base)} | {100 * detectable:.1f}% "
               f"| {sum(r.verdict == REGRESSED for r in records)}/{len(records)} | {min(ratios):.3f}-{max(ratios):.3f} "
               f"| {sum(r.verdict == REGRESSED for r in quiet)}/{len(quiet)} "
-              f"| {min(quiet_ratios):.3f}-{max(quiet_ratios):.3f} |")
+              f"| {min(quiet_ratios):.3f}-{max(quiet_ratios):.3f} "
+              f"| {split} |")
     return 0 if ok else 1
 
 

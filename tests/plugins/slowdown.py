@@ -137,6 +137,15 @@ def _slow_down_matching_cases(request):
             return time_unslowed(case, **options)
         run = case.run if hasattr(case, "run") else case  # a prepared case or a plain run
         slowed = slowdown.slowed(request.node.nodeid, run, percent, options.get("flush", True))
+        injection = slowdown.injections[-1]
+        # the injection goes into the case's record, so that a table can tell the slowdown from the
+        # process's own offset (scripts/sensitivity_table.py); the suite's own params dict is updated
+        # in place, since a case may still fill it in when its ceiling is measured
+        params = options.get("params")
+        if params is None:
+            params = options["params"] = {}
+        params.update(slowed_by_percent=float(percent), unslowed_median_s=injection.unslowed_median_s,
+                      spin_cycles=injection.spin_cycles)
         return time_unslowed(slowed, **options)
 
     bench.time = time_slowed
