@@ -32,7 +32,7 @@ from .comparison import Baseline, floors_with_threshold, history_of
 from .kernel_identity import arch_of
 from .noise import NoiseFloors
 from .record import CaseRecord
-from .report import markdown_report, verdict_counts, write_report
+from .report import counts_text, markdown_report, verdict_counts, write_report
 from .timing import PROFILES, Profile
 from .verdict import parse_fraction
 from .workers import export_results, gpu_lock, import_results, prepare_worker_session, worker_id
@@ -346,13 +346,7 @@ def _write_report(config, state: SuiteState) -> None:
                                  f"e.g. {not_run[0]}")
     text = markdown_report(records, state.gpu, baseline.path if baseline else None,
                            baseline.cases if baseline else None)
-    try:
-        write_report(state.report_path, text)
-    except OSError as error:
-        state.problems.append(f"could not write the report {state.report_path}: {error}")
-        return
-    counts = verdict_counts(records)
-    state.notices.append(", ".join(f"{n} {label}" for label, n in counts.items()) + f"; report: {state.report_path}")
+    _publish_report(state, text, counts_text(verdict_counts(records)))
 
 
 def _write_ref_report(state: SuiteState) -> None:
@@ -363,14 +357,17 @@ def _write_ref_report(state: SuiteState) -> None:
     ref = state.ref
     ref.removed_kernels(kernels)
     text = markdown_paired_report(ref.verdicts, state.gpu, ref.ref, ref.tree.sha, ref.accepted)
+    _publish_report(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts_text(paired_counts(ref.verdicts))}")
+
+
+def _publish_report(state: SuiteState, text: str, counts: str) -> None:
+    """Write the report; the summary line names the counts and the file, or a problem says why not."""
     try:
         write_report(state.report_path, text)
     except OSError as error:
         state.problems.append(f"could not write the report {state.report_path}: {error}")
         return
-    counts = paired_counts(ref.verdicts)
-    state.notices.append(f"against {ref.ref} ({ref.tree.sha[:10]}): "
-                         + ", ".join(f"{n} {label}" for label, n in counts.items()) + f"; report: {state.report_path}")
+    state.notices.append(f"{counts}; report: {state.report_path}")
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -70,17 +70,14 @@ class TimedCase:
         if ceiling is not None and callable(ceiling[1]):
             ceiling = (ceiling[0], ceiling[1]())
         params = {key: value() if callable(value) else value for key, value in (params or {}).items()}
-        info = state.gpu
         record = CaseRecord(
             case=self.benchmark.fullname, kernel=kernel, shape=shape, params=params, flops=flops,
             bytes=bytes_moved, ceiling=ceiling[0] if ceiling else None, ceiling_rate=ceiling[1] if ceiling else None,
-            datasheet_rate=datasheet_rate, timer_note="" if wall else getattr(self.timer, "note", ""),
-            gpu_uuid=info.uuid, pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device,
-            worker=worker_id() or "main", timing_started=started, timing_ended=time.time(),
-            sass=sass_of(prepared, info) if prepared is not None else None, **measured_fields(measurement),
+            datasheet_rate=datasheet_rate, **self._where_and_when(prepared, started, wall),
+            **measured_fields(measurement),
         )
         if state.comparing:
-            judge_record(record, state.baseline, current_gpu_uuid=info.uuid,
+            judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
                          history=state.history.get(record.case, []), floors=state.floors)
         self._hand_to_pytest_benchmark(record)
         if record.verdict == REGRESSED:
@@ -89,6 +86,15 @@ class TimedCase:
                         f"{format_duration(base.median_s)} in {state.baseline.path} ({record.ratio:.3f}x): "
                         f"{record.verdict_reason}", pytrace=False)
         return measurement
+
+    def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
+        """The record's fields that say where and how the case ran: GPU, worker, timing interval,
+        the timer's note and the kernel's machine code (prepared cases only)."""
+        info = self.state.gpu
+        return dict(timer_note="" if wall else getattr(self.timer, "note", ""), gpu_uuid=info.uuid,
+                    pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
+                    timing_started=started, timing_ended=time.time(),
+                    sass=sass_of(prepared, info) if prepared is not None else None)
 
     def _compare_with_ref(self, prepared, flush, kernel, shape, started) -> Measurement | None:
         """--compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
@@ -103,11 +109,8 @@ class TimedCase:
         if head is None:
             self.benchmark._mode = "not timed: the same SASS and launch as the ref"  # no "fixture unused" warning
             return None
-        info = state.gpu
         record = CaseRecord(
-            case=self.benchmark.fullname, kernel=kernel, shape=shape, timer_note=getattr(self.timer, "note", ""),
-            gpu_uuid=info.uuid, pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
-            timing_started=started, timing_ended=time.time(), sass=sass_of(prepared, info),
+            case=self.benchmark.fullname, kernel=kernel, shape=shape, **self._where_and_when(prepared, started),
             verdict=verdict.label, ratio=verdict.ratio, detectable=verdict.detectable,
             verdict_reason=verdict.reason, baseline=f"{state.ref.ref} ({state.ref.tree.sha[:10]})",
             params={"base_median_s": verdict.base_median, "ci_low": verdict.ci_low, "ci_high": verdict.ci_high},

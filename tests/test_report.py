@@ -18,7 +18,7 @@ BASELINE = "baselines/NVIDIA_H200/0003_tuned.json"
 
 def judged(case, label, median, ratio=None, detectable=0.02, reason="", **work):
     return CaseRecord(case=case, median_s=median, verdict=label, ratio=ratio, detectable=detectable,
-                      verdict_reason=reason, timer="cupti kernel", **work)
+                      verdict_reason=reason, timer="cupti concurrent kernel", **work)
 
 
 def records():
@@ -79,7 +79,7 @@ def test_report_row_shows_baseline_now_ratio_detectable_rate_and_bold_regression
     rows = table_rows(markdown_report(records(), GPU, BASELINE))
     slow = next(r for r in rows if "test_b[slow]" in r)
     cells = [c.strip() for c in slow.split("|")[1:-1]]
-    assert cells[1:] == ["2.00 µs", "2.40 µs", "1.200×", "12.5%", "0.83 TFLOP/s", "cupti kernel", "**regressed**"]
+    assert cells[1:] == ["2.00 µs", "2.40 µs", "1.200×", "12.5%", "0.83 TFLOP/s", "cupti concurrent kernel", "**regressed**"]
 
 
 def test_reasons_are_listed_for_every_verdict_but_same():

@@ -49,11 +49,11 @@ def test_a_host_routine_under_compare_ref_is_skipped_before_any_param_function_r
 
 def test_the_record_takes_clocks_throttling_and_the_event_median_from_the_measurement():
     measurement = Measurement([3e-3, 1e-3, 2e-3], "time cap", throttle=["HW slowdown", "SW power cap", "HW slowdown"],
-                              sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti kernel",
+                              sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti concurrent kernel",
                               event_samples=[4e-3, 2e-3, 3e-3])
     fields = measured_fields(measurement)
     assert (fields["median_s"], fields["samples"], fields["rsd"]) == (2e-3, [3e-3, 1e-3, 2e-3], 0.5)
-    assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti kernel", 3e-3, "time cap")
+    assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti concurrent kernel", 3e-3, "time cap")
     assert (fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (1755, 1980)
     assert fields["throttle_reasons"] == ["HW slowdown", "SW power cap"] and fields["retaken_for_throttle"]
 
@@ -62,3 +62,23 @@ def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty()
     fields = measured_fields(Measurement([1e-3], "noise", timer="wall clock"))
     assert (fields["event_median_s"], fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (None, None, None)
     assert fields["throttle_reasons"] == [] and not fields["retaken_for_throttle"]
+
+
+def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):
+    import harness.timed_case as timed_case_module
+    from harness.noise import NoiseFloors
+
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")
+    verdict = types.SimpleNamespace(label="same", ratio=1.004, detectable=0.02, reason="within 2%",
+                                    base_median=1.99e-3, ci_low=0.998, ci_high=1.01)
+    ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="abcdef123456789"),
+                                compare=lambda *args, **kwargs: (verdict, head), fails=lambda v: False)
+    case = timed_case(ref=ref)
+    case.state.floors = NoiseFloors()
+    case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
+    info = case.benchmark.extra_info
+    assert (info["gpu_uuid"], info["pci_bus_id"], info["worker"], info["sass"]) == (
+        "GPU-test", "0000:00:00.0", "main", "sass-of-head")
+    assert info["timing_started"] <= info["timing_ended"] and info["timer"] == "cupti concurrent kernel"
+    assert (info["verdict"], info["baseline"], info["base_median_s"]) == ("same", "origin/main (abcdef1234)", 1.99e-3)
