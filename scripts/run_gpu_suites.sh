@@ -14,8 +14,10 @@
 #     quick[:NAME]       pull-request profile with verdicts
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
 #                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out
-#     scratch-baseline   a quick run of the GPU-timed cases saved in a scratch storage, which the steps
-#                        after it compare against (a like-for-like baseline: same host, same profile)
+#     scratch-baseline PROFILE N
+#                        N runs (PROFILE: quick or nightly) of the GPU-timed cases saved in a scratch
+#                        storage, which the steps after it compare against: the newest is their baseline,
+#                        all N are the noise model's history (N >= 3 gives it a spread between processes)
 #     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
 #     ab N               --compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
 #                        of a real ~3% slowdown (warptile_128x256 with 8-deep k tiles instead of 16, the
@@ -103,10 +105,13 @@ while [ $# -gt 0 ]; do
       python3 scripts/sensitivity_table.py "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
       cat "$OUT/sensitivity.md";;
     scratch-baseline)
+      profile=$2 runs=$3; shift 2
       scratch=$(mktemp -d)
       STORE=("--benchmark-storage=file://$scratch/baselines")
-      step scratch-baseline $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-save=scratch \
-        --benchmark-json="$WORK/scratch-baseline.json";;
+      for i in $(seq 1 "$runs"); do
+        step "scratch-baseline-$i" $PERF --profile "$profile" -k "$GPU_TIMED" "${STORE[@]}" \
+          --benchmark-save="scratch-$i" --benchmark-json="$WORK/scratch-baseline-$i.json"
+      done;;
     baseline-errors)
       scratch=$(mktemp -d)
       cp -r baselines "$scratch/"
