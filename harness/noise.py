@@ -14,9 +14,13 @@ each case gets its own *smallest detectable change*, the largest of three terms:
 3. ``z`` standard errors of what the data say: the relative standard errors of
    the two medians (from the median absolute deviation of each sample set) and,
    where the GPU model has at least three stored runs of the case, the spread of
-   their medians (standard deviation of the log medians: day-to-day and
-   host-to-host variation).  They add in quadrature: each is an independent
-   source of difference between two medians.
+   their medians (standard deviation of the log medians: day-to-day, process-to-
+   process and host-to-host variation), times sqrt(2): the verdict compares two
+   runs, the baseline and this one, and each brings its own offset.  They add in
+   quadrature: each is an independent source of difference between two medians.
+   The spread matters because processes differ more than one process's samples
+   show: on an H200, row_shared 1024³ read 443.5-448.6 µs in twenty processes
+   with an rsd of 0.2-0.4% inside each (NOTES.md).
 
 Why the largest and not a sum: each term alone is a reason a change of that size
 could appear with no code change.  The floors are lower bounds taken from
@@ -178,7 +182,7 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
 
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
     spread = history_spread(history)
-    noise = floors.z * math.hypot(sample_se, spread or 0.0)
+    noise = floors.z * math.hypot(sample_se, math.sqrt(2) * (spread or 0.0))  # two runs: see the module
     noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}"
     noise_words += ")" if spread is None else f", stored runs {_percent(spread)})"
 
