@@ -3,7 +3,6 @@ replays samples recorded on the H200. No git worktree is made: RefTree is replac
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +14,8 @@ import kernels.compile
 from harness.paired import NEW, SAME, SLOWER, UNCHANGED
 from harness.timing import TIMER_CUPTI, Measurement, Profile
 from kernels.compile import KernelBuild
+from tests.sample_sets import ADD_8192_VEC4, recorded
 
-RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
-ADD_8192_VEC4 = "suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]"
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-naive]"
 REF = "main"
 PROFILE = Profile("quick")
@@ -32,7 +30,7 @@ def detectable(median_s: float) -> float:
 def recorded_pairs(slowdown: float = 1.0) -> tuple[list[float], list[float]]:
     """Base and head samples: the two halves of a recorded H200 run (110 samples of one add), the
     head's scaled by `slowdown`."""
-    samples = json.loads(RECORDED.read_text())["cases"][ADD_8192_VEC4]["samples"]
+    samples = recorded(ADD_8192_VEC4)
     half = len(samples) // 2
     return samples[:half], list(np.array(samples[half:2 * half]) * slowdown)
 

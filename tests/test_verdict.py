@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from pathlib import Path
 
-import numpy as np
 import pytest
-from scipy.stats import norm
 
 from harness.noise import detectable_change
 from harness.verdict import (
@@ -23,29 +19,17 @@ from harness.verdict import (
     judge,
     parse_fraction,
 )
+from tests.sample_sets import ADD_8192_VEC4, recorded, spread_samples
 
-RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
-ADD_8192_VEC4 = "suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]"
 ADD_1024_VEC4 = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add_vec4]"
 WARPTILE_4096 = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-tiled32]"
-
-
-def recorded(case):
-    """A sample set of the committed H200 baseline (seconds, recorded order)."""
-    return json.loads(RECORDED.read_text())["cases"][case]["samples"]
 
 
 def rerun_halves(case):
     """The recorded set split into two runs of one host: first half, second half."""
     samples = recorded(case)
     return samples[: len(samples) // 2], samples[len(samples) // 2:]
-
-
-def spread_samples(median, rsd, n, seed=0):
-    """n samples at the normal quantiles of a lognormal with this median and rsd, in a seeded order."""
-    quantiles = (np.arange(n) + 0.5) / n
-    return np.random.default_rng(seed).permutation(median * np.exp(rsd * norm.ppf(quantiles))).tolist()
 
 
 def slowed(samples, factor):
