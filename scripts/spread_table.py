@@ -11,27 +11,26 @@ comes back between processes (a run's setup: allocations, stream mapping).
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.record import records_of  # noqa: E402
 from harness.verdict import format_duration  # noqa: E402
+from scripts.sensitivity_table import load  # noqa: E402  (NAME-1.json, NAME-2.json, ... in run order)
 
 
 def main(folder: Path, name: str) -> int:
-    paths = sorted(folder.glob(f"{name}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
-    if not paths:
+    loaded = load(folder, name)
+    if not loaded:
         print(f"no {name}-*.json in {folder}")
         return 1
     runs: dict[str, list] = {}
-    for path in paths:
-        for record in records_of(json.loads(path.read_text())):
+    for records in loaded:
+        for record in records:
             runs.setdefault(record.case.split("::")[-1], []).append(record)
-    print(f"{name}: {len(paths)} runs")
+    print(f"{name}: {len(loaded)} runs")
     print("| case | median of medians | range between runs | medians | within-run rsd (median) |")
     print("| --- | --- | --- | --- | --- |")
     for case, records in sorted(runs.items()):
