@@ -150,8 +150,14 @@ class GpuTimer:
             self._recorder, self.note = open_recorder()
         else:
             self._recorder, self.note = None, f"CUPTI not asked for; {FALLBACK}"
-        self.uses_cupti = self._recorder is not None
-        self.timer = TIMER_CUPTI if self.uses_cupti else TIMER_EVENTS
+
+    @property
+    def uses_cupti(self) -> bool:
+        return self._recorder is not None
+
+    @property
+    def timer(self) -> str:
+        return TIMER_CUPTI if self.uses_cupti else TIMER_EVENTS
 
     def _open_device(self, l2_bytes: int) -> None:
         import cupy
