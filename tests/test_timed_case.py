@@ -9,6 +9,7 @@ import pytest
 
 from harness.timed_case import TimedCase, measured_fields
 from harness.timing import Measurement, Profile
+from harness.workers import worker_id
 from tests.plugins.fake_gpu import fake_info
 
 SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
@@ -79,6 +80,6 @@ def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdi
     case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     info = case.benchmark.extra_info
     assert (info["gpu_uuid"], info["pci_bus_id"], info["worker"], info["sass"]) == (
-        "GPU-test", "0000:00:00.0", "main", "sass-of-head")
+        "GPU-test", "0000:00:00.0", worker_id() or "main", "sass-of-head")  # gw0.. under xdist
     assert info["timing_started"] <= info["timing_ended"] and info["timer"] == "cupti concurrent kernel"
     assert (info["verdict"], info["baseline"], info["base_median_s"]) == ("same", "origin/main (abcdef1234)", 1.99e-3)
