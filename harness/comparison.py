@@ -3,9 +3,15 @@
 Used in two places with the same rules: by the pytest plugin while a run
 times its cases, and by `python -m harness.compare` on two saved files.
 
-A case's verdict compares its samples with the baseline's samples for the
-same node id. How large a change must be to count comes from the noise
-model (harness/noise.py): a floor that depends on whether the baseline was
+A case's verdict compares its samples with its reference for the same node
+id: the baseline's samples, pooled with those of the newest other stored runs
+(up to REFERENCE_RUNS in all) that ran the same machine code (SASS hash) on
+the same GPU (UUID) by the same timer, unthrottled.  One process can sit a
+few tenths of a percent off its GPU's mean for its whole life (row_shared
+1024³ read 443.5-448.6 µs between processes on one H200, NOTES.md); a
+reference pooled from several processes carries less of its own offset.
+How large a change must be to count comes from the noise model
+(harness/noise.py): a floor that depends on whether the baseline was
 recorded on this very GPU (its UUID), and the noise of the samples and of the
 stored runs of this GPU model.
 
@@ -23,7 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from .noise import NoiseFloors, StoredMedian, detectable_change, relevant_history, same_physical_gpu
+from .noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from .record import TIMER_WALL, CaseRecord, records_of
 from .verdict import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict, judge
 
@@ -34,6 +40,9 @@ from .verdict import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict, judge
 WALL_CLOCK_FLOORS = NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0)
 
 ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test
+# Stored runs pooled into one case's reference, the baseline included: five processes take
+# the reference's own offset down to 1/sqrt(5) of one run's, and keep it to recent runs.
+REFERENCE_RUNS = 5
 DEFAULT_FLOORS = NoiseFloors()
 
 
@@ -56,19 +65,38 @@ class Baseline:
         return cls(Path(path), run_gpu_uuid(doc), {r.case: r for r in records_of(doc)})
 
 
-def history_of(docs: list[dict]) -> dict[str, list[StoredMedian]]:
-    """Per case, the median, GPU and timer of each stored run (the noise model's history).
+def history_of(runs: dict[str, dict]) -> dict[str, list[StoredResult]]:
+    """Per case, its result in each stored run (file name: document, oldest first).
 
+    This is the noise model's history and the pool of the cases' references.
     Cases recorded while throttled are left out: their medians are not the
     GPU's spread.
     """
-    history: dict[str, list[StoredMedian]] = {}
-    for doc in docs:
+    history: dict[str, list[StoredResult]] = {}
+    for name, doc in runs.items():
         uuid = run_gpu_uuid(doc)
         for record in records_of(doc):
             if record.timer and record.samples and not record.throttled:
-                history.setdefault(record.case, []).append(StoredMedian(uuid, record.timer, record.median_s))
+                history.setdefault(record.case, []).append(
+                    StoredResult(uuid, record.timer, record.median_s, name, record.sass, tuple(record.samples)))
     return history
+
+
+def reference_samples(base: CaseRecord, baseline: Baseline, history: list[StoredResult]) -> tuple[list[float], int]:
+    """The samples a case is compared with, and how many stored runs they pool.
+
+    The baseline's own samples, plus those of the newest other stored runs
+    (``REFERENCE_RUNS`` in all) of the same machine code (SASS hash, known on
+    both sides), GPU (UUID, known) and timer.  A run of other code, another
+    GPU or unknown provenance is never pooled: its difference could be real.
+    """
+    if base.sass is None or baseline.gpu_uuid is None:
+        return list(base.samples), 1
+    same_code = [run for run in history
+                 if run.run != baseline.path.name and run.samples and run.gpu_uuid == baseline.gpu_uuid
+                 and run.timer == base.timer and run.sass == base.sass]
+    pooled = same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]  # the newest: runs come oldest first
+    return list(base.samples) + [s for run in pooled for s in run.samples], 1 + len(pooled)
 
 
 def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> NoiseFloors:
@@ -85,7 +113,7 @@ def _not_judged(record: CaseRecord, base: CaseRecord, label: str, reason: str) -
 
 
 def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_uuid: str | None,
-                 history: list[StoredMedian] = (), floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
+                 history: list[StoredResult] = (), floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
     """Judge one record and write the verdict into it; returns the verdict.
 
     NO_BASELINE without a baseline case; OTHER_HOST for a wall-clock case
@@ -111,10 +139,12 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
                               f"{', '.join(base.throttle_reasons)} while it was recorded), so it is no reference")
     else:
         relevant = relevant_history(list(history), current_gpu_uuid, baseline.gpu_uuid, record.timer)
-        detectable = detectable_change(base.samples, record.samples, same_gpu=same_gpu, history=relevant,
-                                       floors=floors)
-        verdict = judge(record.case, base.samples, record.samples, detectable=detectable.fraction, alpha=ALPHA,
-                        throttled=record.throttled, because=detectable.because)
+        reference, runs = reference_samples(base, baseline, list(history))
+        detectable = detectable_change(reference, record.samples, same_gpu=same_gpu, history=relevant,
+                                       reference_runs=runs, floors=floors)
+        because = detectable.because + (f"; reference pooled from {runs} runs of this code" if runs > 1 else "")
+        verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
+                        throttled=record.throttled, because=because)
     record.verdict, record.ratio, record.p_value = verdict.label, verdict.ratio, verdict.p_value
     record.detectable, record.verdict_reason = verdict.detectable, verdict.reason
     record.baseline = baseline.path.name if baseline is not None else None

@@ -1,33 +1,40 @@
 """The noise model of one timed case: the smallest change its verdict can detect.
 
-A case's timings are compared with its baseline on medians (harness/verdict.py).
+A case's timings are compared with its reference on medians (harness/verdict.py).
+The reference is the baseline's samples, pooled with those of the newest other
+stored runs of the same machine code on the same GPU (harness/comparison.py).
 How far the medians may move before the move counts depends on the case, so
 each case gets its own *smallest detectable change*, the largest of three terms:
 
-1. A relative floor: 2% when the baseline was recorded on this very GPU (same
+1. A relative floor: 1.5% when the baseline was recorded on this very GPU (same
    UUID), 5% when it came from another GPU of the model or from an unknown one.
-   Reruns on one host agree within about 1%; hosts of one model differ by a few
-   percent on some cases, for reasons no sample set of one run can show.
-2. An absolute floor divided by the baseline median: 0.3 µs (launch placement
+   On one H200 host the median of every GPU-timed case of 50 µs or more moved
+   between processes with a standard deviation of at most 0.37%, apart from the
+   streams pipeline's PCIe copies (NOTES.md): 1.5% is four of those standard
+   deviations of a difference, and a 3% slowdown still clears it with 1.5% to
+   spare.  Hosts of one model differ by a few percent on some cases, for reasons
+   no sample set of one run can show.
+2. An absolute floor divided by the reference median: 0.3 µs (launch placement
    and clock ramp move small kernels by that much between hosts).  This is what
    keeps 5 µs kernels from being judged on tenths of a microsecond.
 3. ``z`` standard errors of what the data say: the relative standard errors of
    the two medians (from the median absolute deviation of each sample set) and,
    where the GPU model has at least three stored runs of the case, the spread of
    their medians (standard deviation of the log medians: day-to-day, process-to-
-   process and host-to-host variation), times sqrt(2): the verdict compares two
-   runs, the baseline and this one, and each brings its own offset.  They add in
-   quadrature: each is an independent source of difference between two medians.
-   The spread matters because processes differ more than one process's samples
-   show: on an H200, row_shared 1024³ read 443.5-448.6 µs in twenty processes
-   with an rsd of 0.2-0.4% inside each (NOTES.md).
+   process and host-to-host variation).  The spread counts once for this run's
+   process and 1/k for the reference, which pools k processes: sqrt(1 + 1/k)
+   times, sqrt(2) for a reference of one run.  They add in quadrature: each is an
+   independent source of difference between two medians.  The spread matters
+   because processes differ more than one process's samples show: on an H200,
+   row_shared 1024³ read 443.5-448.6 µs in twenty processes with an rsd of
+   0.2-0.4% inside each (NOTES.md).
 
 Why the largest and not a sum: each term alone is a reason a change of that size
 could appear with no code change.  The floors are lower bounds taken from
 measurements, not noise sources to add to the data's own; a change has to clear
 every one of them, which is exactly clearing the largest.
 
-In the report a user reads, per case, e.g. "detectable change 2.0% (2% floor,
+In the report a user reads, per case, e.g. "detectable change 1.5% (1.5% floor,
 same GPU)" or "detectable change 3.4% (3 x noise (samples 0.4%, stored runs
 1.1%))": a slowdown smaller than that is reported as same whatever its p-value,
 and the words name the term that set it.
@@ -60,9 +67,10 @@ MEDIAN_SE_FACTOR = 1.2533
 class NoiseFloors:
     """The floors and the confidence factor of the noise model (fractions, seconds)."""
 
-    # Reruns on one H200 host agree within about 1% (NOTES.md): 2% is safe, and a
-    # 3% slowdown still gets through the floor.
-    same_gpu: float = 0.02
+    # Between processes on one H200 host a case's median moves by a standard deviation
+    # of at most 0.37% (PCIe-bound streams aside; NOTES.md): 1.5% is four of them for
+    # a difference of two runs, and half of a 3% slowdown.
+    same_gpu: float = 0.015
     # Another host of the model, or a baseline without a GPU UUID: hosts differ by a
     # few percent on some cases (cuBLAS 1024³ read 1.04x with nothing changed).
     other_gpu: float = 0.05
@@ -89,12 +97,15 @@ class NoiseFloors:
 
 
 @dataclass(frozen=True)
-class StoredMedian:
-    """One case's median in one stored run of the GPU model."""
+class StoredResult:
+    """One case's result in one stored run of the GPU model."""
 
     gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
     timer: str
     median: float  # seconds
+    run: str | None = None  # the stored run's file name
+    sass: str | None = None  # hash of the machine code that ran (harness.kernel_identity); None: unknown
+    samples: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,7 @@ def history_spread(medians: Sequence[float]) -> float | None:
     return float(np.std(logs, ddof=1))
 
 
-def relevant_history(runs: Sequence[StoredMedian], current_gpu_uuid: str | None,
+def relevant_history(runs: Sequence[StoredResult], current_gpu_uuid: str | None,
                      baseline_gpu_uuid: str | None, timer: str) -> list[float]:
     """The stored medians of one case whose spread bears on this comparison.
 
@@ -158,20 +169,25 @@ def _percent(fraction: float) -> str:
 
 
 def detectable_change(baseline_samples: Sequence[float], current_samples: Sequence[float], *,
-                      same_gpu: bool, history: Sequence[float] = (),
+                      same_gpu: bool, history: Sequence[float] = (), reference_runs: int = 1,
                       floors: NoiseFloors = NoiseFloors()) -> Detectable:
     """The smallest change of the median the verdict should call a change.
 
     Both sample sets must come from one timer: another timer's offset is no
     change, and no floor here allows for it.
+    ``baseline_samples``: the reference, pooled from ``reference_runs`` stored
+    runs (processes).
     ``same_gpu``: the baseline was recorded on this GPU (same UUID).
     ``history``: the case's medians in stored runs of this GPU model, as
     ``relevant_history`` picks them (fewer than 3: no spread term).
     The fraction is the largest of the relative floor, the absolute floor over
     the baseline median, and ``floors.z`` times the combined standard error;
     with fewer than 3 samples a side contributes no standard error.  Raises
-    ValueError for empty, non-finite or non-positive samples or medians.
+    ValueError for empty, non-finite or non-positive samples or medians, and for
+    ``reference_runs`` below 1.
     """
+    if isinstance(reference_runs, bool) or not isinstance(reference_runs, int) or reference_runs < 1:
+        raise ValueError(f"reference_runs must be a whole number of stored runs, 1 or more, got {reference_runs!r}")
     baseline = checked_samples("baseline", baseline_samples)
     current = checked_samples("current", current_samples)
     baseline_median = float(np.median(baseline))
@@ -182,7 +198,9 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
 
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
     spread = history_spread(history)
-    noise = floors.z * math.hypot(sample_se, math.sqrt(2) * (spread or 0.0))  # two runs: see the module
+    # this run's process offset once, the reference's 1/k times: see the module
+    process_spread = math.sqrt(1 + 1 / reference_runs) * (spread or 0.0)
+    noise = floors.z * math.hypot(sample_se, process_spread)
     noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}"
     noise_words += ")" if spread is None else f", stored runs {_percent(spread)})"
 

@@ -82,7 +82,7 @@ def pytest_addoption(parser):
                     help="sampling and sizes: nightly (all sizes, to 0.5%% noise) or quick (pull requests)")
     group.addoption("--regression-threshold", default=os.environ.get("KERNEL_SUITE_THRESHOLD"),
                     help="smallest slow-down ever flagged against a baseline from this GPU, e.g. 0.02 or 2%% "
-                         "(default: $KERNEL_SUITE_THRESHOLD or 2%%); a noisy case's own threshold is larger")
+                         "(default: $KERNEL_SUITE_THRESHOLD or 1.5%%); a noisy case's own threshold is larger")
     group.addoption("--benchmark-report", default=str(REPORT_DEFAULT),
                     help="markdown report of the verdicts (written when comparing)")
     group.addoption("--require-gpu", action="store_true",
@@ -225,11 +225,11 @@ def _load_baseline(state: SuiteState, bs) -> None:
             return
         doc = load_run(path, expected_gpu=state.gpu.name)
         history_paths = [p for p in stored_runs(folder)[-HISTORY_RUNS:] if p != path]
-        docs = [doc] + [load_run(p, expected_gpu=state.gpu.name) for p in history_paths]
+        runs = {path.name: doc} | {p.name: load_run(p, expected_gpu=state.gpu.name) for p in history_paths}
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
     state.baseline = Baseline.from_doc(path, doc)
-    state.history = history_of(docs)
+    state.history = history_of(runs)
     # pytest-benchmark's tables show the baseline's rows beside this run's
     bs.compared_mapping = {path: {bench["fullname"]: bench for bench in doc["benchmarks"]}}
 

@@ -18,6 +18,7 @@
 #                        N runs (PROFILE: quick or nightly) of the GPU-timed cases saved in a scratch
 #                        storage, which the steps after it compare against: the newest is their baseline,
 #                        all N are the noise model's history (N >= 3 gives it a spread between processes)
+#                        and, being runs of the same code on this GPU, pooled into each case's reference
 #     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
 #     ab N               --compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
 #                        of a real ~3% slowdown (warptile_128x256 with 8-deep k tiles instead of 16, the

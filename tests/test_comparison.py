@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.comparison import Baseline, history_of, judge_record
-from harness.noise import StoredMedian, relevant_history
+from harness.comparison import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
+from harness.noise import relevant_history
 from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
 from harness.verdict import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
@@ -84,26 +84,33 @@ def test_a_baseline_case_recorded_while_throttled_is_no_reference():
     assert "the baseline was throttled" in record.verdict_reason and "hw_thermal_slowdown" in record.verdict_reason
 
 
-def stored_run(uuid, timer, median, throttle_reasons=()):
+def stored_run(uuid, timer, median, throttle_reasons=(), sass=None):
     """A saved run's document holding CASE only, with three samples whose median is ``median``."""
-    extra = {"timer": timer, "throttle_reasons": list(throttle_reasons)}
+    extra = {"timer": timer, "throttle_reasons": list(throttle_reasons), "sass": sass}
     bench = {"fullname": CASE, "stats": {"data": [median * 0.99, median, median * 1.01]}, "extra_info": extra}
     return {"machine_info": {"gpu": {"name": "NVIDIA H200", "uuid": uuid}}, "benchmarks": [bench]}
 
 
+def numbered(*docs):
+    """Stored runs as the plugin reads them: file name to document, oldest first."""
+    return {f"{i:04d}_run.json": doc for i, doc in enumerate(docs, 1)}
+
+
 def runs_of_two_gpus_and_two_timers():
-    return [stored_run("GPU-A", TIMER_CUPTI, 1.00e-3), stored_run("GPU-A", TIMER_CUPTI, 1.01e-3),
-            stored_run("GPU-A", TIMER_CUPTI, 0.99e-3), stored_run("GPU-B", TIMER_CUPTI, 1.04e-3),
-            stored_run("GPU-A", TIMER_EVENTS, 1.004e-3),
-            stored_run("GPU-A", TIMER_CUPTI, 1.30e-3, throttle_reasons=["sw_power_cap"])]
+    return numbered(stored_run("GPU-A", TIMER_CUPTI, 1.00e-3), stored_run("GPU-A", TIMER_CUPTI, 1.01e-3),
+                    stored_run("GPU-A", TIMER_CUPTI, 0.99e-3), stored_run("GPU-B", TIMER_CUPTI, 1.04e-3),
+                    stored_run("GPU-A", TIMER_EVENTS, 1.004e-3),
+                    stored_run("GPU-A", TIMER_CUPTI, 1.30e-3, throttle_reasons=["sw_power_cap"]))
 
 
 def test_history_of_keeps_each_runs_gpu_timer_and_median_but_no_throttled_run():
     history = history_of(runs_of_two_gpus_and_two_timers())
-    assert history == {CASE: [StoredMedian("GPU-A", TIMER_CUPTI, 1.00e-3), StoredMedian("GPU-A", TIMER_CUPTI, 1.01e-3),
-                              StoredMedian("GPU-A", TIMER_CUPTI, 0.99e-3), StoredMedian("GPU-B", TIMER_CUPTI, 1.04e-3),
-                              StoredMedian("GPU-A", TIMER_EVENTS, 1.004e-3)]}
     runs = history[CASE]
+    assert [(run.gpu_uuid, run.timer, run.median, run.run) for run in runs] == [
+        ("GPU-A", TIMER_CUPTI, 1.00e-3, "0001_run.json"), ("GPU-A", TIMER_CUPTI, 1.01e-3, "0002_run.json"),
+        ("GPU-A", TIMER_CUPTI, 0.99e-3, "0003_run.json"), ("GPU-B", TIMER_CUPTI, 1.04e-3, "0004_run.json"),
+        ("GPU-A", TIMER_EVENTS, 1.004e-3, "0005_run.json")]
+    assert runs[0].samples == pytest.approx((0.99e-3, 1.00e-3, 1.01e-3)) and runs[0].sass is None
     assert relevant_history(runs, "GPU-A", "GPU-A", TIMER_CUPTI) == [1.00e-3, 1.01e-3, 0.99e-3]
     assert relevant_history(runs, "GPU-A", "GPU-B", TIMER_CUPTI) == [1.00e-3, 1.01e-3, 0.99e-3, 1.04e-3]
     assert relevant_history(runs, "GPU-A", "GPU-A", TIMER_EVENTS) == [1.004e-3]
@@ -115,4 +122,76 @@ def test_the_history_of_this_gpu_and_timer_sets_the_detectable_change():
     # spread of 1.00, 1.01 and 0.99 ms is 1.0%; with the 1.30 ms throttled run or GPU-B's it would be larger
     assert "stored runs 1.0%" in record.verdict_reason
     assert record.detectable == pytest.approx(0.042, abs=0.001)  # 3 x sqrt(2) x 1.0%
-    assert judged(TIMER_CUPTI, 1.0, "GPU-A").detectable == 0.02, "precondition: without history the floor sets it"
+    assert judged(TIMER_CUPTI, 1.0, "GPU-A").detectable == 0.015, "precondition: without history the floor sets it"
+
+
+# ---- the reference pooled from stored runs of the same code on the same GPU ---------------------
+
+def stored_case(median, sass="sass-1", uuid="GPU-A", seed=0):
+    """A saved run holding CASE: 40 samples of 0.1% noise around ``median``."""
+    extra = {"timer": TIMER_CUPTI, "throttle_reasons": [], "sass": sass}
+    bench = {"fullname": CASE, "stats": {"data": samples(median, noise=0.001, seed=seed)}, "extra_info": extra}
+    return {"machine_info": {"gpu": {"name": "NVIDIA H200", "uuid": uuid}}, "benchmarks": [bench]}
+
+
+def judged_against_stored(stored: dict[str, dict], current_median: float, baseline_name: str | None = None):
+    """Judge a 40-sample record against the newest stored run (or ``baseline_name``), as the plugin does."""
+    name = baseline_name or list(stored)[-1]
+    baseline = Baseline.from_doc(Path(name), stored[name])
+    record = CaseRecord(case=CASE, median_s=current_median, timer=TIMER_CUPTI,
+                        samples=samples(current_median, noise=0.001, seed=99))
+    judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE])
+    return record
+
+
+# four processes near 1.000 ms, then the baseline's, which sat 1.5% slow for its whole life
+ONE_SLOW_PROCESS = [1.000e-3, 0.998e-3, 1.002e-3, 1.000e-3, 1.015e-3]
+
+
+def test_a_baseline_from_one_slow_process_alone_hides_a_three_percent_slowdown():
+    # precondition of the tests below: judged against the slow process's samples only, 1.03 reads 1.015
+    stored = numbered(*(stored_case(m, sass=f"other-code-{i}", seed=i) for i, m in enumerate(ONE_SLOW_PROCESS)))
+    record = judged_against_stored(stored, 1.030e-3)
+    assert record.verdict == SAME and record.ratio == pytest.approx(1.030 / 1.015, rel=2e-3)
+    assert "pooled" not in record.verdict_reason
+
+
+def test_runs_of_the_same_code_on_the_same_gpu_pool_into_the_reference():
+    stored = numbered(*(stored_case(m, seed=i) for i, m in enumerate(ONE_SLOW_PROCESS)))
+    record = judged_against_stored(stored, 1.030e-3)
+    assert record.verdict == REGRESSED
+    assert record.ratio == pytest.approx(1.030, rel=2e-3)  # against the middle of the five processes
+    assert "reference pooled from 5 runs of this code" in record.verdict_reason
+    # the stored runs' spread counts for this run and a fifth of it for the pooled reference
+    assert "stored runs" in record.verdict_reason and record.detectable < 0.03
+    assert judged_against_stored(stored, 1.005e-3).verdict == SAME, "no change: no alarm"
+
+
+@pytest.mark.parametrize("what, other_runs", [
+    ("other code", {"sass": "sass-0"}),
+    ("unknown code", {"sass": None}),
+    ("another GPU", {"uuid": "GPU-B"}),
+])
+def test_runs_of_other_code_another_gpu_or_unknown_code_are_not_pooled(what, other_runs):
+    older = [stored_case(m, seed=i, **other_runs) for i, m in enumerate(ONE_SLOW_PROCESS[:-1])]
+    stored = numbered(*older, stored_case(ONE_SLOW_PROCESS[-1], seed=4))
+    record = judged_against_stored(stored, 1.030e-3)
+    assert "pooled" not in record.verdict_reason, what
+    assert record.ratio == pytest.approx(1.030 / 1.015, rel=2e-3), what
+
+
+def test_a_baseline_of_unknown_code_pools_nothing():
+    stored = numbered(*(stored_case(m, sass=None, seed=i) for i, m in enumerate(ONE_SLOW_PROCESS)))
+    assert "pooled" not in judged_against_stored(stored, 1.030e-3).verdict_reason
+
+
+def test_the_pool_takes_the_newest_runs_and_the_chosen_baseline_once():
+    # seven runs of one code: the baseline chosen is the third; the pool is it and the four newest others
+    medians = [1.10e-3, 1.10e-3, 1.015e-3, 1.000e-3, 0.998e-3, 1.002e-3, 1.000e-3]
+    stored = numbered(*(stored_case(m, seed=i) for i, m in enumerate(medians)))
+    base_name = list(stored)[2]
+    baseline = Baseline.from_doc(Path(base_name), stored[base_name])
+    reference, runs = reference_samples(baseline.cases[CASE], baseline, history_of(stored)[CASE])
+    assert runs == REFERENCE_RUNS == 5
+    assert len(reference) == 5 * 40
+    assert float(np.median(reference)) == pytest.approx(1.001e-3, rel=2e-3)  # the 1.10 ms runs are left out

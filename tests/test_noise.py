@@ -9,7 +9,7 @@ import pytest
 from harness.noise import (
     Detectable,
     NoiseFloors,
-    StoredMedian,
+    StoredResult,
     detectable_change,
     history_spread,
     median_rel_se,
@@ -23,7 +23,7 @@ CUPTI = "CUPTI activity, kernel span"
 
 
 def test_default_floors_are_the_measured_figures():
-    assert NoiseFloors() == NoiseFloors(same_gpu=0.02, other_gpu=0.05, absolute_s=0.3e-6, z=3.0)
+    assert NoiseFloors() == NoiseFloors(same_gpu=0.015, other_gpu=0.05, absolute_s=0.3e-6, z=3.0)
 
 
 @pytest.mark.parametrize("field, value", [
@@ -96,9 +96,9 @@ def test_history_spread_refuses_a_zero_median():
 
 def runs_of_two_hosts():
     return [
-        StoredMedian("GPU-a", EVENTS, 100e-6), StoredMedian("GPU-a", EVENTS, 101e-6),
-        StoredMedian("GPU-b", EVENTS, 104e-6), StoredMedian(None, EVENTS, 98e-6),
-        StoredMedian("GPU-a", CUPTI, 97e-6),
+        StoredResult("GPU-a", EVENTS, 100e-6), StoredResult("GPU-a", EVENTS, 101e-6),
+        StoredResult("GPU-b", EVENTS, 104e-6), StoredResult(None, EVENTS, 98e-6),
+        StoredResult("GPU-a", CUPTI, 97e-6),
     ]
 
 
@@ -120,10 +120,10 @@ def test_history_of_another_timer_is_separate():
     assert relevant_history(runs_of_two_hosts(), "GPU-a", "GPU-a", CUPTI) == [97e-6]
 
 
-def test_a_quiet_large_case_against_this_gpu_gets_the_2_percent_floor():
+def test_a_quiet_large_case_against_this_gpu_gets_the_1_5_percent_floor():
     samples = recorded(ADD_8192_VEC4)
     detectable = detectable_change(samples[:55], samples[55:], same_gpu=True)
-    assert detectable == Detectable(0.02, "2% floor, same GPU")
+    assert detectable == Detectable(0.015, "1.5% floor, same GPU")
 
 
 def test_a_quiet_large_case_against_another_gpu_gets_the_5_percent_floor():
@@ -148,7 +148,7 @@ def test_noisy_samples_set_the_limit_at_three_standard_errors():
     assert detectable.because == "3 x noise (samples 1.5%)"
 
 
-def test_the_spread_of_stored_runs_adds_to_the_sample_noise_once_for_each_of_the_two_runs():
+def test_the_spread_of_stored_runs_counts_once_for_each_of_the_two_runs():
     samples = recorded(ADD_8192_VEC4)
     sample_se = math.hypot(median_rel_se(samples[:55]), median_rel_se(samples[55:]))
     detectable = detectable_change(samples[:55], samples[55:], same_gpu=True,
@@ -159,16 +159,32 @@ def test_the_spread_of_stored_runs_adds_to_the_sample_noise_once_for_each_of_the
     assert detectable.because == "3 x noise (samples 0.1%, stored runs 2.0%)"
 
 
+@pytest.mark.parametrize("reference_runs, factor", [(1, math.sqrt(2)), (3, math.sqrt(4 / 3)), (5, math.sqrt(6 / 5))])
+def test_a_reference_pooled_from_k_runs_brings_one_kth_of_their_spread(reference_runs, factor):
+    samples = recorded(ADD_8192_VEC4)
+    sample_se = math.hypot(median_rel_se(samples[:55]), median_rel_se(samples[55:]))
+    detectable = detectable_change(samples[:55], samples[55:], same_gpu=True, history=[1.0, 1.02, 0.98],
+                                   reference_runs=reference_runs)
+    # this run's process offset in full, the reference's averaged over its k processes
+    assert detectable.fraction == pytest.approx(3 * math.hypot(sample_se, factor * 0.0200030), rel=1e-5)
+
+
+@pytest.mark.parametrize("reference_runs", [0, -1, 1.5, True, None])
+def test_a_reference_of_no_whole_number_of_runs_is_refused(reference_runs):
+    with pytest.raises(ValueError, match="reference_runs must be a whole number"):
+        detectable_change([1e-3] * 3, [1e-3] * 3, same_gpu=True, reference_runs=reference_runs)
+
+
 def test_fewer_than_three_stored_runs_add_nothing():
     samples = recorded(ADD_8192_VEC4)
     detectable = detectable_change(samples[:55], samples[55:], same_gpu=True,
                                    history=[1.0, 1.5])
-    assert detectable == Detectable(0.02, "2% floor, same GPU")
+    assert detectable == Detectable(0.015, "1.5% floor, same GPU")
 
 
 def test_two_samples_a_side_fall_back_to_the_floors():
     detectable = detectable_change([1.0e-3, 1.5e-3], [1.0e-3, 1.5e-3], same_gpu=True)
-    assert detectable == Detectable(0.02, "2% floor, same GPU")
+    assert detectable == Detectable(0.015, "1.5% floor, same GPU")
 
 
 def test_custom_floors_are_used():
