@@ -13,7 +13,9 @@
 #     compare[:NAME]     nightly timing with verdicts against the newest baseline (NAME: log name)
 #     quick[:NAME]       pull-request profile with verdicts
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
-#                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out
+#                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out.
+#                        `env CASES=EXPR` narrows this step and scratch-baseline to -k EXPR, and
+#                        `env SENSITIVITY_PROFILE=nightly` times its runs as the nightly does
 #     scratch-baseline PROFILE N
 #                        N runs (PROFILE: quick or nightly) of the GPU-timed cases saved in a scratch
 #                        storage, which the steps after it compare against: the newest is their baseline,
@@ -95,11 +97,11 @@ while [ $# -gt 0 ]; do
     sensitivity)
       runs=$2 pct=$3; shift 2
       for i in $(seq 1 "$runs"); do
-        step "same-$i" $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-compare \
+        step "same-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" --benchmark-compare \
           --benchmark-json="$WORK/same-$i.json" --benchmark-report="$WORK/same-$i.md"
       done
       for i in $(seq 1 "$runs"); do
-        step "slowed-$i" $PERF --profile quick -k "$GPU_TIMED" "${STORE[@]}" --benchmark-compare \
+        step "slowed-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" --benchmark-compare \
           -p tests.plugins.slowdown --slow-down="*:$pct" \
           --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
       done
@@ -110,7 +112,7 @@ while [ $# -gt 0 ]; do
       scratch=$(mktemp -d)
       STORE=("--benchmark-storage=file://$scratch/baselines")
       for i in $(seq 1 "$runs"); do
-        step "scratch-baseline-$i" $PERF --profile "$profile" -k "$GPU_TIMED" "${STORE[@]}" \
+        step "scratch-baseline-$i" $PERF --profile "$profile" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" \
           --benchmark-save="scratch-$i" --benchmark-json="$WORK/scratch-baseline-$i.json"
       done;;
     baseline-errors)
