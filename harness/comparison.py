@@ -122,6 +122,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     noise model's verdict (harness/verdict.judge).
     """
     base = baseline.cases.get(record.case) if baseline is not None else None
+    runs = None  # stored runs pooled into the reference: only for a judged case
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
     same_gpu = baseline is not None and same_physical_gpu(current_gpu_uuid, baseline.gpu_uuid)
@@ -146,6 +147,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                         throttled=record.throttled, because=because)
     record.verdict, record.ratio, record.p_value = verdict.label, verdict.ratio, verdict.p_value
+    record.reference_runs = runs
     record.detectable, record.verdict_reason = verdict.detectable, verdict.reason
     record.baseline = baseline.path.name if baseline is not None else None
     return verdict

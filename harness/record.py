@@ -87,6 +87,7 @@ class CaseRecord:
     detectable: float | None = None
     verdict_reason: str | None = None
     baseline: str | None = None  # file name of the baseline compared with
+    reference_runs: int | None = None  # stored runs pooled into the reference (harness.comparison)
 
     # ---- derived figures -------------------------------------------------------------
     @property

@@ -61,18 +61,26 @@ def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_case
     A heading names the GPU (model, UUID, host) and the baseline file; a
     summary line counts every label; the table has one row per case (baseline
     and current median, ratio, the case's smallest detectable change, rate,
-    timer, verdict), regressions first and in bold. The reason of every
+    timer, verdict), regressions first and in bold. For a judged case the
+    baseline median is its reference's, with the number of stored runs it
+    pools where that is more than one. The reason of every
     verdict other than `same` is listed under the table. `gpu` is a GpuInfo or
     anything with `name`, `uuid` and `host`; `baseline_cases` maps cases to
     baseline records (default: medians are taken from ratio and current median).
     """
     against = f"`{baseline_file}`" if baseline_file else "no baseline"
-    lines = [f"# Kernel suite on {_where(gpu)} vs {against}", "", _summary(records), "",
-             "| case | baseline | now | ratio | detectable | rate | timer | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [f"# Kernel suite on {_where(gpu)} vs {against}", "", _summary(records), ""]
+    if any((r.reference_runs or 1) > 1 for r in records):
+        lines += ["A case's reference pools the baseline with the newest other stored runs of the same code on "
+                  "the same GPU; \"(k runs)\" beside its median says how many.", ""]
+    lines += ["| case | baseline | now | ratio | detectable | rate | timer | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
     ordered = sorted(records, key=lambda r: (_rank(r.verdict), r.case))
     for r in ordered:
-        if baseline_cases is not None and r.case in baseline_cases:
+        if r.ratio and r.reference_runs:  # judged: the median the ratio was taken against
+            base = format_duration(r.median_s / r.ratio)
+            base += f" ({r.reference_runs} runs)" if r.reference_runs > 1 else ""
+        elif baseline_cases is not None and r.case in baseline_cases:
             base = format_duration(baseline_cases[r.case].median_s)
         else:
             base = format_duration(r.median_s / r.ratio) if r.ratio else _MISSING

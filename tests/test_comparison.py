@@ -195,3 +195,10 @@ def test_the_pool_takes_the_newest_runs_and_the_chosen_baseline_once():
     assert runs == REFERENCE_RUNS == 5
     assert len(reference) == 5 * 40
     assert float(np.median(reference)) == pytest.approx(1.001e-3, rel=2e-3)  # the 1.10 ms runs are left out
+
+
+def test_the_record_keeps_how_many_runs_its_reference_pooled():
+    stored = numbered(*(stored_case(m, seed=i) for i, m in enumerate(ONE_SLOW_PROCESS)))
+    assert judged_against_stored(stored, 1.030e-3).reference_runs == 5
+    assert judged(TIMER_CUPTI, 1.0, "GPU-A").reference_runs == 1
+    assert judged(TIMER_CUPTI, 1.0, "GPU-A", base_timer=TIMER_EVENTS).reference_runs is None  # not judged
