@@ -8,9 +8,9 @@ each case gets its own *smallest detectable change*, the largest of three terms:
 
 1. A relative floor: 1.5% when the baseline was recorded on this very GPU (same
    UUID), 5% when it came from another GPU of the model or from an unknown one.
-   On one H200 host the median of every GPU-timed case of 50 µs or more moved
-   between processes with a standard deviation of at most 0.37%, apart from the
-   streams pipeline's PCIe copies (NOTES.md): 1.5% is four of those standard
+   On each of three H200 hosts the median of every GPU-timed case of 50 µs or
+   more moved between processes with a standard deviation of at most 0.37%,
+   apart from the streams pipeline's PCIe copies (NOTES.md): 1.5% is four of those standard
    deviations of a difference, and a 3% slowdown still clears it with 1.5% to
    spare.  Hosts of one model differ by a few percent on some cases, for reasons
    no sample set of one run can show.
@@ -21,9 +21,9 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    the two medians (from the median absolute deviation of each sample set) and,
    where the GPU model has at least three stored runs of the case, the spread of
    their medians (standard deviation of the log medians: day-to-day, process-to-
-   process and host-to-host variation).  The spread counts once for this run's
-   process and 1/k for the reference, which pools k processes: sqrt(1 + 1/k)
-   times, sqrt(2) for a reference of one run.  They add in quadrature: each is an
+   process and host-to-host variation).  Its variance counts once for this run's
+   process and 1/k times for the reference, which pools k processes: the spread
+   enters sqrt(1 + 1/k) times, sqrt(2) times for a reference of one run.  They add in quadrature: each is an
    independent source of difference between two medians.  The spread matters
    because processes differ more than one process's samples show: on an H200,
    row_shared 1024³ read 443.5-448.6 µs in twenty processes with an rsd of
@@ -67,7 +67,7 @@ MEDIAN_SE_FACTOR = 1.2533
 class NoiseFloors:
     """The floors and the confidence factor of the noise model (fractions, seconds)."""
 
-    # Between processes on one H200 host a case's median moves by a standard deviation
+    # Between processes on an H200 host a case's median moves by a standard deviation
     # of at most 0.37% (PCIe-bound streams aside; NOTES.md): 1.5% is four of them for
     # a difference of two runs, and half of a 3% slowdown.
     same_gpu: float = 0.015
