@@ -6,7 +6,8 @@ times its cases, and by `python -m harness.compare` on two saved files.
 A case's verdict compares its samples with its reference for the same node
 id: the baseline's samples, pooled with those of the newest other stored runs
 (up to REFERENCE_RUNS in all) that ran the same machine code (SASS hash) on
-the same GPU (UUID) by the same timer, unthrottled.  One process can sit a
+the same GPU (UUID) by the same timer, unthrottled, each run weighing the
+same.  One process can sit a
 few tenths of a percent off its GPU's mean for its whole life (row_shared
 1024³ read 443.5-448.6 µs between processes on one H200, NOTES.md); a
 reference pooled from several processes carries less of its own offset.
@@ -28,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from .noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from .record import TIMER_WALL, CaseRecord, records_of
@@ -65,38 +68,59 @@ class Baseline:
         return cls(Path(path), run_gpu_uuid(doc), {r.case: r for r in records_of(doc)})
 
 
+def case_gpu_uuid(record: CaseRecord, doc_uuid: str | None) -> str | None:
+    """The GPU a case ran on: its own record's UUID (an xdist worker's GPU), else its run's."""
+    return record.gpu_uuid or doc_uuid
+
+
 def history_of(runs: dict[str, dict]) -> dict[str, list[StoredResult]]:
-    """Per case, its result in each stored run (file name: document, oldest first).
+    """Per case, its result in each stored run (file name: document; the pool takes the
+    newest from the end, so runs other than the baseline go oldest first).
 
     This is the noise model's history and the pool of the cases' references.
-    Cases recorded while throttled are left out: their medians are not the
-    GPU's spread.
+    Each result carries the GPU its case ran on. Cases recorded while throttled
+    are left out: their medians are not the GPU's spread.
     """
     history: dict[str, list[StoredResult]] = {}
     for name, doc in runs.items():
         uuid = run_gpu_uuid(doc)
         for record in records_of(doc):
             if record.timer and record.samples and not record.throttled:
-                history.setdefault(record.case, []).append(
-                    StoredResult(uuid, record.timer, record.median_s, name, record.sass, tuple(record.samples)))
+                history.setdefault(record.case, []).append(StoredResult(
+                    case_gpu_uuid(record, uuid), record.timer, record.median_s, name, record.sass,
+                    tuple(record.samples)))
     return history
+
+
+# A pooled run contributes at least this many values (interpolated quantiles of its samples).
+MIN_VALUES_PER_RUN = 3
 
 
 def reference_samples(base: CaseRecord, baseline: Baseline, history: list[StoredResult]) -> tuple[list[float], int]:
     """The samples a case is compared with, and how many stored runs they pool.
 
-    The baseline's own samples, plus those of the newest other stored runs
-    (``REFERENCE_RUNS`` in all) of the same machine code (SASS hash, known on
-    both sides), GPU (UUID, known) and timer.  A run of other code, another
-    GPU or unknown provenance is never pooled: its difference could be real.
+    The baseline's own samples, alone, or pooled with the newest other stored
+    runs (``REFERENCE_RUNS`` in all) of the same machine code (SASS hash, known
+    on both sides), GPU (the case's UUID, known) and timer.  A run of other
+    code, another GPU or unknown provenance is never pooled: its difference
+    could be real.  Pooled, every run weighs the same, whatever its sample
+    count (a quick run takes 8 samples of a quiet case and 60 in a noisy
+    episode): each gives the m quantiles (i + 1/2)/m of its samples, m being
+    the smallest run's sample count, at least ``MIN_VALUES_PER_RUN``.
     """
-    if base.sass is None or baseline.gpu_uuid is None:
+    gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid)
+    if base.sass is None or gpu_uuid is None:
         return list(base.samples), 1
     same_code = [run for run in history
-                 if run.run != baseline.path.name and run.samples and run.gpu_uuid == baseline.gpu_uuid
+                 if run.run != baseline.path.name and run.samples and run.gpu_uuid == gpu_uuid
                  and run.timer == base.timer and run.sass == base.sass]
-    pooled = same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]  # the newest: runs come oldest first
-    return list(base.samples) + [s for run in pooled for s in run.samples], 1 + len(pooled)
+    newest = same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]
+    pooled = [base.samples] + [run.samples for run in newest]
+    if len(pooled) == 1:
+        return list(base.samples), 1
+    per_run = max(MIN_VALUES_PER_RUN, min(len(samples) for samples in pooled))
+    levels = (np.arange(per_run) + 0.5) / per_run
+    return [float(value) for samples in pooled for value in np.quantile(samples, levels)], len(pooled)
 
 
 def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> NoiseFloors:
@@ -125,7 +149,8 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     runs = None  # stored runs pooled into the reference: only for a judged case
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
-    same_gpu = baseline is not None and same_physical_gpu(current_gpu_uuid, baseline.gpu_uuid)
+    base_gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid) if base is not None else None
+    same_gpu = base is not None and same_physical_gpu(current_gpu_uuid, base_gpu_uuid)
     if base is None or not base.samples:
         verdict = judge(record.case, None, record.samples, detectable=floors.same_gpu, alpha=ALPHA)
     elif record.timer == TIMER_WALL and not same_gpu:
@@ -139,7 +164,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         verdict = _not_judged(record, base, THROTTLED, f"the baseline was throttled (NVML reported "
                               f"{', '.join(base.throttle_reasons)} while it was recorded), so it is no reference")
     else:
-        relevant = relevant_history(list(history), current_gpu_uuid, baseline.gpu_uuid, record.timer)
+        relevant = relevant_history(list(history), current_gpu_uuid, base_gpu_uuid, record.timer)
         reference, runs = reference_samples(base, baseline, list(history))
         detectable = detectable_change(reference, record.samples, same_gpu=same_gpu, history=relevant,
                                        reference_runs=runs, floors=floors)

@@ -10,9 +10,10 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    UUID), 5% when it came from another GPU of the model or from an unknown one.
    On each of three H200 hosts the median of every GPU-timed case of 50 µs or
    more moved between processes with a standard deviation of at most 0.37%,
-   apart from the streams pipeline's PCIe copies (NOTES.md): 1.5% is four of those standard
-   deviations of a difference, and a 3% slowdown still clears it with 1.5% to
-   spare.  Hosts of one model differ by a few percent on some cases, for reasons
+   apart from the streams pipeline's PCIe copies (NOTES.md).  The difference of
+   two such runs has a standard deviation of 0.52%, of this run and a reference
+   pooled from five 0.41%: 1.5% is 2.9 and 3.7 of them, and a 3% slowdown still
+   clears it with 1.5% to spare.  Hosts of one model differ by a few percent on some cases, for reasons
    no sample set of one run can show.
 2. An absolute floor divided by the reference median: 0.3 µs (launch placement
    and clock ramp move small kernels by that much between hosts).  This is what
@@ -68,8 +69,9 @@ class NoiseFloors:
     """The floors and the confidence factor of the noise model (fractions, seconds)."""
 
     # Between processes on an H200 host a case's median moves by a standard deviation
-    # of at most 0.37% (PCIe-bound streams aside; NOTES.md): 1.5% is four of them for
-    # a difference of two runs, and half of a 3% slowdown.
+    # of at most 0.37% (PCIe-bound streams aside; NOTES.md): 1.5% is 2.9 standard
+    # deviations of a difference of two runs (3.7 against a reference pooled from five),
+    # and half of a 3% slowdown.
     same_gpu: float = 0.015
     # Another host of the model, or a baseline without a GPU UUID: hosts differ by a
     # few percent on some cases (cuBLAS 1024³ read 1.04x with nothing changed).

@@ -81,10 +81,11 @@ class TimedCase:
                          history=state.history.get(record.case, []), floors=state.floors)
         self._hand_to_pytest_benchmark(record)
         if record.verdict == REGRESSED:
-            base = state.baseline.cases[record.case]
+            # the reference the ratio was taken against: the baseline's median, or the pooled runs' one
+            pooled = f", pooled with {record.reference_runs - 1} more stored runs" if record.reference_runs > 1 else ""
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
-                        f"{format_duration(base.median_s)} in {state.baseline.path} ({record.ratio:.3f}x): "
-                        f"{record.verdict_reason}", pytrace=False)
+                        f"{format_duration(record.median_s / record.ratio)} in {state.baseline.path}{pooled} "
+                        f"({record.ratio:.3f}x): {record.verdict_reason}", pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:

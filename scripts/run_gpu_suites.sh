@@ -14,7 +14,8 @@
 #     quick[:NAME]       pull-request profile with verdicts
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
 #                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out.
-#                        `env CASES=EXPR` narrows this step and scratch-baseline to -k EXPR, and
+#                        `env CASES=EXPR` narrows this step and scratch-baseline to the GPU-timed
+#                        cases that also match -k EXPR, and
 #                        `env SENSITIVITY_PROFILE=nightly` times its runs as the nightly does
 #     scratch-baseline PROFILE N
 #                        N runs (PROFILE: quick or nightly) of the GPU-timed cases saved in a scratch
@@ -46,6 +47,9 @@ PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE --benchmark-columns=median
 PERF="$PYTEST suites -m perf --require-gpu"
 GPU_TIMED="test_matmul_time or test_add_time or streams_time"  # the GPU-timed cases (no host routines)
 STORE=()  # --benchmark-storage of the steps that compare; scratch-baseline sets it
+selected_cases() {  # the -k expression of sensitivity and scratch-baseline: GPU-timed, narrowed by $CASES
+  echo "($GPU_TIMED) and (${CASES:-$GPU_TIMED})"
+}
 status=0
 benches=()
 step() {  # step NAME COMMAND...: run, keep the log, print its tail and wall time
@@ -97,11 +101,11 @@ while [ $# -gt 0 ]; do
     sensitivity)
       runs=$2 pct=$3; shift 2
       for i in $(seq 1 "$runs"); do
-        step "same-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" --benchmark-compare \
+        step "same-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
           --benchmark-json="$WORK/same-$i.json" --benchmark-report="$WORK/same-$i.md"
       done
       for i in $(seq 1 "$runs"); do
-        step "slowed-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" --benchmark-compare \
+        step "slowed-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
           -p tests.plugins.slowdown --slow-down="*:$pct" \
           --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
       done
@@ -112,7 +116,7 @@ while [ $# -gt 0 ]; do
       scratch=$(mktemp -d)
       STORE=("--benchmark-storage=file://$scratch/baselines")
       for i in $(seq 1 "$runs"); do
-        step "scratch-baseline-$i" $PERF --profile "$profile" -k "${CASES:-$GPU_TIMED}" "${STORE[@]}" \
+        step "scratch-baseline-$i" $PERF --profile "$profile" -k "$(selected_cases)" "${STORE[@]}" \
           --benchmark-save="scratch-$i" --benchmark-json="$WORK/scratch-baseline-$i.json"
       done;;
     baseline-errors)

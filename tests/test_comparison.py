@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.comparison import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
-from harness.noise import relevant_history
+from harness.noise import history_spread, median_rel_se, relevant_history
 from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
 from harness.verdict import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
@@ -127,10 +129,11 @@ def test_the_history_of_this_gpu_and_timer_sets_the_detectable_change():
 
 # ---- the reference pooled from stored runs of the same code on the same GPU ---------------------
 
-def stored_case(median, sass="sass-1", uuid="GPU-A", seed=0):
-    """A saved run holding CASE: 40 samples of 0.1% noise around ``median``."""
-    extra = {"timer": TIMER_CUPTI, "throttle_reasons": [], "sass": sass}
-    bench = {"fullname": CASE, "stats": {"data": samples(median, noise=0.001, seed=seed)}, "extra_info": extra}
+def stored_case(median, sass="sass-1", uuid="GPU-A", seed=0, timer=TIMER_CUPTI, n=40, case_uuid=None):
+    """A saved run holding CASE: ``n`` samples of 0.1% noise around ``median``. ``case_uuid``: the GPU the
+    case itself ran on (an xdist worker's), where it differs from the run's."""
+    extra = {"timer": timer, "throttle_reasons": [], "sass": sass, "gpu_uuid": case_uuid}
+    bench = {"fullname": CASE, "stats": {"data": samples(median, n=n, noise=0.001, seed=seed)}, "extra_info": extra}
     return {"machine_info": {"gpu": {"name": "NVIDIA H200", "uuid": uuid}}, "benchmarks": [bench]}
 
 
@@ -162,8 +165,14 @@ def test_runs_of_the_same_code_on_the_same_gpu_pool_into_the_reference():
     assert record.verdict == REGRESSED
     assert record.ratio == pytest.approx(1.030, rel=2e-3)  # against the middle of the five processes
     assert "reference pooled from 5 runs of this code" in record.verdict_reason
-    # the stored runs' spread counts for this run and a fifth of it for the pooled reference
-    assert "stored runs" in record.verdict_reason and record.detectable < 0.03
+    # the stored runs' spread counts in full for this run and a fifth of its variance for the pooled reference
+    name = list(stored)[-1]
+    baseline = Baseline.from_doc(Path(name), stored[name])
+    reference, runs = reference_samples(baseline.cases[CASE], baseline, history_of(stored)[CASE])
+    sample_se = math.hypot(median_rel_se(reference), median_rel_se(record.samples))
+    spread = history_spread([run.median for run in history_of(stored)[CASE]])
+    assert record.detectable == pytest.approx(3 * math.hypot(sample_se, math.sqrt(1 + 1 / 5) * spread), rel=1e-9)
+    assert "stored runs" in record.verdict_reason
     assert judged_against_stored(stored, 1.005e-3).verdict == SAME, "no change: no alarm"
 
 
@@ -171,6 +180,7 @@ def test_runs_of_the_same_code_on_the_same_gpu_pool_into_the_reference():
     ("other code", {"sass": "sass-0"}),
     ("unknown code", {"sass": None}),
     ("another GPU", {"uuid": "GPU-B"}),
+    ("another timer", {"timer": TIMER_EVENTS}),
 ])
 def test_runs_of_other_code_another_gpu_or_unknown_code_are_not_pooled(what, other_runs):
     older = [stored_case(m, seed=i, **other_runs) for i, m in enumerate(ONE_SLOW_PROCESS[:-1])]
@@ -202,3 +212,38 @@ def test_the_record_keeps_how_many_runs_its_reference_pooled():
     assert judged_against_stored(stored, 1.030e-3).reference_runs == 5
     assert judged(TIMER_CUPTI, 1.0, "GPU-A").reference_runs == 1
     assert judged(TIMER_CUPTI, 1.0, "GPU-A", base_timer=TIMER_EVENTS).reference_runs is None  # not judged
+
+
+def test_every_pooled_run_weighs_the_same_whatever_its_sample_count():
+    # four quiet quick runs of 8 samples, and a baseline that took 62 samples in a slow episode
+    runs = [stored_case(1.000e-3, seed=i, n=8) for i in range(4)] + [stored_case(1.020e-3, seed=9, n=62)]
+    stored = numbered(*runs)
+    name = list(stored)[-1]
+    baseline = Baseline.from_doc(Path(name), stored[name])
+    reference, runs_pooled = reference_samples(baseline.cases[CASE], baseline, history_of(stored)[CASE])
+    assert runs_pooled == 5 and len(reference) == 5 * 8
+    assert float(np.median(reference)) == pytest.approx(1.000e-3, rel=2e-3)  # concatenated: 1.019 ms
+
+
+def test_the_baseline_among_the_newest_is_pooled_once():
+    # six runs at 1.0, 1.1, ... 1.5 ms: each pooled value tells its run by its tenth of a millisecond
+    stored = numbered(*(stored_case(1.0e-3 * (1 + 0.1 * i), seed=i) for i in range(6)))
+    name = list(stored)[-1]  # the newest, 1.5 ms, is the baseline
+    baseline = Baseline.from_doc(Path(name), stored[name])
+    reference, runs = reference_samples(baseline.cases[CASE], baseline, history_of(stored)[CASE])
+    assert runs == 5
+    per_run = Counter(round(value * 1e4) for value in reference)
+    assert per_run == {11: 40, 12: 40, 13: 40, 14: 40, 15: 40}, "the oldest left out, the baseline once"
+
+
+def test_a_case_run_on_an_xdist_workers_gpu_is_that_gpus():
+    # the run's machine info names GPU-A (the controller's); the case ran on GPU-B
+    stored = numbered(*(stored_case(m, seed=i, case_uuid="GPU-B") for i, m in enumerate(ONE_SLOW_PROCESS)))
+    assert {run.gpu_uuid for run in history_of(stored)[CASE]} == {"GPU-B"}
+    name = list(stored)[-1]
+    baseline = Baseline.from_doc(Path(name), stored[name])
+    record = CaseRecord(case=CASE, median_s=1.03e-3, timer=TIMER_CUPTI, samples=samples(1.03e-3, noise=0.001))
+    judge_record(record, baseline, current_gpu_uuid="GPU-B", history=history_of(stored)[CASE])
+    assert record.reference_runs == 5 and record.detectable < 0.05, "judged as the same GPU, not against 5%"
+    judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE])
+    assert record.detectable == 0.05, "GPU-A is another GPU for this case"
