@@ -66,3 +66,15 @@ def test_more_baseline_runs_than_the_folder_holds_is_an_error(tmp_path):
     write_run(tmp_path, "slowed-1", {QUIET: 448e-6 * 1.03}, seed=9)
     result = replay(tmp_path, "--baseline-runs", "2")
     assert result.returncode == 2 and "--baseline-runs must be 1 to 1" in result.stderr
+
+
+def test_against_the_sensitivity_steps_own_baselines_every_run_is_judged_once(tmp_path):
+    for i in range(3):
+        write_run(tmp_path, f"scratch-baseline-{i + 1}", {QUIET: 448e-6 * (1 + 0.001 * (i - 1))}, seed=20 + i)
+    for i in range(4):
+        write_run(tmp_path, f"same-{i + 1}", {QUIET: 448e-6}, seed=i)
+        write_run(tmp_path, f"slowed-{i + 1}", {QUIET: 448e-6 * 1.03}, seed=10 + i)
+    result = replay(tmp_path, "--against", "scratch-baseline")
+    assert result.returncode == 0, result.stderr
+    assert "against the 3 scratch-baseline runs" in result.stdout
+    assert rows(result.stdout)["**all**"] == ["0 of 4", "0 of 4"]
