@@ -39,7 +39,7 @@ def compare_runs(old_path: Path, new_path: Path) -> tuple[list, str]:
     for record in records:
         judge_one(record, baseline, current_gpu_uuid=uuid)
     where = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
-    return records, markdown_report(records, where, old_path, baseline.cases)
+    return records, markdown_report(records, where, old_path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -344,8 +344,7 @@ def _write_report(config, state: SuiteState) -> None:
         if not_run:  # renamed, removed or deselected cases: their history is not compared
             state.notices.append(f"{len(not_run)} case(s) of the baseline did not run in this session, "
                                  f"e.g. {not_run[0]}")
-    text = markdown_report(records, state.gpu, baseline.path if baseline else None,
-                           baseline.cases if baseline else None)
+    text = markdown_report(records, state.gpu, baseline.path if baseline else None)
     _publish_report(state, text, counts_text(verdict_counts(records)))
 
 

@@ -55,18 +55,18 @@ def _where(gpu) -> str:
     return f"{gpu.name} ({gpu.uuid or 'UUID unknown'}, host {gpu.host})"
 
 
-def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_cases: dict | None = None) -> str:
+def markdown_report(records: list[CaseRecord], gpu, baseline_file) -> str:
     """Render judged records as markdown.
 
     A heading names the GPU (model, UUID, host) and the baseline file; a
     summary line counts every label; the table has one row per case (baseline
     and current median, ratio, the case's smallest detectable change, rate,
-    timer, verdict), regressions first and in bold. For a judged case the
-    baseline median is its reference's, with the number of stored runs it
-    pools where that is more than one. The reason of every
-    verdict other than `same` is listed under the table. `gpu` is a GpuInfo or
-    anything with `name`, `uuid` and `host`; `baseline_cases` maps cases to
-    baseline records (default: medians are taken from ratio and current median).
+    timer, verdict), regressions first and in bold. The baseline median is
+    the one the ratio was taken against (current median over ratio): for a
+    judged case its reference's, with the number of stored runs it pools where
+    that is more than one. The reason of every verdict other than `same` is
+    listed under the table. `gpu` is a GpuInfo or anything with `name`, `uuid`
+    and `host`.
     """
     against = f"`{baseline_file}`" if baseline_file else "no baseline"
     lines = [f"# Kernel suite on {_where(gpu)} vs {against}", "", _summary(records), ""]
@@ -77,13 +77,8 @@ def markdown_report(records: list[CaseRecord], gpu, baseline_file, baseline_case
               "|---|---|---|---|---|---|---|---|"]
     ordered = sorted(records, key=lambda r: (_rank(r.verdict), r.case))
     for r in ordered:
-        if r.ratio and r.reference_runs:  # judged: the median the ratio was taken against
-            base = format_duration(r.median_s / r.ratio)
-            base += f" ({r.reference_runs} runs)" if r.reference_runs > 1 else ""
-        elif baseline_cases is not None and r.case in baseline_cases:
-            base = format_duration(baseline_cases[r.case].median_s)
-        else:
-            base = format_duration(r.median_s / r.ratio) if r.ratio else _MISSING
+        base = format_duration(r.median_s / r.ratio) if r.ratio else _MISSING
+        base += f" ({r.reference_runs} runs)" if (r.reference_runs or 1) > 1 else ""
         row = [f"`{_cell(r.case)}`", base, format_duration(r.median_s),
                _MISSING if r.ratio is None else f"{r.ratio:.3f}×", _percent(r.detectable),
                _cell(" ".join(x for x in (r.rate_text(), f"({r.ceiling_text()})" if r.ceiling_text() else "") if x))
