@@ -8,9 +8,9 @@ same rules as a live run (harness/comparison.py): the noise model's floor
 depends on whether both runs were recorded on the same GPU (UUID), and a case
 timed by another timer in OLD is reported "other timer", not judged. Unlike a
 live run, no other stored runs add their spread to the noise or pool into the
-reference, so a ratio here can differ from the one the live run recorded. Exit status: 0
-when nothing regressed, 1 when a case regressed, 2 when a file cannot be used
-(the reason is printed).
+reference, so a ratio here can differ from the one the live run recorded.
+Exit status: 0 when nothing regressed, 1 when a case regressed, 2 when a file
+cannot be used (the reason is printed).
 """
 
 from __future__ import annotations

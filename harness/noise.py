@@ -13,8 +13,8 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    apart from the streams pipeline's PCIe copies (NOTES.md).  The difference of
    two such runs has a standard deviation of 0.52%, of this run and a reference
    pooled from five 0.41%: 1.5% is 2.9 and 3.7 of them, and a 3% slowdown still
-   clears it with 1.5% to spare.  Hosts of one model differ by a few percent on some cases, for reasons
-   no sample set of one run can show.
+   clears it with 1.5% to spare.  Hosts of one model differ by a few percent on
+   some cases, for reasons no sample set of one run can show.
 2. An absolute floor divided by the reference median: 0.3 µs (launch placement
    and clock ramp move small kernels by that much between hosts).  This is what
    keeps 5 µs kernels from being judged on tenths of a microsecond.
@@ -24,8 +24,9 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    their medians (standard deviation of the log medians: day-to-day, process-to-
    process and host-to-host variation).  Its variance counts once for this run's
    process and 1/k times for the reference, which pools k processes: the spread
-   enters sqrt(1 + 1/k) times, sqrt(2) times for a reference of one run.  They add in quadrature: each is an
-   independent source of difference between two medians.  The spread matters
+   enters sqrt(1 + 1/k) times, sqrt(2) times for a reference of one run.  They
+   add in quadrature: each is an independent source of difference between two
+   medians.  The spread matters
    because processes differ more than one process's samples show: on an H200,
    row_shared 1024³ read 443.5-448.6 µs in twenty processes with an rsd of
    0.2-0.4% inside each (NOTES.md).

@@ -27,7 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.comparison import DEFAULT_FLOORS, Baseline, floors_with_threshold, history_of, judge_record  # noqa: E402
+from harness.comparison import (  # noqa: E402
+    DEFAULT_FLOORS,
+    Baseline,
+    floors_with_threshold,
+    history_of,
+    judge_record,
+    run_gpu_uuid,
+)
 from harness.record import records_of  # noqa: E402
 from harness.verdict import REGRESSED  # noqa: E402
 
@@ -35,10 +42,6 @@ from harness.verdict import REGRESSED  # noqa: E402
 def load_docs(folder: Path, prefix: str) -> list[dict]:
     paths = sorted(folder.glob(f"{prefix}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
     return [json.loads(p.read_text()) for p in paths]
-
-
-def gpu_uuid(doc: dict) -> str | None:
-    return ((doc.get("machine_info") or {}).get("gpu") or {}).get("uuid")
 
 
 def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], counts: dict[str, list[int]], *,
@@ -52,7 +55,7 @@ def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], coun
             base = baseline.cases.get(record.case)
             if base is None or base.median_s < min_s:
                 continue
-            verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid(doc),
+            verdict = judge_record(record, baseline, current_gpu_uuid=run_gpu_uuid(doc),
                                    history=history.get(record.case, []), floors=floors)
             tally = counts.setdefault(record.case, [0, 0, 0, 0])
             flagged = verdict.label == REGRESSED
