@@ -8,9 +8,9 @@ id: the baseline's samples, pooled with those of the newest other stored runs
 (up to REFERENCE_RUNS in all) that ran the same machine code (SASS hash) on
 the same GPU (UUID) by the same timer, unthrottled, each run weighing the
 same.  One process can sit a few tenths of a percent off its GPU's mean for
-its whole life (row_shared
-1024³ read 443.5-448.6 µs between processes on one H200, NOTES.md); a
-reference pooled from several processes carries less of its own offset.
+its whole life (row_shared 1024³ read 443.5-448.6 µs between processes on one
+H200, NOTES.md); a reference pooled from several processes carries less of its
+own offset.
 How large a change must be to count comes from the noise model
 (harness/noise.py): a floor that depends on whether the baseline was
 recorded on this very GPU (its UUID), and the noise of the samples and of the
