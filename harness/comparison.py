@@ -159,7 +159,8 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     elif base.timer != record.timer:
         verdict = _not_judged(record, base, OTHER_TIMER, f"the baseline was timed by {base.timer or 'an unknown timer'} "
                               f"and this run by {record.timer or 'an unknown timer'}, and no two timers are compared "
-                              f"(held CUDA events read 2.6-4.2 µs more per sample than CUPTI, depending on the host)")
+                              f"(held CUDA events read 2.6-4.2 µs more per sample than CUPTI, depending on the host; "
+                              f"CUPTI's KERNEL kind about 1.4 µs more per kernel than its CONCURRENT_KERNEL kind)")
     elif base.throttled:
         verdict = _not_judged(record, base, THROTTLED, f"the baseline was throttled (NVML reported "
                               f"{', '.join(base.throttle_reasons)} while it was recorded), so it is no reference")

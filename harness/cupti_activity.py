@@ -13,16 +13,18 @@ so far as plain `Activity` tuples (harness/cupti_spans.py) with CUPTI's count
 of dropped records. Records are copied out inside CUPTI's callback, because
 the record objects point into a buffer that CUPTI reuses afterwards.
 
-Kernels are recorded with CUPTI's CONCURRENT_KERNEL kind, whose timestamps
-are the first block's start and the last block's end. The other kernel kind,
-KERNEL, was tried and rejected (H200, NOTES.md): it serializes kernels and
-leaves their code alone, and it agreed with Nsight Compute on every case of
-one host, but its timestamps include some of the launch's handling by the GPU
-front end, which differs between hosts: the 1024x1024 adds read 10-15% (0.8
-µs) longer on a two-GPU host than on the host that recorded them, where the
-concurrent kind reads them alike (within 0.1 µs) on every host tried. The
-concurrent kind's price: it instruments kernels, which slows kernels made of
-very many very short blocks (the one-float-a-thread 8192x8192 adds, 7%).
+CUPTI has two kinds of kernel record, and `start(serial_kernels=...)` picks
+one per recording session (harness/timing.py picks per case; NOTES.md has the
+measurements, all on H200):
+- CONCURRENT_KERNEL: kernels overlap as they would untraced; its timestamps
+  are the first block's start and the last block's end, and read alike on
+  every host tried (the 1024x1024 adds within 0.1 µs). Its price: CUPTI
+  instruments the kernel code to take them, which slows kernels made of very
+  many very short blocks (the one-float-a-thread 8192x8192 adds, 5-7%).
+- KERNEL: serializes kernels and leaves their code alone (those adds within
+  1% of Nsight Compute), but its timestamps take in part of the GPU front
+  end's handling of the launch, about 1.4 µs, of which up to 0.8 µs differs
+  between hosts: 10-15% of a 5 µs add, under 2% from 40 µs up.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def _register_callbacks(cupti) -> None:
     """Hand CUPTI our buffer callbacks, once per process (CUPTI keeps one pair)."""
     if any(module is cupti for module in _REGISTERED):
         return
-    kind_names = {int(cupti.ActivityKind.CONCURRENT_KERNEL): "kernel", int(cupti.ActivityKind.MEMCPY): "memcpy",
-                  int(cupti.ActivityKind.MEMSET): "memset"}
+    kind_names = {int(cupti.ActivityKind.CONCURRENT_KERNEL): "kernel", int(cupti.ActivityKind.KERNEL): "kernel",
+                  int(cupti.ActivityKind.MEMCPY): "memcpy", int(cupti.ActivityKind.MEMSET): "memset"}
 
     def copy_kind(activity) -> str:
         try:
@@ -97,16 +99,22 @@ class ActivityRecorder:
 
     def __init__(self, cupti):
         self._cupti = cupti
-        self._kinds = (cupti.ActivityKind.CONCURRENT_KERNEL, cupti.ActivityKind.MEMCPY, cupti.ActivityKind.MEMSET)
+        self._kinds: tuple = ()  # the kinds of the session in progress
         _register_callbacks(cupti)
 
     def probe(self) -> None:
-        """Enable, disable and flush once, and read the dropped count: raises where CUPTI refuses."""
-        self.start()
-        self.stop()
+        """Enable, disable and flush once with each kernel kind, and read the dropped count: raises
+        where CUPTI refuses."""
+        for serial_kernels in (False, True):
+            self.start(serial_kernels)
+            self.stop()
         self.dropped_records()
 
-    def start(self) -> None:
+    def start(self, serial_kernels: bool = False) -> None:
+        """Record kernels (CUPTI's KERNEL kind if `serial_kernels`, else CONCURRENT_KERNEL), memcpys
+        and memsets until stop()."""
+        kinds = self._cupti.ActivityKind
+        self._kinds = (kinds.KERNEL if serial_kernels else kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET)
         _INBOX.take()  # nothing from before this session counts
         enabled = []
         try:

@@ -11,6 +11,10 @@ The hold kernels are the sample markers: every sample has exactly one, and an
 activity belongs to the last hold kernel that ended at or before it started.
 The flush and hold kernels themselves are never part of a span.
 
+`runs_one_at_a_time` tells whether a launch's activities overlap each other;
+the timer records the kernels of a launch that does not overlap, and runs 20
+µs or more, with CUPTI's serializing KERNEL kind (harness/timing.py says why).
+
 Anything that would make a span wrong raises `TimingError` naming the case:
 a marker count that differs from the samples taken, a sample without
 activity, records that CUPTI dropped, a record that ends before it starts,
@@ -20,6 +24,7 @@ an activity before the first marker.
 from __future__ import annotations
 
 import bisect
+import itertools
 from typing import NamedTuple
 
 HOLD_KERNEL = "hold_stream"  # harness/timing_kernels.cu
@@ -40,8 +45,9 @@ class Activity(NamedTuple):
     end_ns: int
 
 
-def sample_spans(records: list[Activity], samples: int, case: str, dropped: int = 0) -> list[float]:
-    """The span of each of `samples` consecutive samples, in seconds, in sample order.
+def sample_activities(records: list[Activity], samples: int, case: str, dropped: int = 0) -> list[list[Activity]]:
+    """The activities of each of `samples` consecutive samples, the timer's own kernels left out, in
+    sample order.
 
     `records` are all activity records of those samples, in any order, and
     `dropped` is CUPTI's count of records lost meanwhile.
@@ -58,8 +64,7 @@ def sample_spans(records: list[Activity], samples: int, case: str, dropped: int 
         raise TimingError(f"{label}: {len(markers)} {HOLD_KERNEL} records for {samples} samples; "
                           "CUPTI records are missing or belong to other work")
     marker_ends = [m.end_ns for m in markers]
-    first: list[int | None] = [None] * samples
-    last: list[int | None] = [None] * samples
+    by_sample: list[list[Activity]] = [[] for _ in range(samples)]
     for record in records:
         if record.name in TIMER_KERNELS:
             continue
@@ -67,17 +72,31 @@ def sample_spans(records: list[Activity], samples: int, case: str, dropped: int 
         if sample < 0:
             raise TimingError(f"{label}: activity {record.name!r} starts before the first sample's "
                               f"{HOLD_KERNEL} kernel ends")
-        if first[sample] is None or record.start_ns < first[sample]:
-            first[sample] = record.start_ns
-        if last[sample] is None or record.end_ns > last[sample]:
-            last[sample] = record.end_ns
-    spans = []
-    for sample, (start, end) in enumerate(zip(first, last, strict=True)):
-        if start is None:
+        by_sample[sample].append(record)
+    for sample, activities in enumerate(by_sample):
+        if not activities:
             raise TimingError(f"{label}: sample {sample + 1} of {samples} has no activity record "
                               "besides the timer's own kernels")
-        spans.append((end - start) * 1e-9)
-    return spans
+    return by_sample
+
+
+def span(activities: list[Activity]) -> float:
+    """Seconds from the first activity's start to the last one's end."""
+    return (max(a.end_ns for a in activities) - min(a.start_ns for a in activities)) * 1e-9
+
+
+def sample_spans(records: list[Activity], samples: int, case: str, dropped: int = 0) -> list[float]:
+    """The span of each of `samples` consecutive samples, in seconds, in sample order (see
+    `sample_activities` for the arguments and the errors)."""
+    return [span(activities) for activities in sample_activities(records, samples, case, dropped)]
+
+
+def runs_one_at_a_time(activities: list[Activity]) -> bool:
+    """Whether no two of the activities overlap in time: work that runs as one stream would, each
+    kernel or copy after the last one ended. Work spread over streams (the streams pipeline's
+    copies beside its kernels) overlaps."""
+    ordered = sorted(activities, key=lambda a: a.start_ns)
+    return all(later.start_ns >= earlier.end_ns for earlier, later in itertools.pairwise(ordered))
 
 
 def activities_from_json(rows: list) -> list[Activity]:

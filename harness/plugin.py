@@ -290,7 +290,9 @@ def pytest_report_collectionfinish(config, items):
 
 def _timer_line(timer) -> str:
     if timer.uses_cupti:
-        return "kernel time from CUPTI activity records (first activity start to last activity end of a run)"
+        return ("kernel time from CUPTI activity records (first activity start to last activity end of a run; "
+                "kernels of 20 µs or more that run one at a time recorded with the KERNEL kind, the rest with "
+                "CONCURRENT_KERNEL)")
     return f"held CUDA events: {timer.note}"
 
 

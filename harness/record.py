@@ -30,8 +30,9 @@ _DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_dat
 
 def normalized_timer(text: str | None) -> str | None:
     """The timer's short name. Older files say "CUDA events, held stream, L2 flushed", or
-    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (0002; baseline 0003 says
-    "cupti kernel": CUPTI's KERNEL kind, a different timer, tried and given up)."""
+    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (0002). "cupti kernel" is
+    CUPTI's KERNEL kind: baseline 0003 timed every single-stream case with it, the timer now
+    only those of 20 µs or more (harness/timing.py)."""
     if not text:
         return None
     lowered = text.lower()

@@ -34,16 +34,16 @@ def main() -> None:
     profile = PROFILES["nightly"]
     l2 = gpu_info().l2_bytes
     events_only, cupti = GpuTimer(l2, prefer_cupti=False), GpuTimer(l2)
-    print("timers:", events_only.timer, "|", cupti.timer, cupti.note)
-    print("| case | events, CUPTI off | events, CUPTI on | CUPTI span | events off again |")
-    print("| --- | --- | --- | --- | --- |")
+    print("CUPTI:", cupti.uses_cupti, cupti.note)
+    print("| case | events, CUPTI off | events, CUPTI on | CUPTI span | CUPTI kind | events off again |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for name, (prepare, kernel, shape) in CASES.items():
         prepared = prepare(kernel, random_device(shape, 1), random_device(shape, 2))
         before = events_only.measure(prepared.run, profile).median
         traced = cupti.measure(prepared.run, profile)
         after = events_only.measure(prepared.run, profile).median
         print(f"| {name} | {before * 1e6:.2f} | {statistics.median(traced.event_samples) * 1e6:.2f} "
-              f"| {traced.median * 1e6:.2f} | {after * 1e6:.2f} |")
+              f"| {traced.median * 1e6:.2f} | {traced.timer} | {after * 1e6:.2f} |")
 
 
 if __name__ == "__main__":

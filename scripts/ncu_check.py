@@ -76,7 +76,7 @@ def time_ours(only: str) -> None:
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)
-    result = {"timer": timer.timer, "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
+    result = {"uses_cupti": timer.uses_cupti, "note": timer.note, "gpu_uuid": info.uuid, "cases": {}}
     for case, family, name, shape in case_list(only):
         m = timer.measure(prepare(family, name, shape).run, PROFILES["nightly"], case=case)
         result["cases"][case] = {"timer": m.timer, "median_s": m.median,
@@ -151,8 +151,9 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
     ours = json.loads(ours_path.read_text())
     names = [case for case, *_ in case_list(only)]
     launches = ncu_launches(ncu_rows(ncu_path), names)
-    print(f"timer: {ours['timer']} {ours['note']}".rstrip())
-    print("| case | CUPTI (µs) | events (µs) | ncu (µs) | CUPTI vs ncu | pass |\n| --- | --- | --- | --- | --- | --- |")
+    print(f"CUPTI: {'yes' if ours['uses_cupti'] else 'no'} {ours['note']}".rstrip())
+    print("| case | CUPTI (µs) | kind | events (µs) | ncu (µs) | CUPTI vs ncu | pass |\n"
+          "| --- | --- | --- | --- | --- | --- | --- |")
     failed = []
     for case in names:
         figures = ours["cases"][case]
@@ -165,7 +166,8 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
         if not ok:
             failed.append(case)
         shown = f"{cupti * 1e6:.2f}" if cupti is not None else "-"
-        print(f"| {case} | {shown} | {figures['event_median_s'] * 1e6:.2f} | {ncu * 1e6:.2f} | {text} | "
+        kind = figures["timer"].removeprefix("cupti ")
+        print(f"| {case} | {shown} | {kind} | {figures['event_median_s'] * 1e6:.2f} | {ncu * 1e6:.2f} | {text} | "
               f"{'yes' if ok else 'NO'} |")
     print(f"\n{len(names) - len(failed)} of {len(names)} cases pass (20 µs and more: within 2% of ncu; "
           f"3-20 µs: within 1 µs)" + (f"; failing: {', '.join(failed)}" if failed else ""))

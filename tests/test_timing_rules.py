@@ -97,6 +97,13 @@ class FakeCupti:
             self.pending.append(types.SimpleNamespace(kind=kind, name=name, start=self.now_ns, end=self.now_ns + ns))
         self.now_ns += ns
 
+    def copy_beside(self, ns: int) -> None:
+        """A device-to-device copy of `ns` nanoseconds that ran beside the last kernel (another
+        stream), ending with it."""
+        if int(self.ActivityKind.MEMCPY) in self.enabled:
+            self.pending.append(types.SimpleNamespace(kind=int(self.ActivityKind.MEMCPY), copy_kind=8, name="",
+                                                      start=self.now_ns - ns, end=self.now_ns))
+
 
 EVENT_COST_NS = 2_000  # what the held events add to each sample in this fake
 
@@ -142,13 +149,13 @@ def test_without_cupti_the_timer_falls_back_to_events_with_a_one_line_note(monke
     assert note == "CUPTI unavailable (No module named 'cupti'); timing with held CUDA events"
     monkeypatch.setattr(GpuTimer, "_open_device", lambda self, l2_bytes: None)
     timer = GpuTimer(50 * 2**20)
-    assert (timer.uses_cupti, timer.timer, timer.note) == (False, "cuda events", note)
+    assert (timer.uses_cupti, timer.note) == (False, note)
 
 
 def test_cupti_refusing_activity_gives_the_event_timer_and_says_why(fake_cupti):
     fake_cupti.refuse = RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
     timer = GpuTimer(50 * 2**20)
-    assert not timer.uses_cupti and timer.timer == "cuda events"
+    assert not timer.uses_cupti
     assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in timer.note and "\n" not in timer.note
     assert timer.note.endswith("timing with held CUDA events")
 
@@ -214,8 +221,14 @@ def test_activity_is_disabled_and_flushed_even_when_the_run_raises(fake_cupti):
 
 def test_a_run_without_activity_is_a_timing_error_naming_the_case_and_recording_stops(fake_cupti):
     timer = GpuTimer(50 * 2**20)
+    calls = iter(range(10**6))
+
+    def silent_after_the_warm_up(stream):
+        if next(calls) < 1 + STEADY.warmup:  # the unheld run and the warm-up see a kernel
+            fake_cupti.kernel("k", 5_000)
+
     with pytest.raises(TimingError, match="empty case: sample 1 of 10 has no activity"):
-        timer.measure(lambda stream: None, STEADY, case="empty case")
+        timer.measure(silent_after_the_warm_up, STEADY, case="empty case")
     assert fake_cupti.enabled == set()
 
 
@@ -288,3 +301,73 @@ def test_cupti_is_flushed_at_the_minimum_count_then_in_batches_growing_by_a_quar
 def test_cupti_is_flushed_as_soon_as_the_time_cap_is_reached():
     p = Profile("t", min_samples=10, time_cap=0.0)
     assert _collection_due(5, 1, time.perf_counter() - 1, p)
+
+
+# ---- which CUPTI kernel kind times a case (harness/timing.py: SERIAL_KIND_FROM) ----
+
+def kernel_kinds_enabled(fake: FakeCupti) -> list[str]:
+    kinds = {int(FakeCupti.ActivityKind.KERNEL): "KERNEL", int(FakeCupti.ActivityKind.CONCURRENT_KERNEL): "CONCURRENT"}
+    return [kinds[kind] for call, kind in fake.calls if call == "enable" and kind in kinds]
+
+
+def test_the_probe_tries_both_kernel_kinds(fake_cupti):
+    GpuTimer(50 * 2**20)
+    assert sorted(set(kernel_kinds_enabled(fake_cupti))) == ["CONCURRENT", "KERNEL"]
+
+
+@pytest.mark.parametrize("kernel_ns, timer", [
+    (19_999, "cupti concurrent kernel"),  # under 20 µs: the kind whose timestamps read alike on every host
+    (20_000, "cupti kernel"),  # 20 µs and more, one kernel at a time: the kind that leaves the code alone
+    (300_000, "cupti kernel"),
+])
+def test_a_launch_of_one_streams_work_gets_the_kernel_kind_from_20_us(fake_cupti, kernel_ns, timer):
+    timer_ = GpuTimer(50 * 2**20)
+    fake_cupti.calls.clear()
+    m = timer_.measure(lambda stream: fake_cupti.kernel("k", kernel_ns), STEADY, case="k")
+    assert m.timer == timer
+    assert m.samples == pytest.approx([kernel_ns * 1e-9] * len(m.samples))
+    # the warm-up is recorded with the concurrent kind, the samples with the chosen one
+    chosen = "KERNEL" if timer == "cupti kernel" else "CONCURRENT"
+    assert kernel_kinds_enabled(fake_cupti) == ["CONCURRENT", chosen]
+    assert fake_cupti.enabled == set()
+
+
+def test_two_kernels_one_after_the_other_are_one_streams_work(fake_cupti):
+    def two_kernels(stream):
+        fake_cupti.kernel("gemm", 15_000)
+        fake_cupti.kernel("reduce", 10_000)
+
+    m = GpuTimer(50 * 2**20).measure(two_kernels, STEADY, case="split-k")
+    assert m.timer == "cupti kernel" and m.median == pytest.approx(25_000e-9)
+
+
+def test_a_launch_whose_activities_overlap_keeps_the_concurrent_kind(fake_cupti):
+    def kernel_beside_a_copy(stream):
+        fake_cupti.kernel("k", 50_000)
+        fake_cupti.copy_beside(30_000)
+
+    m = GpuTimer(50 * 2**20).measure(kernel_beside_a_copy, STEADY, case="streams")
+    assert m.timer == "cupti concurrent kernel" and m.median == pytest.approx(50_000e-9)
+
+
+@pytest.mark.parametrize("a_ns, b_ns, timer", [
+    (25_000, 30_000, "cupti kernel"),
+    (25_000, 5_000, "cupti concurrent kernel"),  # both versions of a case get one kind: the shorter one's
+])
+def test_both_runs_of_an_interleaved_comparison_get_one_kind(fake_cupti, a_ns, b_ns, timer):
+    a, b = GpuTimer(50 * 2**20).measure_interleaved(lambda stream: fake_cupti.kernel("a", a_ns),
+                                                     lambda stream: fake_cupti.kernel("b", b_ns), STEADY, case="a/b")
+    assert a.timer == b.timer == timer
+    assert (a.median, b.median) == pytest.approx((a_ns * 1e-9, b_ns * 1e-9))
+
+
+def test_a_case_without_warm_up_rounds_still_chooses_its_kind_from_one_recorded_sample(fake_cupti):
+    no_warm_up = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=0)
+    m = GpuTimer(50 * 2**20).measure(lambda stream: fake_cupti.kernel("k", 40_000), no_warm_up, case="k")
+    assert m.timer == "cupti kernel"
+
+
+def test_a_warm_up_without_activity_is_a_timing_error_naming_the_case(fake_cupti):
+    with pytest.raises(TimingError, match="empty case: sample 1 of 2 has no activity"):
+        GpuTimer(50 * 2**20).measure(lambda stream: None, STEADY, case="empty case")
+    assert fake_cupti.enabled == set()

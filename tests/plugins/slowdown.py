@@ -7,9 +7,13 @@ case, the run that `gpu_bench.time` measures gets a spin kernel appended on
 the same stream, sized so that the case's GPU time grows by PERCENT:
 
 1. once per session, the cost of appending a spin of 0 cycles is measured
-   (the gap between two kernels plus the shortest spin: `append_cost`);
+   (the gap between two kernels plus the shortest spin: `append_cost`), for
+   each timer the cases may get: CUPTI records a launch of 20 µs or more
+   with another kernel kind than a shorter one (harness/timing.py), and the
+   gap differs between them, so once after a spin too short for that kind
+   and once after one long enough;
 2. per case, the case is measured as it is (median m0); the spin then runs
-   for C = (PERCENT/100 * m0 - append_cost) * SM clock cycles. Where that is
+   for C = (PERCENT/100 * m0 - append_cost of m0's timer) * SM clock cycles. Where that is
    negative (a case so short that PERCENT of it is less than the append
    cost), the spin is 0 cycles and the summary says which least slowdown
    was injected instead.
@@ -33,6 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from harness.timing import SERIAL_KIND_FROM
+
 SPIN_SOURCE = r"""
 extern "C" __global__ void spin(long long cycles) {
     const long long start = clock64();
@@ -54,6 +60,7 @@ class Injection:
     percent: float
     unslowed_median_s: float
     spin_cycles: int
+    append_cost_s: float
 
 
 class SlowDown:
@@ -65,9 +72,12 @@ class SlowDown:
         self.timer, self.profile, self.device, self.gpu = timer, profile, device, gpu
         self.sm_clock_mhz([])  # a GPU whose clock cannot be known is refused before anything is timed
         self.kernel = cupy.RawKernel(SPIN_SOURCE, "spin")
-        alone = timer.measure(self.spinner(0), profile).median
-        twice = timer.measure(self.appended(self.spinner(0), 0), profile).median
-        self.append_cost_s = twice - alone
+        self.append_cost_s: dict[str, float] = {}  # timer -> cost of appending a spin of 0 cycles
+        for seconds in (0.0, 2 * SERIAL_KIND_FROM):
+            cycles = int(seconds * self.sm_clock_mhz([]) * 1e6)
+            alone = timer.measure(self.spinner(cycles), profile)
+            twice = timer.measure(self.appended(self.spinner(cycles), 0), profile)
+            self.append_cost_s[alone.timer] = twice.median - alone.median
         self.injections: list[Injection] = []
 
     def spinner(self, cycles: int):
@@ -101,10 +111,14 @@ class SlowDown:
     def slowed(self, case: str, run, percent: float, flush: bool):
         """`run` with a spin appended that adds `percent` of its GPU time (at least the append cost)."""
         unslowed = self.timer.measure(run, self.profile, flush=flush)
-        wanted = percent / 100 * unslowed.median - self.append_cost_s
+        if unslowed.timer not in self.append_cost_s:
+            raise pytest.UsageError(f"--slow-down: {case} was timed by {unslowed.timer}, for which no append cost "
+                                    f"was measured (only {', '.join(self.append_cost_s)})")
+        append_cost = self.append_cost_s[unslowed.timer]
+        wanted = percent / 100 * unslowed.median - append_cost
         clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
         cycles = max(0, int(wanted * clock_hz))  # below the append cost: the least possible slowdown
-        self.injections.append(Injection(case, percent, unslowed.median, cycles))
+        self.injections.append(Injection(case, percent, unslowed.median, cycles, append_cost))
         return self.appended(run, cycles)
 
 
@@ -157,10 +171,10 @@ def pytest_terminal_summary(terminalreporter):
     if slowdown is None or not slowdown.injections:
         return
     terminalreporter.section("slow-down (tests.plugins.slowdown)")
-    terminalreporter.write_line(f"appending a kernel costs {slowdown.append_cost_s * 1e6:.2f} µs; "
-                                f"{len(slowdown.injections)} case(s) slowed:")
+    costs = ", ".join(f"{cost * 1e6:.2f} µs ({timer})" for timer, cost in slowdown.append_cost_s.items())
+    terminalreporter.write_line(f"appending a kernel costs {costs}; {len(slowdown.injections)} case(s) slowed:")
     for injection in slowdown.injections:
-        least = slowdown.append_cost_s / injection.unslowed_median_s
+        least = injection.append_cost_s / injection.unslowed_median_s
         note = f" (the least possible here: +{100 * least:.1f}%)" if injection.spin_cycles == 0 else ""
         terminalreporter.write_line(f"  {injection.case}: +{injection.percent:g}% of "
                                     f"{injection.unslowed_median_s * 1e6:.1f} µs ({injection.spin_cycles} cycles){note}")
