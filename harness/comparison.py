@@ -168,7 +168,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         relevant = relevant_history(list(history), current_gpu_uuid, base_gpu_uuid, record.timer)
         reference, runs = reference_samples(base, baseline, list(history))
         detectable = detectable_change(reference, record.samples, same_gpu=same_gpu, history=relevant,
-                                       reference_runs=runs, floors=floors)
+                                       reference_runs=runs, host_copies=bool(record.host_copies), floors=floors)
         because = detectable.because + (f"; reference pooled from {runs} runs of this code" if runs > 1 else "")
         verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                         throttled=record.throttled, because=because)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 HOLD_KERNEL = "hold_stream"  # harness/timing_kernels.cu
 FLUSH_KERNEL = "flush_l2"
 TIMER_KERNELS = (HOLD_KERNEL, FLUSH_KERNEL)
+HOST_COPY_KINDS = ("HTOD", "DTOH", "HTOH", "HTOA", "ATOH")  # CUPTI's copy kinds with host memory on one side
 
 
 class TimingError(RuntimeError):
@@ -97,6 +98,11 @@ def runs_one_at_a_time(activities: list[Activity]) -> bool:
     copies beside its kernels) overlaps."""
     ordered = sorted(activities, key=lambda a: a.start_ns)
     return all(later.start_ns >= earlier.end_ns for earlier, later in itertools.pairwise(ordered))
+
+
+def crosses_to_the_host(activities: list[Activity]) -> bool:
+    """Whether any activity is a copy between host and device memory (over PCIe on an H200)."""
+    return any(a.kind == "memcpy" and any(way in a.name for way in HOST_COPY_KINDS) for a in activities)
 
 
 def activities_from_json(rows: list) -> list[Activity]:

@@ -30,6 +30,14 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    because processes differ more than one process's samples show: on an H200,
    row_shared 1024³ read 443.5-448.6 µs in twenty processes with an rsd of
    0.2-0.4% inside each (NOTES.md).
+   A case whose GPU time includes copies between host and device memory (the
+   streams pipeline over PCIe; CUPTI tells, `host_copies`) moves between
+   processes far more than GPU-only work: a standard deviation of 0.2-1.05% on
+   three H200 hosts, and 1.9% between two processes on a fourth (NOTES.md).
+   Until this GPU has three stored runs of such a case to show its own spread,
+   the model assumes ``host_copy_spread`` (1%) for it: against one stored run
+   3 x sqrt(2) x 1% = 4.2%, where the 1.5% floor alone would flag the host's
+   own moods.
 
 Why the largest and not a sum: each term alone is a reason a change of that size
 could appear with no code change.  The floors are lower bounds taken from
@@ -80,6 +88,10 @@ class NoiseFloors:
     # Small kernels: launch placement and clock ramp move them by about 0.3 µs
     # between hosts.
     absolute_s: float = 0.3e-6
+    # The spread between processes assumed for a case with host<->device copies while the
+    # stored runs cannot show its own (fewer than three): the largest standard deviation
+    # seen on three H200 hosts (1.05%, the streams pipeline; NOTES.md).
+    host_copy_spread: float = 0.01
     # Standard errors a change must exceed: a one-sided normal tail of 0.13%, so that
     # where this term sets the limit, a nightly of about 90 cases rarely sees noise
     # alone cross it.
@@ -93,6 +105,9 @@ class NoiseFloors:
         for name in ("same_gpu", "other_gpu"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"NoiseFloors.{name} must be a fraction in (0, 1), got {getattr(self, name)!r}")
+        if not 0 <= self.host_copy_spread < 1:
+            raise ValueError(f"NoiseFloors.host_copy_spread must be a fraction in [0, 1), "
+                             f"got {self.host_copy_spread!r}")
         if self.absolute_s < 0:  # 0: no absolute floor (wall-clock timings)
             raise ValueError(f"NoiseFloors.absolute_s must be 0 or more seconds, got {self.absolute_s!r}")
         if self.z <= 0:
@@ -173,7 +188,7 @@ def _percent(fraction: float) -> str:
 
 def detectable_change(baseline_samples: Sequence[float], current_samples: Sequence[float], *,
                       same_gpu: bool, history: Sequence[float] = (), reference_runs: int = 1,
-                      floors: NoiseFloors = NoiseFloors()) -> Detectable:
+                      host_copies: bool = False, floors: NoiseFloors = NoiseFloors()) -> Detectable:
     """The smallest change of the median the verdict should call a change.
 
     Both sample sets must come from one timer: another timer's offset is no
@@ -182,7 +197,9 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
     runs (processes).
     ``same_gpu``: the baseline was recorded on this GPU (same UUID).
     ``history``: the case's medians in stored runs of this GPU model, as
-    ``relevant_history`` picks them (fewer than 3: no spread term).
+    ``relevant_history`` picks them (fewer than 3: no spread term, except
+    ``floors.host_copy_spread`` where ``host_copies``: the case's time includes
+    copies between host and device memory).
     The fraction is the largest of the relative floor, the absolute floor over
     the baseline median, and ``floors.z`` times the combined standard error;
     with fewer than 3 samples a side contributes no standard error.  Raises
@@ -201,11 +218,14 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
 
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
     spread = history_spread(history)
+    spread_words = "" if spread is None else f", stored runs {_percent(spread)}"
+    if spread is None and host_copies:
+        spread = floors.host_copy_spread
+        spread_words = f", {_percent(spread)} assumed between processes for host copies"
     # this run's process offset once, the reference's 1/k times: see the module
     process_spread = math.sqrt(1 + 1 / reference_runs) * (spread or 0.0)
     noise = floors.z * math.hypot(sample_se, process_spread)
-    noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}"
-    noise_words += ")" if spread is None else f", stored runs {_percent(spread)})"
+    noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}{spread_words})"
 
     terms = [(relative, relative_words), (floors.absolute_s / baseline_median, absolute_words), (noise, noise_words)]
     fraction, because = max(terms, key=lambda term: term[0])

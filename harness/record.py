@@ -72,6 +72,7 @@ class CaseRecord:
     sm_clock_mhz_max: int | None = None
     throttle_reasons: list[str] = field(default_factory=list)
     retaken_for_throttle: bool = False
+    host_copies: bool | None = None  # the GPU time includes host<->device copies (CUPTI saw them); None: unknown
     # where and when
     gpu_uuid: str | None = None
     pci_bus_id: str | None = None

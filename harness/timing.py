@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from .cupti_activity import FALLBACK, open_recorder
-from .cupti_spans import TimingError, runs_one_at_a_time, sample_activities, span
+from .cupti_spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
 from .gpu import clock_state
 from .paired import MIN_PAIRS
 
@@ -117,6 +117,7 @@ class Measurement:
     retaken: bool = False
     timer: str = TIMER_EVENTS  # one of the TIMER_* names above
     event_samples: list[float] = field(default_factory=list)  # the held events' times of the same samples
+    host_copies: bool | None = None  # CUPTI saw copies between host and device memory; None: unknown (no CUPTI)
 
     @property
     def median(self) -> float:
@@ -324,6 +325,7 @@ class GpuTimer:
         event_samples: list[list[float]] = [[] for _ in runs]
         samples = [[] for _ in runs] if self._recorder is not None else event_samples
         timer = TIMER_EVENTS if self._recorder is None else TIMER_CUPTI_KERNEL if serial else TIMER_CUPTI
+        host_copies = [None if self._recorder is None else False for _ in runs]
         throttle: list[str] = []
         clocks: list[int] = []
         rounds = pending = 0
@@ -343,13 +345,15 @@ class GpuTimer:
                     launches = sample_activities(records, pending * len(runs), case, dropped)
                     for index, activities in enumerate(launches):
                         samples[index % len(runs)].append(span(activities))
+                        host_copies[index % len(runs)] |= crosses_to_the_host(activities)
                     pending = 0
                 reasons = [_stop_reason(taken, started, profile) for taken in samples]
                 if all(reasons):
                     self._read_clocks(throttle, clocks)
                     return [Measurement(taken, reason, list(throttle), list(clocks), timer=timer,
-                                        event_samples=list(events))
-                            for taken, reason, events in zip(samples, reasons, event_samples, strict=True)]
+                                        event_samples=list(events), host_copies=copies)
+                            for taken, reason, events, copies in zip(samples, reasons, event_samples, host_copies,
+                                                                     strict=True)]
 
     @staticmethod
     def _read_clocks(throttle: list[str], clocks: list[int]) -> None:

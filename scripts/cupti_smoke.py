@@ -3,10 +3,12 @@
     python3 scripts/cupti_smoke.py OUT_DIR
 
 Builds a GpuTimer, measures a few cases (vector_add_vec4 at 1 M and 64 M
-floats, warptile and cuBLAS at 1024, a device-to-device memcpy), prints
-CUPTI and held-event medians side by side, and writes the raw activity
-records of each case's first batch of samples to OUT_DIR/cupti_records.json
-(the CPU tests' data: tests/data/cupti/). It also checks on the GPU what the
+floats, warptile and cuBLAS at 1024, a device-to-device memcpy, the streams
+pipeline with 1 and 4 chunks from pinned memory), prints CUPTI and held-event
+medians and the kernel kind the timer chose side by side, and writes the raw
+activity records of each case's first batch of timed samples (the batch after
+the warm-up's) to OUT_DIR/cupti_records.json (the CPU tests' data:
+tests/data/cupti/). It also checks on the GPU what the
 CPU tests check on fakes: an empty run is a TimingError naming the case, and
 no activity is recorded after measure() returns.
 """
@@ -48,6 +50,14 @@ def cases():
         rt.memcpyAsync(dst.data.ptr, src.data.ptr, MEMCPY_BYTES, rt.memcpyDeviceToDevice, stream.ptr)
 
     found["memcpy d2d 256MiB"] = copy
+    from kernels import pinned_empty
+    from kernels.streams import PreparedStreams
+
+    floats = 10_000_000  # the tutorial's 4 x 2.5 M floats (suites/test_perf_elementwise.py)
+    a, b, out = pinned_empty(floats), pinned_empty(floats), pinned_empty(floats)
+    a[:], b[:] = 1.0, 2.0
+    for chunks in (1, 4):
+        found[f"streams {chunks} chunk(s)"] = PreparedStreams(a, b, out, chunks).run
     return found
 
 
@@ -60,7 +70,7 @@ def main(out_dir: Path) -> None:
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host} driver={info.driver}")
     timer = GpuTimer(info.l2_bytes)
-    print(f"timer: {timer.timer!r}; note: {timer.note!r}")
+    print(f"CUPTI: {timer.uses_cupti}; note: {timer.note!r}")
     profile = PROFILES["nightly"]
     recorded = {"gpu": info.name, "uuid": info.uuid, "driver": info.driver, "cases": []}
 
@@ -78,8 +88,8 @@ def main(out_dir: Path) -> None:
 
         timer._recorder.collect = keeping_collect
 
-    print("| case | CUPTI µs | events µs | events - CUPTI µs | rsd | samples | stopped by | collects |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| case | CUPTI µs | kind | events µs | events - CUPTI µs | rsd | samples | stopped by | collects |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for case, run in cases().items():
         batches.clear()
         try:
@@ -89,13 +99,13 @@ def main(out_dir: Path) -> None:
             print(f"| {case} | TimingError: {error}; records by name in its batches: {dict(names)} |")
             continue
         events = statistics.median(m.event_samples)
-        print(f"| {case} | {m.median * 1e6:.2f} | {events * 1e6:.2f} | {(events - m.median) * 1e6:+.2f} | "
+        print(f"| {case} | {m.median * 1e6:.2f} | {m.timer} | {events * 1e6:.2f} | {(events - m.median) * 1e6:+.2f} | "
               f"{m.rsd:.4f} | {len(m.samples)} | {m.stopped_by} | {len(batches)} |")
-        if batches:
-            records, dropped = batches[0]
-            n = profile.min_samples  # the first collection holds min_samples samples
+        if len(batches) > 1:
+            records, dropped = batches[1]  # batches[0]: the warm-up's, always with the concurrent kind
+            n = profile.min_samples  # the first collection of timed samples holds min_samples samples
             recorded["cases"].append({
-                "case": case, "samples": n, "dropped": dropped,
+                "case": case, "timer": m.timer, "host_copies": m.host_copies, "samples": n, "dropped": dropped,
                 "records": [list(r) for r in sorted(records, key=lambda r: r.start_ns)],
                 "spans_s": m.samples[:n], "event_samples_s": m.event_samples[:n],
             })

@@ -4,7 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.cupti_spans import FLUSH_KERNEL, HOLD_KERNEL, Activity, TimingError, activities_from_json, sample_spans
+from harness.cupti_spans import (
+    FLUSH_KERNEL,
+    HOLD_KERNEL,
+    Activity,
+    TimingError,
+    activities_from_json,
+    crosses_to_the_host,
+    runs_one_at_a_time,
+    sample_spans,
+)
 
 RECORDED = Path(__file__).parent / "data" / "cupti" / "h200_records.json"
 
@@ -147,3 +156,27 @@ def test_recorded_records_missing_one_marker_are_an_error():
     records.remove(first_hold)
     with pytest.raises(TimingError, match=case["case"]):
         sample_spans(records, case["samples"], case["case"])
+
+
+def copy(direction, start, end):
+    return Activity("memcpy", f"memcpy {direction}", start, end)
+
+
+def test_kernels_one_after_another_run_one_at_a_time_and_touching_ends_do_not_overlap():
+    assert runs_one_at_a_time([kernel("gemm", 0, 100), kernel("reduce", 100, 150)])
+    assert runs_one_at_a_time([kernel("reduce", 120, 150), kernel("gemm", 0, 100)])  # any order
+    assert runs_one_at_a_time([kernel("k", 0, 100)])
+
+
+def test_a_copy_beside_a_kernel_overlaps():
+    assert not runs_one_at_a_time([copy("HTOD", 0, 100), kernel("k", 50, 120), copy("DTOH", 120, 200)])
+
+
+@pytest.mark.parametrize("activities, crosses", [
+    ([copy("HTOD", 0, 10), kernel("k", 10, 20)], True),
+    ([kernel("k", 0, 10), copy("DTOH", 10, 20)], True),
+    ([copy("DTOD", 0, 10)], False),  # device to device: no host memory
+    ([kernel("HTOD_named_kernel", 0, 10)], False),  # a kernel is no copy, whatever its name
+])
+def test_copies_with_host_memory_on_one_side_cross_to_the_host(activities, crosses):
+    assert crosses_to_the_host(activities) is crosses

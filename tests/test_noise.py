@@ -23,12 +23,14 @@ CUPTI = "CUPTI activity, kernel span"
 
 
 def test_default_floors_are_the_measured_figures():
-    assert NoiseFloors() == NoiseFloors(same_gpu=0.015, other_gpu=0.05, absolute_s=0.3e-6, z=3.0)
+    assert NoiseFloors() == NoiseFloors(same_gpu=0.015, other_gpu=0.05, absolute_s=0.3e-6, host_copy_spread=0.01,
+                                        z=3.0)
 
 
 @pytest.mark.parametrize("field, value", [
     ("same_gpu", 0.0), ("other_gpu", 1.0), ("absolute_s", -1e-6),
-    ("z", 0.0), ("z", float("nan")), ("z", True), ("same_gpu", "2%"),
+    ("z", 0.0), ("z", float("nan")), ("z", True), ("same_gpu", "2%"), ("host_copy_spread", -0.01),
+    ("host_copy_spread", 1.0),
 ])
 def test_a_floor_out_of_its_range_is_refused_by_name(field, value):
     with pytest.raises(ValueError, match=f"NoiseFloors.{field}"):
@@ -197,3 +199,28 @@ def test_custom_floors_are_used():
 def test_empty_current_samples_are_refused():
     with pytest.raises(ValueError, match="current samples are empty"):
         detectable_change([1e-3], [], same_gpu=True)
+
+
+# ---- cases whose time includes host<->device copies (the streams pipeline over PCIe) ----
+
+def test_a_case_with_host_copies_and_no_stored_spread_assumes_1_percent_between_processes():
+    quiet = spread_samples(1.7e-3, 0.0001, 401)  # sample noise negligible: the assumed spread decides
+    d = detectable_change(quiet, quiet, same_gpu=True, host_copies=True)
+    assert d.fraction == pytest.approx(3 * math.sqrt(2) * 0.01, rel=0.01)  # 4.2% against one stored run
+    assert "1.0% assumed between processes for host copies" in d.because
+    pooled = detectable_change(quiet, quiet, same_gpu=True, host_copies=True, reference_runs=5)
+    assert pooled.fraction == pytest.approx(3 * math.sqrt(1.2) * 0.01, rel=0.01)
+
+
+def test_a_gpu_only_case_assumes_no_spread_and_gets_the_floor():
+    quiet = spread_samples(1.7e-3, 0.0001, 401)
+    assert detectable_change(quiet, quiet, same_gpu=True).fraction == 0.015
+
+
+@pytest.mark.parametrize("spread, expected", [(0.001, 0.015), (0.02, 3 * math.sqrt(2) * 0.02)])
+def test_three_stored_runs_replace_the_assumed_spread_of_host_copies_either_way(spread, expected):
+    quiet = spread_samples(1.7e-3, 0.0001, 401)
+    history = [1.7e-3 * math.exp(spread * x) for x in (-1.0, 0.0, 1.0)]  # std of the logs: `spread`
+    d = detectable_change(quiet, quiet, same_gpu=True, host_copies=True, history=history)
+    assert d.fraction == pytest.approx(expected, rel=0.01)
+    assert "assumed" not in d.because

@@ -56,6 +56,7 @@ class FakeCupti:
         CONCURRENT_KERNEL = 10
 
     class ActivityMemcpyKind(enum.IntEnum):
+        HTOD = 1
         DTOD = 8
 
     def __init__(self, refuse: Exception | None = None):
@@ -97,12 +98,12 @@ class FakeCupti:
             self.pending.append(types.SimpleNamespace(kind=kind, name=name, start=self.now_ns, end=self.now_ns + ns))
         self.now_ns += ns
 
-    def copy_beside(self, ns: int) -> None:
-        """A device-to-device copy of `ns` nanoseconds that ran beside the last kernel (another
-        stream), ending with it."""
+    def copy_beside(self, ns: int, copy_kind: int = 8) -> None:
+        """A copy (device to device unless `copy_kind` says otherwise) of `ns` nanoseconds that ran
+        beside the last kernel (another stream), ending with it."""
         if int(self.ActivityKind.MEMCPY) in self.enabled:
-            self.pending.append(types.SimpleNamespace(kind=int(self.ActivityKind.MEMCPY), copy_kind=8, name="",
-                                                      start=self.now_ns - ns, end=self.now_ns))
+            self.pending.append(types.SimpleNamespace(kind=int(self.ActivityKind.MEMCPY), copy_kind=copy_kind,
+                                                      name="", start=self.now_ns - ns, end=self.now_ns))
 
 
 EVENT_COST_NS = 2_000  # what the held events add to each sample in this fake
@@ -371,3 +372,18 @@ def test_a_warm_up_without_activity_is_a_timing_error_naming_the_case(fake_cupti
     with pytest.raises(TimingError, match="empty case: sample 1 of 2 has no activity"):
         GpuTimer(50 * 2**20).measure(lambda stream: None, STEADY, case="empty case")
     assert fake_cupti.enabled == set()
+
+
+@pytest.mark.parametrize("copy_kind, host_copies", [(1, True), (8, False)], ids=["host-to-device", "device-to-device"])
+def test_a_measurement_says_whether_its_launch_copied_to_or_from_host_memory(fake_cupti, copy_kind, host_copies):
+    def kernel_beside_a_copy(stream):
+        fake_cupti.kernel("k", 50_000)
+        fake_cupti.copy_beside(30_000, copy_kind)
+
+    m = GpuTimer(50 * 2**20).measure(kernel_beside_a_copy, STEADY, case="pipeline")
+    assert m.host_copies is host_copies
+
+
+def test_without_cupti_whether_a_launch_copied_to_the_host_is_unknown(fake_cupti):
+    m = GpuTimer(50 * 2**20, prefer_cupti=False).measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
+    assert m.host_copies is None
