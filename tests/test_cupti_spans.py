@@ -168,8 +168,15 @@ def test_kernels_one_after_another_run_one_at_a_time_and_touching_ends_do_not_ov
     assert runs_one_at_a_time([kernel("k", 0, 100)])
 
 
+def test_a_copy_stamped_a_few_tens_of_ns_before_the_kernel_it_follows_ended_is_still_one_at_a_time():
+    # recorded on an H200: a device-to-host copy after its kernel, 64 ns "before" the kernel's end
+    assert runs_one_at_a_time([kernel("vector_add", 1_452_387, 1_488_131), copy("DTOH", 1_488_067, 2_211_493)])
+    assert not runs_one_at_a_time([kernel("k", 0, 100_000), copy("DTOH", 98_000, 200_000)])  # 2 µs: overlap
+
+
 def test_a_copy_beside_a_kernel_overlaps():
-    assert not runs_one_at_a_time([copy("HTOD", 0, 100), kernel("k", 50, 120), copy("DTOH", 120, 200)])
+    assert not runs_one_at_a_time([copy("HTOD", 0, 100_000), kernel("k", 50_000, 120_000),
+                                   copy("DTOH", 120_000, 200_000)])
 
 
 @pytest.mark.parametrize("activities, crosses", [
@@ -180,3 +187,54 @@ def test_a_copy_beside_a_kernel_overlaps():
 ])
 def test_copies_with_host_memory_on_one_side_cross_to_the_host(activities, crosses):
     assert crosses_to_the_host(activities) is crosses
+
+
+# ---- recorded by the timer that picks CUPTI's kernel kind per case (scripts/cupti_smoke.py, 7a77017) ----
+
+RECORDED_KINDS = Path(__file__).parent / "data" / "cupti" / "h200_records_kinds.json"
+
+
+def recorded_kinds_cases():
+    return {case["case"]: case for case in json.loads(RECORDED_KINDS.read_text())["cases"]}
+
+
+def launches_of(case):
+    from harness.cupti_spans import sample_activities
+
+    return sample_activities(activities_from_json(case["records"]), case["samples"], case["case"], case["dropped"])
+
+
+def test_recorded_spans_of_both_kinds_are_the_ones_the_timer_took():
+    cases = recorded_kinds_cases()
+    assert {case["timer"] for case in cases.values()} == {"cupti kernel", "cupti concurrent kernel"}
+    for case in cases.values():
+        spans = sample_spans(activities_from_json(case["records"]), case["samples"], case["case"], case["dropped"])
+        assert spans == pytest.approx(case["spans_s"], abs=1e-12), case["case"]
+
+
+def test_recorded_streams_pipeline_overlaps_at_four_chunks_and_not_on_one_stream():
+    cases = recorded_kinds_cases()
+    four, one = launches_of(cases["streams 4 chunk(s)"]), launches_of(cases["streams 1 chunk(s)"])
+    assert not any(runs_one_at_a_time(launch) for launch in four)  # copies beside kernels
+    assert all(runs_one_at_a_time(launch) for launch in one)  # copy, copy, kernel, copy
+    assert all(crosses_to_the_host(launch) for launch in four + one)
+    assert cases["streams 4 chunk(s)"]["host_copies"] is cases["streams 1 chunk(s)"]["host_copies"] is True
+
+
+def test_recorded_gpu_only_cases_run_one_at_a_time_without_host_copies():
+    for name, case in recorded_kinds_cases().items():
+        if name.startswith("streams"):
+            continue
+        launches = launches_of(case)
+        assert all(runs_one_at_a_time(launch) and not crosses_to_the_host(launch) for launch in launches), name
+        assert case["host_copies"] is False, name
+
+
+def test_recorded_cases_got_the_kind_the_rule_gives_their_timed_samples():
+    from harness.timing import SERIAL_KIND_FROM
+
+    for name, case in recorded_kinds_cases().items():
+        launches = launches_of(case)
+        serial = all(runs_one_at_a_time(launch) for launch in launches)
+        long_enough = sorted(case["spans_s"])[len(case["spans_s"]) // 2] >= SERIAL_KIND_FROM
+        assert case["timer"] == ("cupti kernel" if serial and long_enough else "cupti concurrent kernel"), name
