@@ -98,9 +98,9 @@ def sample_spans(records: list[Activity], samples: int, case: str, dropped: int 
 
 
 def runs_one_at_a_time(activities: list[Activity]) -> bool:
-    """Whether no two of the activities overlap in time: work that runs as one stream would, each
-    kernel or copy after the last one ended. Work spread over streams (the streams pipeline's
-    copies beside its kernels) overlaps."""
+    """Whether no two of the activities overlap in time (beyond SERIAL_SLACK_NS): work that runs
+    as one stream would, each kernel or copy after the last one ended. Work spread over streams
+    (the streams pipeline's copies beside its kernels) overlaps."""
     ordered = sorted(activities, key=lambda a: a.start_ns)
     return all(later.start_ns >= earlier.end_ns - SERIAL_SLACK_NS for earlier, later in itertools.pairwise(ordered))
 

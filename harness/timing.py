@@ -74,8 +74,8 @@ TIMER_CUPTI = "cupti concurrent kernel"  # CUPTI's CONCURRENT_KERNEL activity ki
 TIMER_CUPTI_KERNEL = "cupti kernel"  # CUPTI's KERNEL activity kind (serializes kernels)
 # From this GPU time up, a launch of one stream's work is timed with the KERNEL kind: launch
 # handling of up to 0.8 µs more on one host than another is then at most 4%, and from 40 µs
-# up under 2%; below it the CONCURRENT_KERNEL kind's 1-2 µs less than Nsight Compute is
-# within the 1 µs to 2 µs that such a short case is judged by (NOTES.md).
+# up under 2%. Below it the CONCURRENT_KERNEL kind reads 0.6-1.15 µs less than Nsight Compute
+# (which counts that handling), about the 1 µs a case under 20 µs is judged by (NOTES.md).
 SERIAL_KIND_FROM = 20e-6
 TIMER_EVENTS = "cuda events"
 TIMER_WALL = "wall clock"
