@@ -258,16 +258,13 @@ class GpuTimer:
         for run in runs:
             run(self.stream)
         self.stream.synchronize()
-        if self._recorder is None:
-            for _ in range(profile.warmup):
-                for run in runs:
-                    self.sample(run, flush)
-            return False
-        rounds = max(1, profile.warmup)
+        rounds = profile.warmup if self._recorder is None else max(1, profile.warmup)
         with self._recording(serial_kernels=False):
             for _ in range(rounds):
                 for run in runs:
                     self.sample(run, flush)
+            if self._recorder is None:
+                return False
             records, dropped = self._recorder.collect()
         per_sample = sample_activities(records, rounds * len(runs), case, dropped)
         for index in range(len(runs)):

@@ -20,7 +20,6 @@ how often an unmodified run was flagged and a slowed one was not, and totals.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -37,11 +36,7 @@ from harness.comparison import (  # noqa: E402
 )
 from harness.record import records_of  # noqa: E402
 from harness.verdict import REGRESSED  # noqa: E402
-
-
-def load_docs(folder: Path, prefix: str) -> list[dict]:
-    paths = sorted(folder.glob(f"{prefix}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
-    return [json.loads(p.read_text()) for p in paths]
+from scripts.sensitivity_table import load_docs  # noqa: E402  (PREFIX-1.json, PREFIX-2.json, ... in run order)
 
 
 def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], counts: dict[str, list[int]], *,

@@ -28,9 +28,15 @@ from harness.record import records_of  # noqa: E402
 from harness.verdict import REGRESSED, format_duration  # noqa: E402
 
 
-def load(folder: Path, prefix: str) -> list[list]:
+def load_docs(folder: Path, prefix: str) -> list[dict]:
+    """The saved runs FOLDER/PREFIX-1.json, PREFIX-2.json, ... in run order."""
     paths = sorted(folder.glob(f"{prefix}-*.json"), key=lambda p: int(p.stem.split("-")[-1]))
-    return [records_of(json.loads(p.read_text())) for p in paths]
+    return [json.loads(p.read_text()) for p in paths]
+
+
+def load(folder: Path, prefix: str) -> list[list]:
+    """The case records of each saved run FOLDER/PREFIX-N.json, in run order."""
+    return [records_of(doc) for doc in load_docs(folder, prefix)]
 
 
 def baseline_median(record) -> float | None:
