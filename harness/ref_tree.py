@@ -111,15 +111,30 @@ class RefTree:
         init = package_dir / "__init__.py"
         if not init.is_file():
             raise RefError(f"{self.ref!r} ({self.sha[:12]}) has no package {name!r}")
-        _forget_modules(alias)
-        spec = importlib.util.spec_from_file_location(alias, init, submodule_search_locations=[str(package_dir)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[alias] = module
         if alias not in self._aliases:
             self._aliases.append(alias)
         try:
-            spec.loader.exec_module(module)
+            return import_package_as(package_dir, alias)
         except Exception as error:
-            _forget_modules(alias)
             raise RefError(f"{name} of {self.ref!r} ({self.sha[:12]}) does not import: {error!r}") from error
-        return module
+
+
+def import_package_as(package_dir: Path, alias: str):
+    """Import the package in `package_dir` under the module name `alias` and return it.
+
+    Its relative imports resolve inside the alias (`alias.registry`, ...), so a package of
+    the same name imported before (the head's `kernels`) is not touched. A package
+    imported under `alias` before is replaced; one that fails to import leaves nothing
+    under `alias` and raises what it raised.
+    """
+    _forget_modules(alias)
+    init = Path(package_dir) / "__init__.py"
+    spec = importlib.util.spec_from_file_location(alias, init, submodule_search_locations=[str(package_dir)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        _forget_modules(alias)
+        raise
+    return module
