@@ -2,34 +2,34 @@
 
     pytest suites -m perf -p tests.plugins.slowdown --slow-down='*warptile_128x256*:3' --benchmark-compare
 
-PATTERN (fnmatch on the test's node id) : PERCENT. For each matching GPU-timed
-case, the run that `gpu_bench.time` measures gets a spin kernel appended on
-the same stream, sized so that the case's GPU time grows by PERCENT:
+PATTERN (fnmatch on the test's node id) : PERCENT. Each matching GPU-timed case
+is first measured as it is (median m0), then timed slowed so that its GPU time
+is PERCENT % more than m0 (tests/plugins/spin_injection.py):
 
-1. once per session, the cost of appending a spin of 0 cycles is measured
-   (the gap between two kernels plus the shortest spin: `append_cost`), for
-   each timer the cases may get: CUPTI records a launch of 20 µs or more
-   with another kernel kind than a shorter one (harness/timing.py), and the
-   gap differs between them, so once after a spin too short for that kind
-   and once after one long enough;
-2. per case, the case is measured as it is (median m0); the spin then runs
-   for C = (PERCENT/100 * m0 - append_cost of m0's timer) * SM clock cycles. Where that is
-   negative (a case so short that PERCENT of it is less than the append
-   cost), the spin is 0 cycles and the summary says which least slowdown
-   was injected instead.
+* a case of the suite's own kernels is prepared again by a copy of the
+  `kernels` package whose kernels begin with a spin, and timed with the spin
+  found to add PERCENT % (`calibrate` measures the case at each spin it tries);
+* a library's case (cuBLAS, CuPy's add) or a plain run gets a one-thread spin
+  kernel appended on the same stream, found the same way. Where appending
+  a spin of 0 cycles already adds more than PERCENT %, the case gets that: the
+  summary and the record say which slowdown the calibration measured.
 
-The SM clock is the one the GPU runs at now, not its maximum (a GPU held at
-a lower clock would spin longer than asked): the median of the clocks read
-while the case was measured, else NVML's clock read after it (the device
-layer's `clock_state()`, harness.gpu.clock_state on a real GPU), else the
-GPU's maximum; a usage error when none is known.
+The spin is counted in SM cycles, and the first one tried is sized from the SM
+clock the GPU runs at now (a GPU held at a lower clock would spin longer than
+asked): the median of the clocks read while the case was measured, else NVML's
+clock read after it (`clock_state()` of the device layer), else the GPU's
+maximum; a usage error when none is known. A case that does not slow down at
+all however long the spin (nothing that the timer sees ran it) fails its test.
 
 Wall-clock host routines are left alone. The product code has no switch for
-this: the plugin wraps the fixture's `time` method.
+this: the plugin wraps the `gpu_bench` fixture's `time` method, and the slowed
+copy of the kernels is prepared through `same_case_in`, as `--compare-ref`
+prepares a base side.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import statistics
 from dataclasses import dataclass
@@ -37,15 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from harness.timing import SERIAL_KIND_FROM
+from tests.plugins.spin_injection import APPEND_SOURCE, Calibration, SlowedKernels, calibrate, slows_inside
 
-SPIN_SOURCE = r"""
-extern "C" __global__ void spin(long long cycles) {
-    const long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
-}
-"""
+# the calibration's own measurements: the session's profile, capped shorter (several per case)
+CALIBRATION_TIME_CAP_S = 0.2
 
 
 def pytest_addoption(parser):
@@ -59,25 +54,26 @@ class Injection:
     case: str
     percent: float
     unslowed_median_s: float
-    spin_cycles: int
-    append_cost_s: float
+    inside: bool  # a spin in the case's own kernels; else a spin kernel appended
+    calibration: Calibration
+
+    @property
+    def measured_percent(self) -> float:
+        return 100 * (self.calibration.median_s / self.unslowed_median_s - 1)
 
 
 class SlowDown:
-    """The session's spin kernel and its calibration."""
+    """The session's spin kernel, its slowed copy of the kernels, and the injections made."""
 
     def __init__(self, timer, profile, device, gpu):
         import cupy
 
         self.timer, self.profile, self.device, self.gpu = timer, profile, device, gpu
+        self.calibration_profile = dataclasses.replace(profile, time_cap=min(profile.time_cap,
+                                                                             CALIBRATION_TIME_CAP_S))
         self.sm_clock_mhz([])  # a GPU whose clock cannot be known is refused before anything is timed
-        self.kernel = cupy.RawKernel(SPIN_SOURCE, "spin")
-        self.append_cost_s: dict[str, float] = {}  # timer -> cost of appending a spin of 0 cycles
-        for seconds in (0.0, 2 * SERIAL_KIND_FROM):
-            cycles = int(seconds * self.sm_clock_mhz([]) * 1e6)
-            alone = timer.measure(self.spinner(cycles), profile)
-            twice = timer.measure(self.appended(self.spinner(cycles), 0), profile)
-            self.append_cost_s[alone.timer] = twice.median - alone.median
+        self.kernel = cupy.RawKernel(APPEND_SOURCE, "spin")
+        self.slowed_kernels: SlowedKernels | None = None  # made at the first case of our own kernels
         self.injections: list[Injection] = []
 
     def spinner(self, cycles: int):
@@ -108,18 +104,39 @@ class SlowDown:
         raise pytest.UsageError(f"--slow-down: the SM clock of {self.gpu.name} is unknown (NVML reads neither the "
                                 "current nor the maximum clock), so a spin of a given time cannot be sized")
 
-    def slowed(self, case: str, run, percent: float, flush: bool):
-        """`run` with a spin appended that adds `percent` of its GPU time (at least the append cost)."""
+    def slowed(self, name: str, case, percent: float, flush: bool):
+        """A run of `case` (a prepared case or a plain run) slowed by `percent` of its GPU time."""
+        run = case.run if hasattr(case, "run") else case
         unslowed = self.timer.measure(run, self.profile, flush=flush)
-        if unslowed.timer not in self.append_cost_s:
-            raise pytest.UsageError(f"--slow-down: {case} was timed by {unslowed.timer}, for which no append cost "
-                                    f"was measured (only {', '.join(self.append_cost_s)})")
-        append_cost = self.append_cost_s[unslowed.timer]
-        wanted = percent / 100 * unslowed.median - append_cost
+        inside = slows_inside(case)
+        if inside:
+            if self.slowed_kernels is None:
+                self.slowed_kernels = SlowedKernels()
+            slowed_case = self.slowed_kernels.prepare(case)
+
+            def median_at(cycles: int) -> float:
+                self.slowed_kernels.set_spin(slowed_case, cycles)
+                return self.timer.measure(slowed_case.run, self.calibration_profile, flush=flush).median
+        else:
+            def median_at(cycles: int) -> float:
+                return self.timer.measure(self.appended(run, cycles), self.calibration_profile, flush=flush).median
+
         clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
-        cycles = max(0, int(wanted * clock_hz))  # below the append cost: the least possible slowdown
-        self.injections.append(Injection(case, percent, unslowed.median, cycles, append_cost))
-        return self.appended(run, cycles)
+        found = calibrate(median_at, unslowed.median, percent, clock_hz)
+        injection = Injection(name, percent, unslowed.median, inside, found)
+        self.injections.append(injection)
+        if not found.least and max(m for _, m in found.tried) <= found.tried[0][1] * (1 + percent / 200):
+            pytest.fail(f"--slow-down: {name} did not slow down by half of {percent:g}% at any spin tried "
+                        f"({', '.join(f'{c} cycles: {m * 1e6:.2f} µs' for c, m in found.tried)}); "
+                        f"the timer does not see the spin", pytrace=False)
+        if inside:
+            self.slowed_kernels.set_spin(slowed_case, found.cycles)
+            return slowed_case.run
+        return self.appended(run, found.cycles)
+
+    def close(self) -> None:
+        if self.slowed_kernels is not None:
+            self.slowed_kernels.close()
 
 
 SESSION = pytest.StashKey[SlowDown]()
@@ -149,8 +166,7 @@ def _slow_down_matching_cases(request):
     def time_slowed(case, **options):
         if options.get("wall"):
             return time_unslowed(case, **options)
-        run = case.run if hasattr(case, "run") else case  # a prepared case or a plain run
-        slowed = slowdown.slowed(request.node.nodeid, run, percent, options.get("flush", True))
+        slowed = slowdown.slowed(request.node.nodeid, case, percent, options.get("flush", True))
         injection = slowdown.injections[-1]
         # the injection goes into the case's record, so that a table can tell the slowdown from the
         # process's own offset (scripts/sensitivity_table.py); the suite's own params dict is updated
@@ -159,11 +175,18 @@ def _slow_down_matching_cases(request):
         if params is None:
             params = options["params"] = {}
         params.update(slowed_by_percent=float(percent), unslowed_median_s=injection.unslowed_median_s,
-                      spin_cycles=injection.spin_cycles)
+                      spin_cycles=injection.calibration.cycles, spin_inside=injection.inside,
+                      calibrated_percent=injection.measured_percent)
         return time_unslowed(slowed, **options)
 
     bench.time = time_slowed
     yield
+
+
+def pytest_unconfigure(config):
+    slowdown = config.stash.get(SESSION, None)
+    if slowdown is not None:
+        slowdown.close()
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -171,10 +194,12 @@ def pytest_terminal_summary(terminalreporter):
     if slowdown is None or not slowdown.injections:
         return
     terminalreporter.section("slow-down (tests.plugins.slowdown)")
-    costs = ", ".join(f"{cost * 1e6:.2f} µs ({timer})" for timer, cost in slowdown.append_cost_s.items())
-    terminalreporter.write_line(f"appending a kernel costs {costs}; {len(slowdown.injections)} case(s) slowed:")
+    terminalreporter.write_line(f"{len(slowdown.injections)} case(s) slowed:")
     for injection in slowdown.injections:
-        least = injection.append_cost_s / injection.unslowed_median_s
-        note = f" (the least possible here: +{100 * least:.1f}%)" if injection.spin_cycles == 0 else ""
-        terminalreporter.write_line(f"  {injection.case}: +{injection.percent:g}% of "
-                                    f"{injection.unslowed_median_s * 1e6:.1f} µs ({injection.spin_cycles} cycles){note}")
+        how = "a spin in its kernels" if injection.inside else "a spin kernel appended"
+        found = injection.calibration
+        note = " (the least possible: appending costs that much)" if found.least else ""
+        terminalreporter.write_line(
+            f"  {injection.case}: +{injection.percent:g}% of {injection.unslowed_median_s * 1e6:.1f} µs by {how}, "
+            f"{found.cycles} cycles, calibrated +{injection.measured_percent:.2f}% in {len(found.tried)} "
+            f"tries{note}")

@@ -1,0 +1,185 @@
+"""Test-only: how tests/plugins/slowdown.py makes a case slower, and the search for by how much.
+
+Two ways, the first wherever it applies:
+
+* **Inside the kernel** (the suite's own kernels): `SlowedKernels` is a copy of the
+  `kernels` package whose CUDA sources begin every `__global__` function with a
+  spin of `SPIN_VARIABLE` cycles, a `__device__` variable set per case (0 until
+  then). The case is prepared again from that copy through `same_case_in`, the
+  interface `--compare-ref` prepares a base side with: the same operands and
+  launch, a slower kernel. Every thread waits, so any slowdown can be had,
+  however short the case: that is what a regression in a kernel looks like.
+* **After the case** (a library's kernel, cuBLAS or CuPy's add, or a plain run):
+  a one-thread spin kernel appended on the same stream. Appending a kernel costs
+  3.5-5.1 µs by itself under CUPTI's KERNEL kind (NOTES.md), so a case under
+  about 170 µs gets more than 3% this way: the least it can.
+
+How many cycles give the slowdown is measured, not assumed (`calibrate`): a spin
+in every block adds its time once per wave of blocks, less where the kernel hides
+it behind memory traffic, and an appended kernel adds a gap of its own. The
+search measures the slowed case at a first guess and closes in on the target
+between the largest spin found too short and the smallest found too long.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SPIN_VARIABLE = "kernel_suite_test_spin_cycles"
+_DECLARATION = f'extern "C" {{ __device__ long long {SPIN_VARIABLE} = 0; }}\n'
+_PROLOGUE = (f"\n    {{ const long long kernel_suite_test_spin_start = clock64();  // test-only spin\n"
+             f"      while (clock64() - kernel_suite_test_spin_start < {SPIN_VARIABLE}) {{ }} }}\n")
+_GLOBAL = re.compile(r"\b__global__\b")
+SLOWED_ALIAS = "kernel_suite_slowed_kernels"
+
+APPEND_SOURCE = r"""
+extern "C" __global__ void spin(long long cycles) {
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+"""
+
+
+def with_spin_prologue(text: str) -> tuple[str, int]:
+    """`text` with the spin at the start of every `__global__` function's body, and how many it got.
+
+    A function's body is the first `{` after `__global__` outside parentheses
+    (`__launch_bounds__(...)` and the parameter list come first); a declaration,
+    which meets `;` first, is left alone.
+    """
+    pieces, copied, patched = [], 0, 0
+    for match in _GLOBAL.finditer(text):
+        if match.start() < copied:
+            continue
+        depth, i = 0, match.end()
+        while i < len(text) and not (depth == 0 and text[i] in "{;"):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if i == len(text) or text[i] == ";":
+            continue
+        pieces += [text[copied:i + 1], _PROLOGUE]
+        copied = i + 1
+        patched += 1
+    pieces.append(text[copied:])
+    return _DECLARATION + "".join(pieces), patched
+
+
+class SlowedKernels:
+    """A copy of the `kernels` package, in a temporary folder, whose kernels start with a spin."""
+
+    def __init__(self, kernels_dir: Path | None = None):
+        from harness.ref_tree import import_package_as
+
+        if kernels_dir is None:
+            import kernels
+
+            kernels_dir = Path(kernels.__file__).resolve().parent
+        self._folder = tempfile.TemporaryDirectory(prefix="kernel-suite-slowed-")
+        copy = Path(self._folder.name) / "kernels"
+        shutil.copytree(kernels_dir, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        self.patched: dict[str, int] = {}  # source file -> kernels given the spin
+        for source in sorted((copy / "cuda").glob("*.cu")):
+            text, self.patched[source.name] = with_spin_prologue(source.read_text())
+            source.write_text(text)
+        self.package = import_package_as(copy, SLOWED_ALIAS)
+
+    def prepare(self, case):
+        """`case` prepared again by the copy: the same operands and launch, kernels that spin."""
+        return case.same_case_in(self.package)
+
+    def set_spin(self, slowed_case, cycles: int) -> None:
+        """Every kernel of `slowed_case`'s build spins `cycles` SM cycles from now on."""
+        import cupy
+
+        build = slowed_case.build()
+        module = self.package.compile._module(build.source, build.defines, cupy.cuda.Device().id)
+        spin = cupy.ndarray((1,), cupy.int64, memptr=module.get_global(SPIN_VARIABLE))
+        spin.fill(cycles)
+        cupy.cuda.Device().synchronize()  # before the timer's stream launches anything
+
+    def close(self) -> None:
+        from harness.ref_tree import _forget_modules
+
+        _forget_modules(SLOWED_ALIAS)
+        self._folder.cleanup()
+
+
+def slows_inside(case) -> bool:
+    """Whether `case` runs a kernel of the suite's own that a slowed copy can prepare."""
+    return hasattr(case, "same_case_in") and hasattr(case, "build") and case.build() is not None
+
+
+@dataclass
+class Calibration:
+    """The spin found for one case, and the medians that found it."""
+
+    target_s: float
+    cycles: int = 0
+    median_s: float = 0.0  # the calibration's median at `cycles`
+    least: bool = False  # even 0 cycles slows the case past the target: the least slowdown there is
+    tried: list[tuple[int, float]] = field(default_factory=list)  # (cycles, median) in the order measured
+
+
+def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: float, clock_hz: float,
+              tolerance: float = 0.003, max_tries: int = 8) -> Calibration:
+    """The spin (cycles) that makes `median_at(cycles)` `percent` % more than `unslowed_s`.
+
+    `median_at` times the slowed case with a spin of so many cycles. The search
+    starts at 0 (a case that is past the target there gets 0: `least`), then at
+    what is missing times `clock_hz` (exact for an appended spin; a spin in
+    every block adds it once per wave of blocks, so more); while no try is too long it scales the longest short one up
+    by what is still missing (at most 16x), and once the target is bracketed
+    it interpolates between the two closest tries, halving the pull of a side
+    that stayed put twice (the Illinois rule: a kernel hides a short spin
+    behind memory traffic, so the response bends). It stops within `tolerance`
+    of the unslowed median or after `max_tries` medians, keeping the closest.
+    """
+    target = unslowed_s * (1 + percent / 100)
+    found = Calibration(target)
+
+    def tried(cycles: int) -> float:
+        median = median_at(cycles)
+        found.tried.append((cycles, median))
+        if not found.tried[1:] or abs(median - target) < abs(found.median_s - target):
+            found.cycles, found.median_s = cycles, median
+        return median
+
+    low, low_s = 0, tried(0)
+    if low_s >= target:
+        found.least = True
+        return found
+    high = high_s = None
+    first_guess = int((target - low_s) * clock_hz)
+    cycles, last_side, low_weight, high_weight = max(1, first_guess), None, 1.0, 1.0
+    while len(found.tried) < max_tries:
+        median = tried(cycles)
+        if abs(median - target) <= tolerance * unslowed_s:
+            break
+        side = "low" if median < target else "high"
+        if side == "low":
+            low, low_s, low_weight = cycles, median, 1.0
+        else:
+            high, high_s, high_weight = cycles, median, 1.0
+        if high is None:
+            gained = median - found.tried[0][1]
+            scale = 16 if gained <= 0 else min(16, max(1.25, (target - found.tried[0][1]) / gained))
+            cycles = max(cycles + 1, int(cycles * scale))
+            continue
+        if side == last_side:  # the other end stayed put twice: pull harder towards it
+            if side == "low":
+                high_weight /= 2
+            else:
+                low_weight /= 2
+        last_side = side
+        if high - low <= 1:
+            break
+        low_pull, high_pull = low_weight * (target - low_s), high_weight * (high_s - target)
+        cycles = low + round((high - low) * low_pull / (low_pull + high_pull))
+        cycles = min(high - 1, max(low + 1, cycles))
+    return found
