@@ -1,6 +1,6 @@
 """Does the streams pipeline move with its pinned allocation, or with the process?
 
-    python3 scripts/streams_spread.py [ALLOCATIONS]
+    python3 scripts/streams_spread.py [ALLOCATIONS [MIN_TIME_S]]
 
 The streams cases move between processes by a standard deviation of 0.2-1.9%
 (NOTES.md), against at most 0.37% for GPU-only work. One process here times the
@@ -9,6 +9,8 @@ and 16 chunks on ALLOCATIONS (default 5) fresh sets of pinned host buffers, then
 the first set again. If the medians move between allocations as much as between
 processes, the allocation is the cause and a case could sample over several;
 if they hold still within the process, the process (or the host) is.
+MIN_TIME_S (default the nightly profile's) samples each case for at least so
+many seconds of GPU time, to see whether a longer window steadies the medians.
 Prints one line per allocation and the spread (std of the log medians, %).
 """
 
@@ -23,6 +25,8 @@ CHUNKS = (1, 4, 16)
 
 
 def main() -> None:
+    import dataclasses
+
     import numpy as np
 
     from harness.gpu import gpu_info
@@ -34,18 +38,24 @@ def main() -> None:
     timer = GpuTimer(gpu_info().l2_bytes)
     profile = PROFILES["nightly"]
     allocations = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    if len(sys.argv) > 2:
+        min_time = float(sys.argv[2])
+        profile = dataclasses.replace(profile, min_time=min_time, time_cap=max(profile.time_cap, 3 * min_time),
+                                      max_samples=100_000)
+    print(f"profile: min_time {profile.min_time} s, target rsd {profile.target_rsd}, cap {profile.time_cap} s")
     n = STREAM_FLOATS
     kept = []
     rows: dict[str, list[float]] = {}
 
     def time_set(label, buffers):
         a, b, out = buffers
-        medians = []
+        medians, counts = [], []
         for chunks in CHUNKS:
             m = timer.measure(PreparedStreams(a, b, out, chunks).run, profile, flush=False, case=f"streams {chunks}")
             medians.append(m.median)
+            counts.append(len(m.samples))
         rows[label] = medians
-        print(f"| {label} | " + " | ".join(f"{m * 1e6:.1f}" for m in medians) + f" | {m.timer} |", flush=True)
+        print(f"| {label} | " + " | ".join(f"{m * 1e6:.1f}" for m in medians) + f" | {m.timer}, {'/'.join(map(str, counts))} samples |", flush=True)
 
     print("| allocation | " + " | ".join(f"{c} chunk(s) µs" for c in CHUNKS) + " | timer |")
     print("| --- | " + " | ".join("---" for _ in CHUNKS) + " | --- |")

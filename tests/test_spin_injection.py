@@ -29,12 +29,12 @@ extern "C" __global__ void plain(int n) { if (n) { return; } }
 '''
     patched, count = with_spin_prologue(text)
     assert count == 2
-    assert patched.startswith(f'extern "C" {{ __device__ long long {SPIN_VARIABLE} = 0; }}')
-    bodies = re.findall(r"\)\s*\{\n    \{ const long long kernel_suite_test_spin_start", patched)
+    assert patched.startswith(f'extern "C" {{ __constant__ long long {SPIN_VARIABLE} = 0; }}')
+    bodies = re.findall(r"\)\s*\{\n    asm volatile\(.*// test-only spin", patched)
     assert len(bodies) == 2
     assert "void declared_only(float *x);" in patched  # untouched
     assert "struct Tile { float v[N]; };" in patched
-    assert patched.index("kernel_suite_test_spin_start") > patched.index("bounded(const float *a, float *b) {")
+    assert patched.index("test-only spin") > patched.index("bounded(const float *a, float *b) {")
 
 
 @pytest.mark.parametrize("source", cuda_sources(), ids=lambda p: p.name)
@@ -68,7 +68,8 @@ def test_the_slowed_kernels_build_for_sm_90_without_spills(slowed_kernels, build
     source, defines = build
     plain = compile_report(source, "sm_90", defines)
     slowed = slowed_kernels.package.compile.compile_report(source, "sm_90", defines)
-    assert set(slowed.registers) == set(plain.registers)  # the same kernels, each with the spin
+    # the same kernels, each with the spin, and otherwise compiled alike: no register or stack moved
+    assert slowed.registers == plain.registers and slowed.stack_frame == plain.stack_frame, slowed.log
     assert SPIN_VARIABLE in slowed_kernels.package.compile.load_source(source)
     assert slowed.spill_stores == 0 and slowed.spill_loads == 0, slowed.log
 
@@ -88,14 +89,15 @@ def spin_in_every_block(unslowed_s: float, waves: int, hidden_cycles: int = 0):
     (spin_in_every_block(118e-6, waves=1), 118e-6),
     (spin_in_every_block(2.93e-3, waves=16), 2.93e-3),  # warptile 4096³: 2048 blocks, 132 SMs
     (spin_in_every_block(235e-6, waves=250, hidden_cycles=400), 235e-6),  # a memory-bound add
+    (spin_in_every_block(182e-6, waves=62, hidden_cycles=2000), 182e-6),  # float4 add: hides 1 µs
     (spin_in_every_block(1.73e-3, waves=4, hidden_cycles=30_000), 1.73e-3),  # copies hide the kernels
-], ids=["appended", "one-wave", "sixteen-waves", "memory-bound", "mostly-hidden"])
+], ids=["appended", "one-wave", "sixteen-waves", "memory-bound", "hides-a-microsecond", "mostly-hidden"])
 def test_the_search_finds_three_percent_within_its_tolerance(response, unslowed_s):
     found = calibrate(response, unslowed_s, 3.0, CLOCK_HZ)
     assert not found.least
     assert found.median_s == response(found.cycles)
     assert abs(found.median_s / unslowed_s - 1.03) <= 0.003
-    assert len(found.tried) <= 8
+    assert len(found.tried) <= 8  # of 12 allowed
     assert found.tried[0] == (0, response(0))
 
 
@@ -107,12 +109,12 @@ def test_a_case_the_appended_gap_alone_slows_past_the_target_gets_the_least():
 
 def test_the_search_keeps_the_closest_try_when_noise_keeps_it_from_the_tolerance():
     medians = iter([100e-6, 101e-6, 104e-6, 102e-6, 103.8e-6, 102.5e-6, 103.5e-6, 102.6e-6])
-    found = calibrate(lambda cycles: next(medians), 100e-6, 3.0, CLOCK_HZ)
+    found = calibrate(lambda cycles: next(medians), 100e-6, 3.0, CLOCK_HZ, max_tries=8)
     assert len(found.tried) == 8
     assert (found.cycles, found.median_s) == (15129, 102.6e-6)  # 0.4 µs short beats 0.5 µs over
 
 
 def test_a_spin_the_timer_never_sees_ends_the_search_with_every_try_equal():
     found = calibrate(lambda cycles: 100e-6, 100e-6, 3.0, CLOCK_HZ)
-    assert len(found.tried) == 8 and {median for _, median in found.tried} == {100e-6}
-    assert found.tried[-1][0] > 16 ** 5  # it grew the spin each time before giving up
+    assert len(found.tried) == 12 and {median for _, median in found.tried} == {100e-6}
+    assert found.tried[-1][0] > 16 ** 9  # it grew the spin each time before giving up

@@ -4,8 +4,8 @@ Two ways, the first wherever it applies:
 
 * **Inside the kernel** (the suite's own kernels): `SlowedKernels` is a copy of the
   `kernels` package whose CUDA sources begin every `__global__` function with a
-  spin of `SPIN_VARIABLE` cycles, a `__device__` variable set per case (0 until
-  then). The case is prepared again from that copy through `same_case_in`, the
+  spin of `SPIN_VARIABLE` cycles, a `__constant__` variable set per case (0 until
+  then: no spin). The case is prepared again from that copy through `same_case_in`, the
   interface `--compare-ref` prepares a base side with: the same operands and
   launch, a slower kernel. Every thread waits, so any slowdown can be had,
   however short the case: that is what a regression in a kernel looks like.
@@ -23,6 +23,7 @@ between the largest spin found too short and the smallest found too long.
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import tempfile
@@ -30,12 +31,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 SPIN_VARIABLE = "kernel_suite_test_spin_cycles"
-_DECLARATION = f'extern "C" {{ __device__ long long {SPIN_VARIABLE} = 0; }}\n'
-_PROLOGUE = (f"\n    {{ const long long kernel_suite_test_spin_start = clock64();  // test-only spin\n"
-             f"      while (clock64() - kernel_suite_test_spin_start < {SPIN_VARIABLE}) {{ }} }}\n")
+# In constant memory, read uniformly through the constant cache. The loop is PTX in an
+# opaque asm statement, and nothing branches around it (at 0 cycles it reads the clock twice
+# and falls through): a C++ loop, or even an empty `if` on the variable, changed how NVVM
+# compiled the rest of some kernels (blocktile_1d from 48 registers to 40 and a 16-byte
+# stack frame, blocktile_2d to 148 registers), so the copy was slower before it spun at all.
+# tests/test_spin_injection.py checks that every kernel keeps its registers and stack.
+_DECLARATION = f'extern "C" {{ __constant__ long long {SPIN_VARIABLE} = 0; }}\n'
+_PROLOGUE = ('\n    asm volatile("{ .reg .s64 t0, t1; .reg .pred p; mov.u64 t0, %%clock64;\\n"  // test-only spin\n'
+             '                 "SPIN: mov.u64 t1, %%clock64; sub.s64 t1, t1, t0; setp.lt.s64 p, t1, %0; "\n'
+             '                 "@p bra SPIN; }" :: "l"(' + SPIN_VARIABLE + '));\n')
 _GLOBAL = re.compile(r"\b__global__\b")
 SLOWED_ALIAS = "kernel_suite_slowed_kernels"
+# A bracket whose ends are more than this many times apart is narrowed in log space: a first
+# guess sized for one wave of blocks overshoots a kernel of 60 waves by 60x, and a memory-bound
+# kernel hides short spins, so interpolating there creeps up from below one try at a time.
+WIDE_BRACKET = 8
 
 APPEND_SOURCE = r"""
 extern "C" __global__ void spin(long long cycles) {
@@ -99,9 +113,11 @@ class SlowedKernels:
 
         build = slowed_case.build()
         module = self.package.compile._module(build.source, build.defines, cupy.cuda.Device().id)
-        spin = cupy.ndarray((1,), cupy.int64, memptr=module.get_global(SPIN_VARIABLE))
-        spin.fill(cycles)
-        cupy.cuda.Device().synchronize()  # before the timer's stream launches anything
+        value = np.array([cycles], np.int64)
+        cupy.cuda.Device().synchronize()  # no launch of the old value still running
+        # a copy from the host, the way cudaMemcpyToSymbol writes constant memory; synchronous
+        cupy.cuda.runtime.memcpy(module.get_global(SPIN_VARIABLE).ptr, value.ctypes.data, value.nbytes,
+                                 cupy.cuda.runtime.memcpyHostToDevice)
 
     def close(self) -> None:
         from harness.ref_tree import _forget_modules
@@ -127,7 +143,7 @@ class Calibration:
 
 
 def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: float, clock_hz: float,
-              tolerance: float = 0.003, max_tries: int = 8) -> Calibration:
+              tolerance: float = 0.003, max_tries: int = 12) -> Calibration:
     """The spin (cycles) that makes `median_at(cycles)` `percent` % more than `unslowed_s`.
 
     `median_at` times the slowed case with a spin of so many cycles. The search
@@ -135,9 +151,11 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
     what is missing times `clock_hz` (exact for an appended spin; a spin in
     every block adds it once per wave of blocks, so more); while no try is too long it scales the longest short one up
     by what is still missing (at most 16x), and once the target is bracketed
-    it interpolates between the two closest tries, halving the pull of a side
-    that stayed put twice (the Illinois rule: a kernel hides a short spin
-    behind memory traffic, so the response bends). It stops within `tolerance`
+    it interpolates between its ends, halving the pull of a side that stayed
+    put twice (the Illinois rule: a kernel hides a short spin behind memory
+    traffic, so the response bends); where an interpolation fell short and the
+    ends are still `WIDE_BRACKET` times apart, it halves the bracket's
+    logarithm instead. It stops within `tolerance`
     of the unslowed median or after `max_tries` medians, keeping the closest.
     """
     target = unslowed_s * (1 + percent / 100)
@@ -157,6 +175,7 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
     high = high_s = None
     first_guess = int((target - low_s) * clock_hz)
     cycles, last_side, low_weight, high_weight = max(1, first_guess), None, 1.0, 1.0
+    interpolated = False  # whether `cycles` came from interpolating
     while len(found.tried) < max_tries:
         median = tried(cycles)
         if abs(median - target) <= tolerance * unslowed_s:
@@ -179,7 +198,12 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
         last_side = side
         if high - low <= 1:
             break
-        low_pull, high_pull = low_weight * (target - low_s), high_weight * (high_s - target)
-        cycles = low + round((high - low) * low_pull / (low_pull + high_pull))
+        if interpolated and side == "low" and high > WIDE_BRACKET * max(low, 1):
+            # interpolating fell short by orders of magnitude: the kernel hides short spins,
+            # so halve the bracket's logarithm instead
+            cycles, interpolated = round(math.sqrt(max(low, high / WIDE_BRACKET ** 2) * high)), False
+        else:
+            low_pull, high_pull = low_weight * (target - low_s), high_weight * (high_s - target)
+            cycles, interpolated = low + round((high - low) * low_pull / (low_pull + high_pull)), True
         cycles = min(high - 1, max(low + 1, cycles))
     return found
