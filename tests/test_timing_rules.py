@@ -387,3 +387,25 @@ def test_a_measurement_says_whether_its_launch_copied_to_or_from_host_memory(fak
 def test_without_cupti_whether_a_launch_copied_to_the_host_is_unknown(fake_cupti):
     m = GpuTimer(50 * 2**20, prefer_cupti=False).measure(lambda stream: fake_cupti.kernel("k", 5_000), STEADY)
     assert m.host_copies is None
+
+
+def test_a_profile_for_host_copies_samples_for_longer_and_caps_later():
+    nightly = PROFILES["nightly"].for_host_copies()
+    assert nightly.min_time == PROFILES["nightly"].host_copy_min_time == 0.5
+    assert nightly.time_cap == 1.5 and PROFILES["quick"].for_host_copies().time_cap == 1.5
+    long_enough = Profile("t", min_time=2.0, host_copy_min_time=0.5).for_host_copies()
+    assert (long_enough.min_time, long_enough.time_cap) == (2.0, 6.0)
+
+
+@pytest.mark.parametrize("copy_kind, least_gpu_time_s", [(1, 0.02), (8, 0.0)], ids=["host-to-device", "device-to-device"])
+def test_a_launch_that_copies_to_or_from_the_host_is_sampled_for_its_longer_window(fake_cupti, copy_kind,
+                                                                                  least_gpu_time_s):
+    def kernel_beside_a_copy(stream):
+        fake_cupti.kernel("k", 50_000)
+        fake_cupti.copy_beside(30_000, copy_kind)
+
+    window = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, host_copy_min_time=0.02)
+    m = GpuTimer(50 * 2**20).measure(kernel_beside_a_copy, window, case="pipeline")
+    assert sum(m.samples) >= least_gpu_time_s and m.stopped_by == "noise"
+    # 50 µs spans: 0.02 s is 400 of them, and CUPTI's batches collect up to a quarter more
+    assert 400 <= len(m.samples) <= 500 if copy_kind == 1 else len(m.samples) == 10
