@@ -13,7 +13,8 @@
 #     compare[:NAME]     nightly timing with verdicts against the newest baseline (NAME: log name)
 #     quick[:NAME]       pull-request profile with verdicts
 #     sensitivity N PCT  N quick runs as they are, then N with every GPU-timed case slowed by PCT%
-#                        (tests/plugins/slowdown.py); the host routines (wall clock) are left out.
+#                        (tests/plugins/slowdown.py; each run starts its search at the spins the runs
+#                        before it found); the host routines (wall clock) are left out.
 #                        `env CASES=EXPR` narrows this step and scratch-baseline to the GPU-timed
 #                        cases that also match -k EXPR, and
 #                        `env SENSITIVITY_PROFILE=nightly` times its runs as the nightly does
@@ -106,7 +107,7 @@ while [ $# -gt 0 ]; do
       done
       for i in $(seq 1 "$runs"); do
         step "slowed-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
-          -p tests.plugins.slowdown --slow-down="*:$pct" \
+          -p tests.plugins.slowdown --slow-down="*:$pct" --slow-down-spins="$WORK/spins.json" \
           --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
       done
       python3 scripts/sensitivity_table.py "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1

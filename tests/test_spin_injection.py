@@ -118,3 +118,11 @@ def test_a_spin_the_timer_never_sees_ends_the_search_with_every_try_equal():
     found = calibrate(lambda cycles: 100e-6, 100e-6, 3.0, CLOCK_HZ)
     assert len(found.tried) == 12 and {median for _, median in found.tried} == {100e-6}
     assert found.tried[-1][0] > 16 ** 9  # it grew the spin each time before giving up
+
+
+def test_a_spin_found_in_an_earlier_run_is_tried_first_and_kept_when_close():
+    response = spin_in_every_block(182e-6, waves=62, hidden_cycles=2000)
+    earlier = calibrate(response, 182e-6, 3.0, CLOCK_HZ)
+    again = calibrate(response, 182e-6, 3.0, CLOCK_HZ, first_guess=earlier.cycles)
+    assert again.tried == [(0, response(0)), (earlier.cycles, response(earlier.cycles))]
+    assert again.cycles == earlier.cycles

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import json
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,9 +46,12 @@ CALIBRATION_TIME_CAP_S = 0.2
 
 
 def pytest_addoption(parser):
-    parser.getgroup("slow-down (tests only)").addoption(
-        "--slow-down", action="append", default=[], metavar="PATTERN:PERCENT",
-        help="add PERCENT of GPU time to the timed cases whose node id matches PATTERN")
+    group = parser.getgroup("slow-down (tests only)")
+    group.addoption("--slow-down", action="append", default=[], metavar="PATTERN:PERCENT",
+                    help="add PERCENT of GPU time to the timed cases whose node id matches PATTERN")
+    group.addoption("--slow-down-spins", type=Path, default=None, metavar="FILE",
+                    help="JSON file of the spins found per case on this GPU: read as each search's first guess, "
+                         "updated after it (repeated runs search less)")
 
 
 @dataclass
@@ -65,10 +70,14 @@ class Injection:
 class SlowDown:
     """The session's spin kernel, its slowed copy of the kernels, and the injections made."""
 
-    def __init__(self, timer, profile, device, gpu):
+    def __init__(self, timer, profile, device, gpu, spins_file: Path | None = None):
         import cupy
 
         self.timer, self.profile, self.device, self.gpu = timer, profile, device, gpu
+        self.spins_file = spins_file
+        self.spins: dict[str, int] = {}  # case -> cycles found, from earlier runs on this GPU
+        if spins_file is not None and spins_file.exists():
+            self.spins = {case: int(cycles) for case, cycles in json.loads(spins_file.read_text()).items()}
         self.calibration_profile = dataclasses.replace(profile, time_cap=min(profile.time_cap,
                                                                              CALIBRATION_TIME_CAP_S))
         self.sm_clock_mhz([])  # a GPU whose clock cannot be known is refused before anything is timed
@@ -122,7 +131,10 @@ class SlowDown:
                 return self.timer.measure(self.appended(run, cycles), self.calibration_profile, flush=flush).median
 
         clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
-        found = calibrate(median_at, unslowed.median, percent, clock_hz)
+        found = calibrate(median_at, unslowed.median, percent, clock_hz, first_guess=self.spins.get(name) or None)
+        if self.spins_file is not None and not found.least:
+            self.spins[name] = found.cycles
+            self.spins_file.write_text(json.dumps(self.spins, indent=1, sort_keys=True))
         injection = Injection(name, percent, unslowed.median, inside, found)
         self.injections.append(injection)
         if not found.least and max(m for _, m in found.tried) <= found.tried[0][1] * (1 + percent / 200):
@@ -159,7 +171,8 @@ def _slow_down_matching_cases(request):
     bench = request.getfixturevalue("gpu_bench")
     stash = request.config.stash
     if SESSION not in stash:
-        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("gpu"))
+        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("gpu"),
+                                  request.config.getoption("slow_down_spins"))
     slowdown = stash[SESSION]
     time_unslowed = bench.time
 

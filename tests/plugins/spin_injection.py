@@ -143,13 +143,14 @@ class Calibration:
 
 
 def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: float, clock_hz: float,
-              tolerance: float = 0.003, max_tries: int = 12) -> Calibration:
+              tolerance: float = 0.003, max_tries: int = 12, first_guess: int | None = None) -> Calibration:
     """The spin (cycles) that makes `median_at(cycles)` `percent` % more than `unslowed_s`.
 
     `median_at` times the slowed case with a spin of so many cycles. The search
     starts at 0 (a case that is past the target there gets 0: `least`), then at
-    what is missing times `clock_hz` (exact for an appended spin; a spin in
-    every block adds it once per wave of blocks, so more); while no try is too long it scales the longest short one up
+    `first_guess` if given (the spin an earlier run found), else at what is
+    missing times `clock_hz` (exact for an appended spin; a spin in every
+    block adds it once per wave of blocks, so more); while no try is too long it scales the longest short one up
     by what is still missing (at most 16x), and once the target is bracketed
     it interpolates between its ends, halving the pull of a side that stayed
     put twice (the Illinois rule: a kernel hides a short spin behind memory
@@ -173,7 +174,8 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
         found.least = True
         return found
     high = high_s = None
-    first_guess = int((target - low_s) * clock_hz)
+    if first_guess is None:
+        first_guess = int((target - low_s) * clock_hz)
     cycles, last_side, low_weight, high_weight = max(1, first_guess), None, 1.0, 1.0
     interpolated = False  # whether `cycles` came from interpolating
     while len(found.tried) < max_tries:
