@@ -53,3 +53,14 @@ def test_every_slowdown_flagged_and_no_false_alarm_exits_0(tmp_path):
     result = table(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.rstrip().endswith("| — | — |")
+
+
+def test_a_case_whose_slowed_test_failed_before_timing_counts_as_missed(tmp_path):
+    # host W: the slowdown plugin failed cupy_add 8192²'s slowed test in all 10 runs, so the
+    # slowed runs held one case fewer; every case present was flagged, and the table said 0 missed
+    run_file(tmp_path, "same-1", 448.0e-6, SAME)
+    (tmp_path / "slowed-1.json").write_text(json.dumps({"benchmarks": []}))
+    result = table(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "| slowed 1 | 0 | 0 | 0 | 0 | 1 |" in result.stdout
+    assert f"{CASE}: not timed in 1 slowed run(s)" in result.stdout

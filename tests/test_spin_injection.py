@@ -10,7 +10,14 @@ import sys
 import pytest
 
 from kernels.compile import cuda_sources
-from tests.plugins.spin_injection import SLOWED_ALIAS, SPIN_VARIABLE, SlowedKernels, calibrate, with_spin_prologue
+from tests.plugins.spin_injection import (
+    SLOWED_ALIAS,
+    SPIN_VARIABLE,
+    SlowedKernels,
+    calibrate,
+    spin_unseen,
+    with_spin_prologue,
+)
 from tests.test_compile import BUILDS, build_id
 
 CLOCK_HZ = 1.98e9
@@ -126,3 +133,17 @@ def test_a_spin_found_in_an_earlier_run_is_tried_first_and_kept_when_close():
     again = calibrate(response, 182e-6, 3.0, CLOCK_HZ, first_guess=earlier.cycles)
     assert again.tried == [(0, response(0)), (earlier.cycles, response(earlier.cycles))]
     assert again.cycles == earlier.cycles
+
+
+def test_an_appended_gap_of_most_of_the_target_is_no_sign_of_a_blind_timer():
+    # host W, cupy_add 8192²: unslowed 320.3 µs, 0 cycles 325.54 µs (+1.6%), 8633 cycles 329.82 µs (+2.98%)
+    found = calibrate(appended_spin(325.54e-6), 320.3e-6, 3.0, CLOCK_HZ)
+    assert found.reached and len(found.tried) == 2 and not spin_unseen(found, 3.0)
+    assert found.median_s - found.tried[0][1] < 0.015 * found.tried[0][1]  # what the old check took for blindness
+
+
+def test_a_timer_that_never_sees_the_spin_is_told_apart():
+    found = calibrate(lambda cycles: 100e-6, 100e-6, 3.0, CLOCK_HZ)
+    assert not found.reached and spin_unseen(found, 3.0)
+    least = calibrate(appended_spin(61.9e-6 + 4.5e-6), 61.9e-6, 3.0, CLOCK_HZ)
+    assert not spin_unseen(least, 3.0)

@@ -139,6 +139,7 @@ class Calibration:
     cycles: int = 0
     median_s: float = 0.0  # the calibration's median at `cycles`
     least: bool = False  # even 0 cycles slows the case past the target: the least slowdown there is
+    reached: bool = False  # a try came within the tolerance of the target
     tried: list[tuple[int, float]] = field(default_factory=list)  # (cycles, median) in the order measured
 
 
@@ -181,6 +182,7 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
     while len(found.tried) < max_tries:
         median = tried(cycles)
         if abs(median - target) <= tolerance * unslowed_s:
+            found.reached = True
             break
         side = "low" if median < target else "high"
         if side == "low":
@@ -209,3 +211,14 @@ def calibrate(median_at: Callable[[int], float], unslowed_s: float, percent: flo
             cycles, interpolated = low + round((high - low) * low_pull / (low_pull + high_pull)), True
         cycles = min(high - 1, max(low + 1, cycles))
     return found
+
+
+def spin_unseen(found: Calibration, percent: float) -> bool:
+    """Whether the search suggests the timer does not see the spin at all: it neither reached
+    the target nor was past it at 0 cycles, and no spin tried added half of `percent` to the
+    0-cycle median. (An appended spin kernel's 0-cycle gap may be most of the target: reaching
+    it then takes little more, which is no sign of a blind timer.)"""
+    if found.least or found.reached:
+        return False
+    zero_s = found.tried[0][1]
+    return max(median for _, median in found.tried) <= zero_s * (1 + percent / 200)
