@@ -91,12 +91,6 @@ def span(activities: list[Activity]) -> float:
     return (max(a.end_ns for a in activities) - min(a.start_ns for a in activities)) * 1e-9
 
 
-def sample_spans(records: list[Activity], samples: int, case: str, dropped: int = 0) -> list[float]:
-    """The span of each of `samples` consecutive samples, in seconds, in sample order (see
-    `sample_activities` for the arguments and the errors)."""
-    return [span(activities) for activities in sample_activities(records, samples, case, dropped)]
-
-
 def runs_one_at_a_time(activities: list[Activity]) -> bool:
     """Whether no two of the activities overlap in time (beyond SERIAL_SLACK_NS): work that runs
     as one stream would, each kernel or copy after the last one ended. Work spread over streams
