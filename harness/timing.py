@@ -238,9 +238,7 @@ class GpuTimer:
 
         `case` names the case in errors (TimingError when its activity records are incomplete).
         """
-        serial, host_copies = self._warm_up([run], profile, flush, case)
-        if host_copies:
-            profile = profile.for_host_copies()
+        serial, profile = self._warm_up([run], profile, flush, case)
         return self._measure_unthrottled([run], profile, flush, case, serial)[0]
 
     def measure_interleaved(self, run_a, run_b, profile: Profile, flush: bool = True,
@@ -253,18 +251,17 @@ class GpuTimer:
         and stops nothing before paired.MIN_PAIRS pairs are in: fewer cannot
         be judged, however slow a case is.
         """
-        serial, host_copies = self._warm_up([run_a, run_b], profile, flush, case)
-        if host_copies:
-            profile = profile.for_host_copies()
+        serial, profile = self._warm_up([run_a, run_b], profile, flush, case)
         pair = dataclasses.replace(profile, time_cap=2 * profile.time_cap, min_samples_before_cap=MIN_PAIRS,
                                    min_samples=max(profile.min_samples, MIN_PAIRS),
                                    max_samples=max(profile.max_samples, MIN_PAIRS))
         a, b = self._measure_unthrottled([run_a, run_b], pair, flush, case, serial)
         return a, b
 
-    def _warm_up(self, runs: list, profile: Profile, flush: bool, case: str) -> tuple[bool, bool]:
-        """Warm the runs up; returns whether to record their kernels with CUPTI's KERNEL kind,
-        and whether any of them copied to or from host memory (False without CUPTI: unknown).
+    def _warm_up(self, runs: list, profile: Profile, flush: bool, case: str) -> tuple[bool, Profile]:
+        """Warm the runs up; returns whether to record their kernels with CUPTI's KERNEL kind, and
+        the profile to sample them with: `profile.for_host_copies()` where any of them copied to or
+        from host memory, else `profile` (always without CUPTI, which alone can tell).
 
         Under CUPTI the warm-up samples (at least one) are recorded with the
         CONCURRENT_KERNEL kind: the KERNEL kind is chosen only if every run's
@@ -282,17 +279,18 @@ class GpuTimer:
                 for run in runs:
                     self.sample(run, flush)
             if self._recorder is None:
-                return False, False
+                return False, profile
             records, dropped = self._recorder.collect()
         per_sample = sample_activities(records, rounds * len(runs), case, dropped)
-        host_copies = any(crosses_to_the_host(activities) for activities in per_sample)
+        if any(crosses_to_the_host(activities) for activities in per_sample):
+            profile = profile.for_host_copies()
         for index in range(len(runs)):
             launches = per_sample[index::len(runs)]
             if not all(runs_one_at_a_time(activities) for activities in launches):
-                return False, host_copies
+                return False, profile
             if statistics.median(span(activities) for activities in launches) < SERIAL_KIND_FROM:
-                return False, host_copies
-        return True, host_copies
+                return False, profile
+        return True, profile
 
     def _measure_unthrottled(self, runs: list, profile: Profile, flush: bool, case: str,
                              serial: bool) -> list[Measurement]:
