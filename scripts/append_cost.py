@@ -2,9 +2,9 @@
 
     python3 scripts/append_cost.py
 
-tests/plugins/slowdown.py slows a case down by appending a spin kernel; under
-CUPTI's KERNEL kind that costs 5.1 µs even for a spin of 0 cycles (H200,
-NOTES.md), more than 3% of a case under 170 µs. This measures, with the
+tests/plugins/slowdown.py slows a library's case (cuBLAS, CuPy's add) down by
+appending a spin kernel; under CUPTI's KERNEL kind that costs 3.5-5.1 µs even
+for a spin of 0 cycles (H200, NOTES.md), more than 3% of a case under 170 µs. This measures, with the
 suite's own timer (nightly profile), a case alone and with each of: a spin
 kernel of 0 cycles, a 4-byte and a 1 MiB memset, a 4-byte device-to-device
 copy; for cuBLAS 1024³ (timed with the KERNEL kind) and vector_add_vec4 on
@@ -27,13 +27,11 @@ def main() -> None:
     from harness.timing import PROFILES, GpuTimer
     from kernels import prepare_add, prepare_matmul
     from suites.perf_cases import random_device
+    from tests.plugins.spin_injection import APPEND_SOURCE
 
     timer = GpuTimer(gpu_info().l2_bytes)
     profile = PROFILES["nightly"]
-    spin = cupy.RawKernel(r'''extern "C" __global__ void spin(long long cycles) {
-        const long long start = clock64();
-        while (clock64() - start < cycles) {}
-    }''', "spin")
+    spin = cupy.RawKernel(APPEND_SOURCE, "spin")  # the slowdown plugin's own spin kernel
     scratch = cupy.zeros(2**18, np.float32)  # 1 MiB
     rt = cupy.cuda.runtime
 

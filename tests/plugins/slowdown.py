@@ -41,7 +41,8 @@ import pytest
 
 from tests.plugins.spin_injection import APPEND_SOURCE, Calibration, SlowedKernels, calibrate, slows_inside, spin_unseen
 
-# the calibration's own measurements: the session's profile, capped shorter (several per case)
+# the calibration's own measurements: the session's profile, capped shorter (several per case);
+# a launch with host copies still gets the timer's longer window (Profile.for_host_copies)
 CALIBRATION_TIME_CAP_S = 0.2
 
 
@@ -85,19 +86,12 @@ class SlowDown:
         self.slowed_kernels: SlowedKernels | None = None  # made at the first case of our own kernels
         self.injections: list[Injection] = []
 
-    def spinner(self, cycles: int):
-        def spin(stream):
-            with stream:
-                self.kernel((1,), (1,), (np.int64(cycles),))
-
-        return spin
-
     def appended(self, run, cycles: int):
-        spin = self.spinner(cycles)
-
+        """`run`, then the spin kernel for `cycles` SM cycles on the same stream."""
         def run_then_spin(stream):
             run(stream)
-            spin(stream)
+            with stream:
+                self.kernel((1,), (1,), (np.int64(cycles),))
 
         return run_then_spin
 
@@ -132,15 +126,14 @@ class SlowDown:
 
         clock_hz = self.sm_clock_mhz(unslowed.sm_clock_mhz) * 1e6
         found = calibrate(median_at, unslowed.median, percent, clock_hz, first_guess=self.spins.get(name) or None)
-        if self.spins_file is not None and not found.least:
-            self.spins[name] = found.cycles
-            self.spins_file.write_text(json.dumps(self.spins, indent=1, sort_keys=True))
-        injection = Injection(name, percent, unslowed.median, inside, found)
-        self.injections.append(injection)
+        self.injections.append(Injection(name, percent, unslowed.median, inside, found))
         if spin_unseen(found, percent):
             pytest.fail(f"--slow-down: {name} did not slow down by half of {percent:g}% at any spin tried "
                         f"({', '.join(f'{c} cycles: {m * 1e6:.2f} µs' for c, m in found.tried)}); "
                         f"the timer does not see the spin", pytrace=False)
+        if self.spins_file is not None and not found.least:  # a spin that worked: the next run's first guess
+            self.spins[name] = found.cycles
+            self.spins_file.write_text(json.dumps(self.spins, indent=1, sort_keys=True))
         if inside:
             self.slowed_kernels.set_spin(slowed_case, found.cycles)
             return slowed_case.run
