@@ -1,4 +1,4 @@
-"""The kernel suite's pytest set-up: the plugin in harness/plugin.py does the work.
+"""The kernel suite's pytest set-up: the plugin in harness/plugin/__init__.py does the work.
 
 It adds the options (--profile, --regression-threshold, --benchmark-report,
 --require-gpu, --no-memory-pool, --compare-ref, --compare-ref-all,

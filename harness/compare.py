@@ -4,7 +4,7 @@
 
 OLD and NEW are files the suite saved (baselines/<gpu>/NNNN_*.json, or a
 --benchmark-json output). Every case of NEW is judged against OLD with the
-same rules as a live run (harness/comparison.py): the noise model's floor
+same rules as a live run (harness/verdict/against_baseline.py): the noise model's floor
 depends on whether both runs were recorded on the same GPU (UUID), and a case
 timed by another timer in OLD is reported "other timer", not judged. Unlike a
 live run, no other stored runs add their spread to the noise or pool into the
@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from .baselines import BaselineError, load_run
-from .comparison import Baseline, run_gpu_uuid
-from .comparison import judge_record as judge_one
-from .record import records_of
-from .report import counts_text, markdown_report, verdict_counts, write_report
-from .verdict import REGRESSED
+from harness.report.markdown import counts_text, markdown_report, verdict_counts, write_report
+from harness.storage.runs import BaselineError, load_run
+from harness.verdict.against_baseline import Baseline, run_gpu_uuid
+from harness.verdict.against_baseline import judge_record as judge_one
+from harness.verdict.record import records_of
+from harness.verdict.stats import REGRESSED
 
 
 def compare_runs(old_path: Path, new_path: Path) -> tuple[list, str]:

@@ -23,8 +23,8 @@ def main() -> None:
     import cupy
     import numpy as np
 
-    from harness.gpu import gpu_info
-    from harness.timing import PROFILES, GpuTimer
+    from harness.timing.gpu import gpu_info
+    from harness.timing.timer import PROFILES, GpuTimer
     from kernels import prepare_add, prepare_matmul
     from suites.perf_cases import random_device
     from tests.plugins.spin_injection import APPEND_SOURCE

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.workers import overlapping_timings  # noqa: E402
+from harness.plugin.xdist import overlapping_timings  # noqa: E402
 
 
 def main(path: Path) -> int:

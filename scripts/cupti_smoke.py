@@ -64,8 +64,8 @@ def cases():
 def main(out_dir: Path) -> None:
     import cupy
 
-    from harness.gpu import gpu_info
-    from harness.timing import PROFILES, GpuTimer, TimingError
+    from harness.timing.gpu import gpu_info
+    from harness.timing.timer import PROFILES, GpuTimer, TimingError
 
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host} driver={info.driver}")
@@ -117,7 +117,7 @@ def main(out_dir: Path) -> None:
               f"max {max(collect_seconds) * 1e6:.0f} µs over {len(collect_seconds)} calls")
 
     vec = cases()["vector_add_vec4 1M"]
-    import harness.timing as timing
+    import harness.timing.timer as timing
 
     for every in (1, timing.COLLECT_EVERY):
         saved, timing.COLLECT_EVERY = timing.COLLECT_EVERY, every

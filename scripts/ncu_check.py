@@ -71,8 +71,8 @@ def prepare(family: str, name: str, shape: tuple[int, ...]):
 def time_ours(only: str) -> None:
     import cupy
 
-    from harness.gpu import gpu_info
-    from harness.timing import PROFILES, GpuTimer
+    from harness.timing.gpu import gpu_info
+    from harness.timing.timer import PROFILES, GpuTimer
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.baselines import load_run, stored_runs  # noqa: E402
-from harness.plots import performance_table, plot_roofline, plot_trend  # noqa: E402
+from harness.report.plots import performance_table, plot_roofline, plot_trend  # noqa: E402
+from harness.storage.runs import load_run, stored_runs  # noqa: E402
 
 
 def main() -> int:

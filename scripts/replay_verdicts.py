@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.comparison import (  # noqa: E402
+from harness.verdict.against_baseline import (  # noqa: E402
     DEFAULT_FLOORS,
     Baseline,
     floors_with_threshold,
@@ -34,8 +34,8 @@ from harness.comparison import (  # noqa: E402
     judge_record,
     run_gpu_uuid,
 )
-from harness.record import records_of  # noqa: E402
-from harness.verdict import REGRESSED  # noqa: E402
+from harness.verdict.record import records_of  # noqa: E402
+from harness.verdict.stats import REGRESSED  # noqa: E402
 from scripts.sensitivity_table import load_docs  # noqa: E402  (PREFIX-1.json, PREFIX-2.json, ... in run order)
 
 

@@ -123,7 +123,7 @@ while [ $# -gt 0 ]; do
     baseline-errors)
       scratch=$(mktemp -d)
       cp -r baselines "$scratch/"
-      slug=$(python3 -c "from harness.gpu import gpu_info; print(gpu_info().slug)")
+      slug=$(python3 -c "from harness.timing.gpu import gpu_info; print(gpu_info().slug)")
       newest=$(ls "$scratch/baselines/$slug"/[0-9]*.json | sort -V | tail -n 1)
       one=(-k "test_add_time and 8192x8192-vector_add_vec4")
       store="--benchmark-storage=file://$scratch/baselines"

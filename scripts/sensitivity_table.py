@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.record import records_of  # noqa: E402
-from harness.verdict import REGRESSED, format_duration  # noqa: E402
+from harness.verdict.record import records_of  # noqa: E402
+from harness.verdict.stats import REGRESSED, format_duration  # noqa: E402
 
 
 def load_docs(folder: Path, prefix: str) -> list[dict]:

@@ -29,8 +29,8 @@ def main() -> None:
 
     import numpy as np
 
-    from harness.gpu import gpu_info
-    from harness.timing import PROFILES, GpuTimer
+    from harness.timing.gpu import gpu_info
+    from harness.timing.timer import PROFILES, GpuTimer
     from kernels import pinned_empty
     from kernels.streams import PreparedStreams
     from suites.perf_cases import STREAM_FLOATS

@@ -31,9 +31,9 @@ def main(sizes: list[int]) -> None:
     import cupy
     import numpy as np
 
-    from harness.gpu import gpu_info
     from harness.metrics import relative_error
-    from harness.timing import PROFILES, GpuTimer
+    from harness.timing.gpu import gpu_info
+    from harness.timing.timer import PROFILES, GpuTimer
     from kernels.matmul import PreparedMatmul, prepare_matmul
     from kernels.registry import MATMUL_KERNELS, tolerance, warptile
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.noise import detectable_change
-from harness.verdict import REGRESSED, SAME, judge
+from harness.verdict.noise import detectable_change
+from harness.verdict.stats import REGRESSED, SAME, judge
 from kernels import prepare_matmul
 from suites.perf_cases import random_device
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import harness.ab_compare as ab_compare
+import harness.ab.against_ref as ab_compare
 import kernels.compile
-from harness.paired import NEW, SAME, SLOWER, UNCHANGED
-from harness.timing import TIMER_CUPTI, Measurement, Profile
+from harness.timing.timer import TIMER_CUPTI, Measurement, Profile
+from harness.verdict.paired import NEW, SAME, SLOWER, UNCHANGED
 from kernels.compile import KernelBuild
 from tests.sample_sets import ADD_8192_VEC4, recorded
 
@@ -24,7 +24,7 @@ NAIVE = KernelBuild("matmul_01_naive.cu", "matmul_naive", (), "grid=(64, 64, 1) 
 
 
 def detectable(median_s: float) -> float:
-    return max(0.015, 0.3e-6 / median_s)  # the same-GPU floors, as harness.timed_case passes them
+    return max(0.015, 0.3e-6 / median_s)  # the same-GPU floors, as harness.plugin.timed_case passes them
 
 
 def recorded_pairs(slowdown: float = 1.0) -> tuple[list[float], list[float]]:

@@ -1,4 +1,4 @@
-"""CPU tests for harness.baselines: stored runs built in tmp_path, saves from several processes.
+"""CPU tests for harness.storage.runs: stored runs built in tmp_path, saves from several processes.
 
 Issue 11's findings covered here: 1 (broken or missing baselines are errors, never a
 fallback), 2 (concurrent saves), 3 (unwritable folder, report path that is a directory)
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import baselines
-from harness.baselines import (
+from harness.storage import runs as baselines
+from harness.storage.runs import (
     BaselineError,
     gpu_slug,
     load_run,
@@ -357,7 +357,7 @@ def test_saving_into_a_read_only_folder_is_a_baseline_error_without_traceback(tm
     try:
         child = run_without_root_privileges(textwrap.dedent(f"""
             import sys
-            from harness.baselines import BaselineError, save_run
+            from harness.storage.runs import BaselineError, save_run
             try:
                 save_run({str(folder)!r}, "new", {{"benchmarks": []}})
             except BaselineError as error:

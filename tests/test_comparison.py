@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.comparison import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
-from harness.noise import history_spread, median_rel_se, relevant_history
-from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
-from harness.verdict import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
+from harness.verdict.against_baseline import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
+from harness.verdict.noise import history_spread, median_rel_se, relevant_history
+from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
+from harness.verdict.stats import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
 CASE = "suites/x.py::test_x[a]"
 

@@ -1,5 +1,5 @@
 """Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing:
-the suite's kernels under kernels/cuda and the timer's own, harness/timing_kernels.cu."""
+the suite's kernels under kernels/cuda and the timer's own, harness/timing/kernels.cu."""
 
 from pathlib import Path
 
@@ -50,7 +50,7 @@ def test_cuda_source_compiles_without_spills(build, arch):
     assert max(report.registers.values()) <= 255
 
 
-TIMER_KERNELS = Path(__file__).resolve().parents[1] / "harness" / "timing_kernels.cu"
+TIMER_KERNELS = Path(__file__).resolve().parents[1] / "harness" / "timing" / "kernels.cu"
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

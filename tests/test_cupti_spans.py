@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cupti_spans import (
+from harness.timing.spans import (
     FLUSH_KERNEL,
     HOLD_KERNEL,
     Activity,
@@ -205,7 +205,7 @@ def recorded_kinds_cases():
 
 
 def launches_of(case):
-    from harness.cupti_spans import sample_activities
+    from harness.timing.spans import sample_activities
 
     return sample_activities(activities_from_json(case["records"]), case["samples"], case["case"], case["dropped"])
 
@@ -237,7 +237,7 @@ def test_recorded_gpu_only_cases_run_one_at_a_time_without_host_copies():
 
 
 def test_recorded_cases_got_the_kind_the_rule_gives_their_timed_samples():
-    from harness.timing import SERIAL_KIND_FROM
+    from harness.timing.timer import SERIAL_KIND_FROM
 
     for name, case in recorded_kinds_cases().items():
         launches = launches_of(case)

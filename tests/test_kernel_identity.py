@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from harness import kernel_identity
-from harness.kernel_identity import arch_of, build_identity
+from harness.ab import identity as kernel_identity
+from harness.ab.identity import arch_of, build_identity
 from kernels import MATMUL_KERNELS
 from kernels.compile import BASE_OPTIONS, define_options, load_source
 
@@ -165,7 +165,7 @@ def test_suite_kernels_of_one_source_with_other_defines_differ():
 
 
 def test_pitched_variant_shares_the_code_with_the_plain_one():
-    # the two differ only in their launch, which KernelBuild.launch carries (harness/ab_compare.py)
+    # the two differ only in their launch, which KernelBuild.launch carries (harness/ab/against_ref.py)
     assert suite_identity("row_shared") == suite_identity("row_shared_pitched")
 
 

@@ -1,4 +1,4 @@
-"""CPU tests for harness.noise on recorded and deterministically built sample sets."""
+"""CPU tests for harness.verdict.noise on recorded and deterministically built sample sets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness.noise import (
+from harness.verdict.noise import (
     Detectable,
     NoiseFloors,
     StoredResult,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from harness.paired import (
+from harness.verdict.paired import (
     FASTER,
     NEW,
     REMOVED,

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.plots import performance_table, plot_roofline, plot_trend, trend_series
+from harness.report.plots import performance_table, plot_roofline, plot_trend, trend_series
 
 GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 132, "sm_clock_max_mhz": 1980,
        "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}

@@ -178,7 +178,7 @@ def test_a_report_path_that_is_a_folder_is_a_clear_error(suite):
 
 
 def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
-    from harness.gpu import cuda_available
+    from harness.timing.gpu import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("this machine has a GPU: the claim is about machines without one")
@@ -232,7 +232,7 @@ def test_the_storage_folder_naming_is_restored_after_the_session(suite):
 SLOWDOWN_CONFTEST = '''
 import dataclasses
 
-from harness.gpu import ClockState
+from harness.timing.gpu import ClockState
 from tests.plugins import fake_gpu
 
 pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu", "tests.plugins.slowdown"]

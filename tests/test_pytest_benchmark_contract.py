@@ -1,8 +1,8 @@
 """Every pytest-benchmark internal the suite relies on, checked against the installed version.
 
 The suite hands pytest-benchmark samples it did not time and takes over its
-baseline loading and saving (harness/plugin.py, harness/timed_case.py,
-harness/workers.py). None of that is public API, so pytest-benchmark is pinned
+baseline loading and saving (harness/plugin/__init__.py, harness/plugin/timed_case.py,
+harness/plugin/xdist.py). None of that is public API, so pytest-benchmark is pinned
 to the tested minor version (constraints file) and this test fails, naming the
 internal, the day an upgrade changes one of them.
 """
@@ -49,7 +49,7 @@ def test_file_storage_keeps_the_constructor_and_save_the_suite_overrides():
 
 
 def test_samples_handed_to_the_fixture_through_make_stats_are_registered_and_saved():
-    # harness.timed_case: bench.extra_info.update(...); stats = bench._make_stats(1); stats.update(seconds) per
+    # harness.plugin.timed_case: bench.extra_info.update(...); stats = bench._make_stats(1); stats.update(seconds) per
     # sample; bench._mode = "..." (so pytest-benchmark does not warn that the fixture went unused)
     registered = []
     node = types.SimpleNamespace(name="test_time[k]", _nodeid="suites/s.py::test_time[k]",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
+from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0001_h200-34b7857.json"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.ref_tree import RefError, RefTree
+from harness.ab.ref_tree import RefError, RefTree
 
 ALIAS = "kernel_suite_base_kernels"
 

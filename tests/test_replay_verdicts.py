@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.record import TIMER_CUPTI, CaseRecord
+from harness.verdict.record import TIMER_CUPTI, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "replay_verdicts.py"

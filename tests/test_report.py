@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.paired import SLOWER, PairedVerdict
-from harness.record import CaseRecord
-from harness.report import markdown_paired_report, markdown_report, verdict_counts, write_report
-from harness.verdict import FASTER, NO_BASELINE, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
+from harness.report.markdown import markdown_paired_report, markdown_report, verdict_counts, write_report
+from harness.verdict.paired import SLOWER, PairedVerdict
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import FASTER, NO_BASELINE, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
 GPU = SimpleNamespace(name="NVIDIA H200", uuid="GPU-1234", host="h200-a")
 BASELINE = "baselines/NVIDIA_H200/0003_tuned.json"

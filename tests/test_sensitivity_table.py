@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.record import CaseRecord
-from harness.verdict import REGRESSED, SAME
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import REGRESSED, SAME
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "sensitivity_table.py"

@@ -7,9 +7,9 @@ import types
 
 import pytest
 
-from harness.timed_case import TimedCase, measured_fields
-from harness.timing import Measurement, Profile
-from harness.workers import worker_id
+from harness.plugin.timed_case import TimedCase, measured_fields
+from harness.plugin.xdist import worker_id
+from harness.timing.timer import Measurement, Profile
 from tests.plugins.fake_gpu import fake_info
 
 SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
@@ -66,8 +66,8 @@ def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty()
 
 
 def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):
-    import harness.timed_case as timed_case_module
-    from harness.noise import NoiseFloors
+    import harness.plugin.timed_case as timed_case_module
+    from harness.verdict.noise import NoiseFloors
 
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")

@@ -7,11 +7,11 @@ import types
 
 import pytest
 
-import harness.timing as timing
-from harness.cupti_activity import open_recorder
-from harness.gpu import ClockState
-from harness.paired import FASTER, MIN_PAIRS, SAME, SLOWER, judge_paired
-from harness.timing import PROFILES, GpuTimer, Measurement, Profile, TimingError, _collection_due, _stop_reason
+import harness.timing.timer as timing
+from harness.timing.cupti import open_recorder
+from harness.timing.gpu import ClockState
+from harness.timing.timer import PROFILES, GpuTimer, Measurement, Profile, TimingError, _collection_due, _stop_reason
+from harness.verdict.paired import FASTER, MIN_PAIRS, SAME, SLOWER, judge_paired
 
 
 def test_sampling_stops_on_low_noise_once_the_minimums_are_met():
@@ -304,7 +304,7 @@ def test_cupti_is_flushed_as_soon_as_the_time_cap_is_reached():
     assert _collection_due(5, 1, time.perf_counter() - 1, p)
 
 
-# ---- which CUPTI kernel kind times a case (harness/timing.py: SERIAL_KIND_FROM) ----
+# ---- which CUPTI kernel kind times a case (harness/timing/timer.py: SERIAL_KIND_FROM) ----
 
 def kernel_kinds_enabled(fake: FakeCupti) -> list[str]:
     kinds = {int(FakeCupti.ActivityKind.KERNEL): "KERNEL", int(FakeCupti.ActivityKind.CONCURRENT_KERNEL): "CONCURRENT"}

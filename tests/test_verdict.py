@@ -1,4 +1,4 @@
-"""CPU tests for harness.verdict, alone and with the noise model, on recorded and built sample sets."""
+"""CPU tests for harness.verdict.stats, alone and with the noise model, on recorded and built sample sets."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from harness.noise import detectable_change
-from harness.verdict import (
+from harness.verdict.noise import detectable_change
+from harness.verdict.stats import (
     FASTER,
     NO_BASELINE,
     REGRESSED,

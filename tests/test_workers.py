@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from harness import workers
-from harness.record import CaseRecord
-from harness.verdict import SAME
+from harness.plugin import xdist as workers
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import SAME
 
 
 def test_workers_spread_over_the_visible_devices():

@@ -16,8 +16,8 @@ import zlib
 import numpy as np
 import pytest
 
-from harness.gpu import ClockState, GpuInfo
-from harness.timing import TIMER_CUPTI, Measurement
+from harness.timing.gpu import ClockState, GpuInfo
+from harness.timing.timer import TIMER_CUPTI, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
 NOISE = 0.003  # relative spread of the fake samples: a quiet GPU

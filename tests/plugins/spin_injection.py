@@ -88,7 +88,7 @@ class SlowedKernels:
     """A copy of the `kernels` package, in a temporary folder, whose kernels start with a spin."""
 
     def __init__(self, kernels_dir: Path | None = None):
-        from harness.ref_tree import import_package_as
+        from harness.ab.ref_tree import import_package_as
 
         if kernels_dir is None:
             import kernels
@@ -120,7 +120,7 @@ class SlowedKernels:
                                  cupy.cuda.runtime.memcpyHostToDevice)
 
     def close(self) -> None:
-        from harness.ref_tree import _forget_modules
+        from harness.ab.ref_tree import _forget_modules
 
         _forget_modules(SLOWED_ALIAS)
         self._folder.cleanup()

@@ -10,17 +10,17 @@ Each sample, as nvbench takes it:
    and Python overhead stay out of the figure,
 3. reads the events' elapsed time.
 
-With CUPTI (NVIDIA's cupti-python, harness/cupti_activity.py) the sample's
+With CUPTI (NVIDIA's cupti-python, harness/timing/cupti.py) the sample's
 figure is instead the span from the first kernel/memcpy/memset start to the
 last end of the launch under test, as the GPU recorded them
-(harness/cupti_spans.py). The held events carry a fixed cost per sample that
+(harness/timing/spans.py). The held events carry a fixed cost per sample that
 differs between hosts of one GPU model (2.6-4.2 µs on three H200 hosts,
 NOTES.md); the activity records do not. The event times are kept beside
 the spans (`Measurement.event_samples`) for comparison. Whether CUPTI is
 used is decided once, when the `GpuTimer` is made, and said in `uses_cupti`
 and `note`.
 
-CUPTI records kernels in one of two kinds (harness/cupti_activity.py), and
+CUPTI records kernels in one of two kinds (harness/timing/cupti.py), and
 the timer picks one per case from its warm-up samples, which it records with
 the CONCURRENT_KERNEL kind:
 - a launch whose activities never overlap (one stream's work) and whose
@@ -61,16 +61,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .cupti_activity import FALLBACK, open_recorder
-from .cupti_spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
-from .gpu import clock_state
-from .paired import MIN_PAIRS
+from harness.timing.cupti import FALLBACK, open_recorder
+from harness.timing.gpu import clock_state
+from harness.timing.spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
+from harness.verdict.paired import MIN_PAIRS
 
 __all__ = ["PROFILES", "SERIAL_KIND_FROM", "TIMER_CUPTI", "TIMER_CUPTI_KERNEL", "TIMER_EVENTS", "TIMER_WALL",
            "GpuTimer", "Measurement", "Profile", "TimingError", "measure_wall"]
 
 HOLD_TIMEOUT_NS = 2_000_000_000  # the hold kernel gives up after 2 s rather than hang
-KERNEL_SOURCE = Path(__file__).with_name("timing_kernels.cu")
+KERNEL_SOURCE = Path(__file__).with_name("kernels.cu")
 
 TIMER_CUPTI = "cupti concurrent kernel"  # CUPTI's CONCURRENT_KERNEL activity kind
 TIMER_CUPTI_KERNEL = "cupti kernel"  # CUPTI's KERNEL activity kind (serializes kernels)

@@ -1,9 +1,9 @@
 """One timed case, from samples to a judged record: the `gpu_bench` fixture.
 
 pytest-benchmark times Python callables with a wall clock; the suite's
-figures are GPU times (harness/timing.py). `TimedCase.time` measures, builds
-the case's record (harness/record.py), judges it against the baseline
-(harness/comparison.py) and hands samples and record to pytest-benchmark's
+figures are GPU times (harness/timing/timer.py). `TimedCase.time` measures, builds
+the case's record (harness/verdict/record.py), judges it against the baseline
+(harness/verdict/against_baseline.py) and hands samples and record to pytest-benchmark's
 `benchmark` fixture, so that its saving, JSON output and tables work on GPU
 time. A regression fails the case's own test.
 """
@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from .ab_compare import case_identity
-from .comparison import judge_record
-from .kernel_identity import arch_of
-from .record import CaseRecord
-from .timing import Measurement, measure_wall
-from .verdict import REGRESSED, format_duration
-from .workers import worker_id
+from harness.ab.against_ref import case_identity
+from harness.ab.identity import arch_of
+from harness.plugin.xdist import worker_id
+from harness.timing.timer import Measurement, measure_wall
+from harness.verdict.against_baseline import judge_record
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import REGRESSED, format_duration
 
 
 @dataclass

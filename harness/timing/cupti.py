@@ -9,12 +9,12 @@ to held CUDA events.
 
 An `ActivityRecorder` records kernels, memcpys and memsets only between
 `start()` and `stop()`; `collect()` flushes and returns the records gathered
-so far as plain `Activity` tuples (harness/cupti_spans.py) with CUPTI's count
+so far as plain `Activity` tuples (harness/timing/spans.py) with CUPTI's count
 of dropped records. Records are copied out inside CUPTI's callback, because
 the record objects point into a buffer that CUPTI reuses afterwards.
 
 CUPTI has two kinds of kernel record, and `start(serial_kernels=...)` picks
-one per recording session (harness/timing.py picks per case; NOTES.md has the
+one per recording session (harness/timing/timer.py picks per case; NOTES.md has the
 measurements, all on H200):
 - CONCURRENT_KERNEL: kernels overlap as they would untraced; its timestamps
   are the first block's start and the last block's end, and read alike on
@@ -32,7 +32,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from .cupti_spans import Activity
+from harness.timing.spans import Activity
 
 BUFFER_BYTES = 8 * 2**20  # a kernel record is ~200 bytes: ~40 000 records, far more than one batch makes
 FALLBACK = "timing with held CUDA events"

@@ -8,7 +8,7 @@ the suite still runs and says so.
 
 `CudaDevice` bundles what the pytest plugin needs from the machine (is there
 a GPU, which, its timer, its clocks). The plugin asks for it through the
-`pytest_kernel_suite_device` hook (harness/hookspecs.py), so that another
+`pytest_kernel_suite_device` hook (harness/plugin/hookspecs.py), so that another
 plugin can supply a different device layer, such as the CPU tests' fake GPU.
 """
 
@@ -112,7 +112,7 @@ def _version(v: int) -> str:
 def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     import cupy
 
-    from .baselines import gpu_slug
+    from harness.storage.runs import gpu_slug
 
     device = cupy.cuda.Device(cuda_device) if cuda_device is not None else cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(device.id)
@@ -196,7 +196,7 @@ class CudaDevice:
 
     def pin_worker(self) -> None:
         """In an xdist worker, take the worker's own GPU before any CUDA context exists."""
-        from .workers import pin_worker_to_device
+        from harness.plugin.xdist import pin_worker_to_device
 
         pin_worker_to_device()
 
@@ -208,7 +208,7 @@ class CudaDevice:
         cupy.cuda.set_pinned_memory_allocator(None)
 
     def make_timer(self):
-        from .timing import GpuTimer
+        from harness.timing.timer import GpuTimer
 
         return GpuTimer(gpu_info().l2_bytes)
 

@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from .baselines import write_text_atomically
-from .paired import FASTER as FASTER_PAIRED
-from .paired import NEW, REMOVED, SLOWER, UNCHANGED, PairedVerdict
-from .paired import SAME as SAME_PAIRED
-from .record import CaseRecord
-from .verdict import FASTER, NO_BASELINE, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED, format_duration
+from harness.storage.runs import write_text_atomically
+from harness.verdict.paired import FASTER as FASTER_PAIRED
+from harness.verdict.paired import NEW, REMOVED, SLOWER, UNCHANGED, PairedVerdict
+from harness.verdict.paired import SAME as SAME_PAIRED
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import (
+    FASTER,
+    NO_BASELINE,
+    OTHER_HOST,
+    OTHER_TIMER,
+    REGRESSED,
+    SAME,
+    THROTTLED,
+    format_duration,
+)
 
 LABEL_ORDER = (REGRESSED, FASTER, THROTTLED, NO_BASELINE, OTHER_HOST, OTHER_TIMER, SAME)
 _MISSING = "—"

@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from .timing import GpuTimer, Profile
+from harness.timing.timer import GpuTimer, Profile
 
 COPY_BYTES = 1 << 30  # 1 GiB each way: far past the L2, long enough to saturate HBM
 

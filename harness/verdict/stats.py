@@ -2,9 +2,9 @@
 
 A case is compared with its baseline on medians.  A change counts only when
 two things agree: the median ratio moves past the case's smallest detectable
-change (harness/noise.py says how that is set) and a one-sided Mann-Whitney U
+change (harness/verdict/noise.py says how that is set) and a one-sided Mann-Whitney U
 test on the raw samples is significant.  Cases timed while NVML reported
-throttling are never compared; harness/comparison.py adds the cases that are
+throttling are never compared; harness/verdict/against_baseline.py adds the cases that are
 not judged because of their baseline (another timer, another host, throttled).
 """
 

@@ -10,7 +10,7 @@
 * pytest-benchmark switches itself off under xdist (its samples would be
   unreliable); with the lock they are not, so workers re-enable it, and each
   worker sends its benchmarks — samples and each case's record, verdict
-  included (harness/record.py) — to the controller through xdist's
+  included (harness/verdict/record.py) — to the controller through xdist's
   `workeroutput` channel. The controller adds them to its own pytest-benchmark
   session, which then saves, reports and displays as in a single process.
 """

@@ -18,7 +18,7 @@ import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
-from .timing import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from harness.timing.timer import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 
 __all__ = ["TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer", "records_of"]
 
@@ -32,7 +32,7 @@ def normalized_timer(text: str | None) -> str | None:
     """The timer's short name. Older files say "CUDA events, held stream, L2 flushed", or
     "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (0002). "cupti kernel" is
     CUPTI's KERNEL kind: baseline 0003 timed every single-stream case with it, the timer now
-    only those of 20 µs or more (harness/timing.py)."""
+    only those of 20 µs or more (harness/timing/timer.py)."""
     if not text:
         return None
     lowered = text.lower()
@@ -80,7 +80,7 @@ class CaseRecord:
     worker: str | None = None
     timing_started: float | None = None
     timing_ended: float | None = None
-    # what ran: hash of the kernel's machine code and launch configuration (harness.kernel_identity)
+    # what ran: hash of the kernel's machine code and launch configuration (harness.ab.identity)
     sass: str | None = None
     # the verdict against the baseline (absent when not comparing)
     verdict: str | None = None
@@ -89,7 +89,7 @@ class CaseRecord:
     detectable: float | None = None
     verdict_reason: str | None = None
     baseline: str | None = None  # file name of the baseline compared with
-    reference_runs: int | None = None  # stored runs pooled into the reference (harness.comparison)
+    reference_runs: int | None = None  # stored runs pooled into the reference (harness.verdict.against_baseline)
 
     # ---- derived figures -------------------------------------------------------------
     @property

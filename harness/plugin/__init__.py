@@ -8,10 +8,10 @@ One `SuiteState` per pytest process, kept in `config.stash`:
 * Runs are stored per GPU model: baselines/<slug>/NNNN_<label>.json, where the
   slug comes from the NVML name of the device the tests run on.
 * The suite takes `--benchmark-compare` over from pytest-benchmark: it reads
-  the chosen baseline once with its own strict loader (harness/baselines.py),
+  the chosen baseline once with its own strict loader (harness/storage/runs.py),
   along with the newest stored runs of this GPU model as the noise model's
   history, and hands the baseline to pytest-benchmark only for its tables.
-  Each timed case is judged as it runs (harness/timed_case.py); a regression
+  Each timed case is judged as it runs (harness/plugin/timed_case.py); a regression
   fails its own test; a markdown report of every verdict is written at the end.
 * Saves are numbered under a lock and never overwrite; a run in which any test
   failed is never saved.
@@ -26,18 +26,19 @@ from pathlib import Path
 import pytest
 from pytest_benchmark.storage.file import FileStorage
 
-from . import hookspecs
-from .baselines import BaselineError, load_run, resolve_compare, save_run, stored_runs
-from .comparison import Baseline, floors_with_threshold, history_of
-from .kernel_identity import arch_of
-from .noise import NoiseFloors
-from .record import CaseRecord
-from .report import counts_text, markdown_report, verdict_counts, write_report
-from .timing import PROFILES, Profile
-from .verdict import parse_fraction
-from .workers import export_results, gpu_lock, import_results, prepare_worker_session, worker_id
+from harness.ab.identity import arch_of
+from harness.plugin.xdist import export_results, gpu_lock, import_results, prepare_worker_session, worker_id
+from harness.report.markdown import counts_text, markdown_report, verdict_counts, write_report
+from harness.storage.runs import BaselineError, load_run, resolve_compare, save_run, stored_runs
+from harness.timing.timer import PROFILES, Profile
+from harness.verdict.against_baseline import Baseline, floors_with_threshold, history_of
+from harness.verdict.noise import NoiseFloors
+from harness.verdict.record import CaseRecord
+from harness.verdict.stats import parse_fraction
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import hookspecs
+
+ROOT = Path(__file__).resolve().parents[2]
 BASELINES = ROOT / "baselines"
 REPORT_DEFAULT = ROOT / "reports" / "benchmark-report.md"
 HISTORY_RUNS = 20  # stored runs read for the noise model's history: the newest of this GPU model
@@ -101,7 +102,7 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(trylast=True)
 def pytest_kernel_suite_device(config):
-    from .gpu import CudaDevice
+    from harness.timing.gpu import CudaDevice
 
     return CudaDevice()
 
@@ -185,8 +186,8 @@ def pytest_sessionstart(session):
 
 
 def _open_ref(config, state: SuiteState) -> None:
-    from .ab_compare import RefComparison
-    from .ref_tree import RefError
+    from harness.ab.against_ref import RefComparison
+    from harness.ab.ref_tree import RefError
 
     try:
         state.ref = RefComparison(ROOT, config.getoption("compare_ref"), arch=arch_of(state.gpu.compute_capability),
@@ -352,8 +353,7 @@ def _write_report(config, state: SuiteState) -> None:
 
 def _write_ref_report(state: SuiteState) -> None:
     import kernels
-
-    from .report import markdown_paired_report, paired_counts
+    from harness.report.markdown import markdown_paired_report, paired_counts
 
     ref = state.ref
     ref.removed_kernels(kernels)
@@ -422,8 +422,8 @@ def profile(pytestconfig):
 
 @pytest.fixture
 def gpu_bench(benchmark, gpu_timer, pytestconfig):
-    """Times a case on the GPU, records it with pytest-benchmark and judges it (harness.timed_case)."""
-    from .timed_case import TimedCase
+    """Times a case on the GPU, records it with pytest-benchmark and judges it (harness.plugin.timed_case)."""
+    from harness.plugin.timed_case import TimedCase
 
     return TimedCase(benchmark, gpu_timer, pytestconfig.stash[STATE])
 
@@ -431,6 +431,6 @@ def gpu_bench(benchmark, gpu_timer, pytestconfig):
 @pytest.fixture(scope="session")
 def ceilings(gpu_timer, profile):
     """Hardware ceilings measured in this run (harness.ceilings.Ceilings)."""
-    from .ceilings import Ceilings
+    from harness.timing.ceilings import Ceilings
 
     return Ceilings(gpu_timer, profile)

@@ -12,7 +12,7 @@ its whole life (row_shared 1024³ read 443.5-448.6 µs between processes on one
 H200, NOTES.md); a reference pooled from several processes carries less of its
 own offset.
 How large a change must be to count comes from the noise model
-(harness/noise.py): a floor that depends on whether the baseline was
+(harness/verdict/noise.py): a floor that depends on whether the baseline was
 recorded on this very GPU (its UUID), and the noise of the samples and of the
 stored runs of this GPU model.
 
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
-from .record import TIMER_WALL, CaseRecord, records_of
-from .verdict import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict, judge
+from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
+from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
+from harness.verdict.stats import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict, judge
 
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:

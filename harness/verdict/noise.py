@@ -1,8 +1,8 @@
 """The noise model of one timed case: the smallest change its verdict can detect.
 
-A case's timings are compared with its reference on medians (harness/verdict.py).
+A case's timings are compared with its reference on medians (harness/verdict/stats.py).
 The reference is the baseline's samples, pooled with those of the newest other
-stored runs of the same machine code on the same GPU (harness/comparison.py).
+stored runs of the same machine code on the same GPU (harness/verdict/against_baseline.py).
 How far the medians may move before the move counts depends on the case, so
 each case gets its own *smallest detectable change*, the largest of three terms:
 
@@ -51,7 +51,7 @@ and the words name the term that set it.
 
 No floor covers a change of timer: held CUDA events read 2.6-4.2 µs more per
 sample than CUPTI's kernel span, depending on the host (NOTES.md, 2026-11-30),
-so a baseline timed by the other timer is never judged (harness/comparison.py),
+so a baseline timed by the other timer is never judged (harness/verdict/against_baseline.py),
 and a case's stored runs of another timer are no part of its history.
 """
 
@@ -63,7 +63,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .verdict import checked_samples
+from harness.verdict.stats import checked_samples
 
 # A median of fewer values says nothing about spread.
 MIN_VALUES_FOR_SPREAD = 3
@@ -122,7 +122,7 @@ class StoredResult:
     timer: str
     median: float  # seconds
     run: str | None = None  # the stored run's file name
-    sass: str | None = None  # hash of the machine code that ran (harness.kernel_identity); None: unknown
+    sass: str | None = None  # hash of the machine code that ran (harness.ab.identity); None: unknown
     samples: tuple[float, ...] = ()
 
 

@@ -2,7 +2,7 @@
 roofline plot, and the trend of every saved run of one GPU model.
 
 Only recorded figures are used: every number comes from the cases' records
-(harness/record.py), written by the run that measured them.
+(harness/verdict/record.py), written by the run that measured them.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from .ceilings import datasheet_fp32_flops_per_s
-from .record import TIMER_WALL, CaseRecord, records_of
-from .verdict import format_duration
+from harness.timing.ceilings import datasheet_fp32_flops_per_s
+from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
+from harness.verdict.stats import format_duration
 
 FLOAT_BYTES = 4
 ADD_BYTES_PER_FLOP = 12  # an elementwise add reads two floats and writes one per addition

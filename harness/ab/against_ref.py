@@ -6,14 +6,14 @@ code it replaces, on this GPU, now. With `--compare-ref REF`:
 * REF's tree is checked out into a temporary git worktree (the checkout is
   left alone; uncommitted changes are fine: head is the working tree), and
   REF's `kernels` package is imported beside the current one
-  (harness/ref_tree.py).
+  (harness/ab/ref_tree.py).
 * Every timed case is prepared on both sides with the same inputs
   (`prepared.same_case_in(package)`). A kernel whose machine code and launch
   configuration are identical on both sides is "unchanged (same SASS)" and is
-  not timed (harness/kernel_identity.py), unless `--compare-ref-all`.
+  not timed (harness/ab/identity.py), unless `--compare-ref-all`.
 * Otherwise base and head are timed interleaved, A B A B ..., on one GPU with
   the same inputs and cache state, and judged on the ratio of medians with a
-  bootstrap confidence interval over the pairs (harness/paired.py). A slower
+  bootstrap confidence interval over the pairs (harness/verdict/paired.py). A slower
   case fails its own test unless the slowdown was accepted
   (`--accept-slowdown REASON`: a pull-request label or commit trailer).
 * Kernels that exist on one side only are reported as new or removed: a case
@@ -28,9 +28,9 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .kernel_identity import build_identity
-from .paired import SLOWER, PairedVerdict, judge_paired, new, removed, unchanged
-from .ref_tree import RefTree
+from harness.ab.identity import build_identity
+from harness.ab.ref_tree import RefTree
+from harness.verdict.paired import SLOWER, PairedVerdict, judge_paired, new, removed, unchanged
 
 BASE_ALIAS = "kernel_suite_base_kernels"
 

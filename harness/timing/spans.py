@@ -1,6 +1,6 @@
 """From CUPTI activity records to the GPU time of each sample: plain data, no CUPTI.
 
-The timer (harness/timing.py) runs every sample as: L2-flush kernel, hold
+The timer (harness/timing/timer.py) runs every sample as: L2-flush kernel, hold
 kernel, the launches under test, release. With CUPTI activity recording on,
 each kernel, memcpy and memset of those becomes a record (kind, name, start,
 end in ns). This module turns the records of a batch of samples into one
@@ -13,7 +13,7 @@ The flush and hold kernels themselves are never part of a span.
 
 `runs_one_at_a_time` tells whether a launch's activities overlap each other;
 the timer records the kernels of a launch that does not overlap, and runs 20
-µs or more, with CUPTI's serializing KERNEL kind (harness/timing.py says why).
+µs or more, with CUPTI's serializing KERNEL kind (harness/timing/timer.py says why).
 
 Anything that would make a span wrong raises `TimingError` naming the case:
 a marker count that differs from the samples taken, a sample without
@@ -27,7 +27,7 @@ import bisect
 import itertools
 from typing import NamedTuple
 
-HOLD_KERNEL = "hold_stream"  # harness/timing_kernels.cu
+HOLD_KERNEL = "hold_stream"  # harness/timing/kernels.cu
 FLUSH_KERNEL = "flush_l2"
 TIMER_KERNELS = (HOLD_KERNEL, FLUSH_KERNEL)
 # Work of one stream can read as overlapping by a few tens of ns: a copy engine and the SMs stamp

@@ -10,7 +10,7 @@ also carries the compiler's command line and version (`.note.nv.tkinfo`), and wi
 
 It returns a hex SHA-256 digest. The launch (grid, block, shared memory) is not part of it:
 each prepared case describes its own (`kernels.compile.KernelBuild.launch`) and
-harness/ab_compare.py hashes the two together. Nothing here imports the suite's `kernels`
+harness/ab/against_ref.py hashes the two together. Nothing here imports the suite's `kernels`
 package: the caller passes the source text and options (`kernels.compile.load_source`,
 `BASE_OPTIONS`).
 """

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .verdict import checked_samples, format_duration
+from harness.verdict.stats import checked_samples, format_duration
 
 SLOWER = "slower"
 FASTER = "faster"
