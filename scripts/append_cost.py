@@ -24,7 +24,8 @@ def main() -> None:
     import numpy as np
 
     from harness.timing.gpu import gpu_info
-    from harness.timing.timer import PROFILES, GpuTimer
+    from harness.timing.profile import PROFILES
+    from harness.timing.timer import GpuTimer
     from kernels import prepare_add, prepare_matmul
     from suites.perf_cases import random_device
     from tests.plugins.spin_injection import APPEND_SOURCE

@@ -16,7 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.timing.gpu import gpu_info  # noqa: E402
-from harness.timing.timer import PROFILES, GpuTimer  # noqa: E402
+from harness.timing.profile import PROFILES
+from harness.timing.timer import GpuTimer  # noqa: E402
 from kernels import prepare_add, prepare_matmul  # noqa: E402
 from suites.perf_cases import random_device  # noqa: E402
 

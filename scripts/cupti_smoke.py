@@ -65,7 +65,8 @@ def main(out_dir: Path) -> None:
     import cupy
 
     from harness.timing.gpu import gpu_info
-    from harness.timing.timer import PROFILES, GpuTimer, TimingError
+    from harness.timing.profile import PROFILES
+    from harness.timing.timer import GpuTimer, TimingError
 
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host} driver={info.driver}")

@@ -72,7 +72,8 @@ def time_ours(only: str) -> None:
     import cupy
 
     from harness.timing.gpu import gpu_info
-    from harness.timing.timer import PROFILES, GpuTimer
+    from harness.timing.profile import PROFILES
+    from harness.timing.timer import GpuTimer
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)

@@ -35,7 +35,7 @@ from harness.verdict.against_baseline import (  # noqa: E402
     run_gpu_uuid,
 )
 from harness.verdict.record import records_of  # noqa: E402
-from harness.verdict.stats import REGRESSED  # noqa: E402
+from harness.verdict.stats import SLOWER  # noqa: E402
 from scripts.sensitivity_table import load_docs  # noqa: E402  (PREFIX-1.json, PREFIX-2.json, ... in run order)
 
 
@@ -53,7 +53,7 @@ def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], coun
             verdict = judge_record(record, baseline, current_gpu_uuid=run_gpu_uuid(doc),
                                    history=history.get(record.case, []), floors=floors)
             tally = counts.setdefault(record.case, [0, 0, 0, 0])
-            flagged = verdict.label == REGRESSED
+            flagged = verdict.label == SLOWER
             if is_slowed:
                 tally[2] += not flagged
                 tally[3] += 1

@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness.verdict.labels import SLOWER
 from harness.verdict.record import records_of  # noqa: E402
-from harness.verdict.stats import REGRESSED, format_duration  # noqa: E402
+from harness.verdict.stats import format_duration  # noqa: E402
 
 
 def load_docs(folder: Path, prefix: str) -> list[dict]:
@@ -61,8 +62,8 @@ def main() -> int:
     for label, runs in (("unmodified", same), ("slowed", slowed)):
         for i, records in enumerate(runs, 1):
             large = [r for r in records if (baseline_median(r) or 0) >= floor]
-            flagged = sum(r.verdict == REGRESSED for r in records)
-            large_flagged = sum(r.verdict == REGRESSED for r in large)
+            flagged = sum(r.verdict == SLOWER for r in records)
+            large_flagged = sum(r.verdict == SLOWER for r in large)
             missing = sorted(expected - {r.case for r in records}) if label == "slowed" else []
             for case in missing:
                 not_timed[case] = not_timed.get(case, 0) + 1
@@ -96,8 +97,8 @@ def main() -> int:
         split = (f"{min(offsets):.3f}-{max(offsets):.3f} | {100 * min(added):+.1f}% to {100 * max(added):+.1f}%"
                  if injected else "— | —")
         print(f"| {case.split('::')[-1]} | {format_duration(base)} | {100 * detectable:.1f}% "
-              f"| {sum(r.verdict == REGRESSED for r in records)}/{len(records)} | {min(ratios):.3f}-{max(ratios):.3f} "
-              f"| {sum(r.verdict == REGRESSED for r in quiet)}/{len(quiet)} "
+              f"| {sum(r.verdict == SLOWER for r in records)}/{len(records)} | {min(ratios):.3f}-{max(ratios):.3f} "
+              f"| {sum(r.verdict == SLOWER for r in quiet)}/{len(quiet)} "
               f"| {min(quiet_ratios):.3f}-{max(quiet_ratios):.3f} "
               f"| {split} |")
     return 0 if ok else 1

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.verdict.stats import format_duration  # noqa: E402
+from harness.units import format_duration  # noqa: E402
 from scripts.sensitivity_table import load  # noqa: E402  (NAME-1.json, NAME-2.json, ... in run order)
 
 

@@ -30,7 +30,8 @@ def main() -> None:
     import numpy as np
 
     from harness.timing.gpu import gpu_info
-    from harness.timing.timer import PROFILES, GpuTimer
+    from harness.timing.profile import PROFILES
+    from harness.timing.timer import GpuTimer
     from kernels import pinned_empty
     from kernels.streams import PreparedStreams
     from suites.perf_cases import STREAM_FLOATS

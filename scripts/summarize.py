@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness.units import format_duration  # noqa: E402
 from harness.verdict.record import records_of  # noqa: E402
-from harness.verdict.stats import format_duration  # noqa: E402
 
 CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")
 

@@ -33,7 +33,8 @@ def main(sizes: list[int]) -> None:
 
     from harness.metrics import relative_error
     from harness.timing.gpu import gpu_info
-    from harness.timing.timer import PROFILES, GpuTimer
+    from harness.timing.profile import PROFILES
+    from harness.timing.timer import GpuTimer
     from kernels.matmul import PreparedMatmul, prepare_matmul
     from kernels.registry import MATMUL_KERNELS, tolerance, warptile
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.verdict.labels import SAME, SLOWER
 from harness.verdict.noise import detectable_change
-from harness.verdict.stats import REGRESSED, SAME, judge
+from harness.verdict.stats import judge
 from kernels import prepare_matmul
 from suites.perf_cases import random_device
 
@@ -39,5 +40,5 @@ def test_kernel_doing_its_work_twice_is_flagged(gpu_timer, profile, prepared_war
     baseline = gpu_timer.measure(prepared_warptile.run, profile)
     slowed = gpu_timer.measure(twice, profile)
     verdict = verdict_of("warptile twice", baseline, slowed)
-    assert verdict.label == REGRESSED, verdict.reason
+    assert verdict.label == SLOWER, verdict.reason
     assert 1.8 < verdict.ratio < 2.2

@@ -11,8 +11,9 @@ import pytest
 
 import harness.ab.against_ref as ab_compare
 import kernels.compile
-from harness.timing.timer import TIMER_CUPTI, Measurement, Profile
-from harness.verdict.paired import NEW, SAME, SLOWER, UNCHANGED
+from harness.timing.profile import Profile
+from harness.timing.timer import TIMER_CUPTI, Measurement
+from harness.verdict.labels import ACCEPTED, NEW, SAME, SLOWER, UNCHANGED
 from kernels.compile import KernelBuild
 from tests.sample_sets import ADD_8192_VEC4, recorded
 
@@ -147,7 +148,7 @@ def test_identical_machine_code_and_launch_is_unchanged_and_not_timed(comparison
     verdict, head = compare(ref, FakeCase("naive", NAIVE), timer)
     assert (verdict.label, head) == (UNCHANGED, None)
     assert timer.calls == []
-    assert ref.verdicts == [verdict] and not ref.fails(verdict)
+    assert ref.verdicts == [verdict] and not verdict.fails
 
 
 def test_library_calls_on_both_sides_are_unchanged_and_not_timed(comparison):
@@ -165,7 +166,7 @@ def test_changed_code_is_timed_interleaved_base_first_and_a_five_percent_slowdow
     timer = ReplayTimer(*recorded_pairs(slowdown=1.05))
     head_case = FakeCase("naive", NAIVE)
     verdict, head = compare(ref, head_case, timer)
-    assert verdict.label == SLOWER and ref.fails(verdict)
+    assert verdict.label == SLOWER and verdict.fails
     assert verdict.ratio == pytest.approx(1.05, rel=0.01) and verdict.ci_low > 1
     assert "timed anyway" not in verdict.reason
     (kind, run_base, run_head, case), = timer.calls
@@ -174,11 +175,12 @@ def test_changed_code_is_timed_interleaved_base_first_and_a_five_percent_slowdow
     assert head.samples == timer.head
 
 
-def test_an_accepted_slowdown_is_still_slower_but_does_not_fail(comparison):
+def test_an_accepted_slowdown_is_labelled_accepted_and_does_not_fail(comparison):
     base_compile = BaseCompile({"float sum = 0.0f;": "float sum = -0.0f;"})
     ref = comparison(BasePackage({"naive": NAIVE}, base_compile), accepted="label accept-slowdown")
     verdict, _ = compare(ref, FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs(slowdown=1.05)))
-    assert verdict.label == SLOWER and not ref.fails(verdict)
+    assert verdict.label == ACCEPTED and not verdict.fails and "accepted: label accept-slowdown" in verdict.reason
+    assert verdict.ratio == pytest.approx(1.05, rel=0.01) and verdict.ci_low > 1  # slower, measured as such
 
 
 def test_a_changed_launch_alone_is_timed_and_an_unchanged_speed_is_same(comparison):
@@ -186,7 +188,7 @@ def test_a_changed_launch_alone_is_timed_and_an_unchanged_speed_is_same(comparis
     ref = comparison(BasePackage({"naive": wider}))
     timer = ReplayTimer(*recorded_pairs())
     verdict, head = compare(ref, FakeCase("naive", NAIVE), timer)
-    assert verdict.label == SAME and not ref.fails(verdict)
+    assert verdict.label == SAME and not verdict.fails
     assert [call[0] for call in timer.calls] == ["interleaved"] and head is not None
     assert "timed anyway" not in verdict.reason
 
@@ -196,10 +198,10 @@ def test_a_kernel_unknown_to_the_base_registry_is_new_and_timed_alone(comparison
     timer = ReplayTimer(*recorded_pairs())
     head_case = FakeCase("naive", NAIVE)
     verdict, head = compare(ref, head_case, timer)
-    assert verdict.label == NEW and not ref.fails(verdict)
+    assert verdict.label == NEW and not verdict.fails
     assert verdict.reason.startswith(f"not in {REF}: unknown matmul kernel 'naive'")
     assert timer.calls == [("measure", head_case.run, CASE)]
-    assert verdict.head_median == pytest.approx(np.median(timer.head)) and head.samples == timer.head
+    assert verdict.current_median == pytest.approx(np.median(timer.head)) and head.samples == timer.head
 
 
 @pytest.mark.parametrize("bug", [

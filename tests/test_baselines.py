@@ -20,13 +20,14 @@ import pytest
 from harness.storage import runs as baselines
 from harness.storage.runs import (
     BaselineError,
-    gpu_slug,
     load_run,
     resolve_compare,
     save_run,
     stored_runs,
     write_text_atomically,
 )
+from harness.storage.schema import migrated
+from harness.timing.gpu import gpu_slug
 
 REPO = Path(__file__).resolve().parents[1]
 MATMUL = "suites/test_perf_matmul.py::test_matmul_time[tiled32-1024x1024x1024]"
@@ -277,7 +278,7 @@ def test_first_save_in_a_new_folder_is_0001_and_loads_back(tmp_path):
     folder = tmp_path / "NVIDIA_H200"
     path = save_run(folder, "first", recorded_run())
     assert path == folder / "0001_first.json"
-    assert load_run(path, expected_gpu="NVIDIA H200") == recorded_run()
+    assert load_run(path, expected_gpu="NVIDIA H200") == migrated(recorded_run())  # a version-1 run, migrated
     assert sorted(os.listdir(folder)) == [".save.lock", "0001_first.json"]
 
 

@@ -32,8 +32,8 @@ def test_one_case_slowed_ten_percent_is_the_one_regression(tmp_path):
     slowed.write_text(json.dumps(doc))
     result = compare(COMMITTED, slowed)
     assert result.returncode == 1, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "1 regressed, 85 same"
-    regressed = [line for line in result.stdout.splitlines() if "**regressed**" in line]
+    assert result.stdout.strip().splitlines()[-1] == "1 slower, 85 same"
+    regressed = [line for line in result.stdout.splitlines() if "**slower**" in line]
     assert len(regressed) == 1 and "warptile_128x256" in regressed[0] and "1.100×" in regressed[0]
 
 

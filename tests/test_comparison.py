@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from harness.verdict.against_baseline import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
+from harness.verdict.labels import FASTER, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
 from harness.verdict.noise import history_spread, median_rel_se, relevant_history
 from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
-from harness.verdict.stats import FASTER, OTHER_HOST, OTHER_TIMER, REGRESSED, SAME, THROTTLED
 
 CASE = "suites/x.py::test_x[a]"
 
@@ -30,12 +30,12 @@ def baseline(timer, uuid="GPU-A", median=1e-3, throttle_reasons=()):
 def judged(timer, factor, current_uuid, baseline_uuid="GPU-A", base_timer=None, throttle_reasons=(), history=()):
     record = CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1), timer=timer)
     base = baseline(base_timer or timer, baseline_uuid, throttle_reasons=throttle_reasons)
-    judge_record(record, base, current_gpu_uuid=current_uuid, history=history)
+    record = record.judged(judge_record(record, base, current_gpu_uuid=current_uuid, history=history))
     return record
 
 
 def test_a_three_percent_slowdown_regresses_on_the_same_gpu_and_not_on_another():
-    assert judged(TIMER_CUPTI, 1.03, "GPU-A").verdict == REGRESSED
+    assert judged(TIMER_CUPTI, 1.03, "GPU-A").verdict == SLOWER
     other = judged(TIMER_CUPTI, 1.03, "GPU-B")
     assert other.verdict == SAME and other.detectable == 0.05
 
@@ -43,7 +43,7 @@ def test_a_three_percent_slowdown_regresses_on_the_same_gpu_and_not_on_another()
 def test_a_wall_clock_case_is_judged_on_the_same_machine_at_thirty_percent():
     assert judged(TIMER_WALL, 1.25, "GPU-A").verdict == SAME
     slow = judged(TIMER_WALL, 1.40, "GPU-A")
-    assert slow.verdict == REGRESSED and slow.detectable == 0.30
+    assert slow.verdict == SLOWER and slow.detectable == 0.30
 
 
 def test_a_wall_clock_case_against_another_machine_is_reported_not_judged():
@@ -59,7 +59,7 @@ def test_a_wall_clock_case_against_another_machine_is_reported_not_judged():
     (TIMER_EVENTS, TIMER_CUPTI, 1.004, SAME),
     # a 5 µs add (CUPTI) reads about 9 µs by held events: 0.56x one way, 1.8x the other
     (TIMER_CUPTI, TIMER_EVENTS, 0.56, FASTER),
-    (TIMER_EVENTS, TIMER_CUPTI, 1.8, REGRESSED),
+    (TIMER_EVENTS, TIMER_CUPTI, 1.8, SLOWER),
 ])
 def test_a_baseline_case_of_another_timer_is_reported_not_judged(timer, base_timer, factor, as_one_timer):
     assert judged(timer, factor, "GPU-A").verdict == as_one_timer, "precondition: one timer gets a verdict"
@@ -73,13 +73,13 @@ def test_a_baseline_case_of_another_timer_is_reported_not_judged(timer, base_tim
 
 def test_a_baseline_case_without_a_timer_is_another_timer():
     record = CaseRecord(case=CASE, median_s=1e-3, samples=samples(1e-3, seed=1), timer=TIMER_CUPTI)
-    judge_record(record, baseline(None), current_gpu_uuid="GPU-A")
+    record = record.judged(judge_record(record, baseline(None), current_gpu_uuid="GPU-A"))
     assert record.verdict == OTHER_TIMER
     assert "timed by an unknown timer and this run by cupti" in record.verdict_reason
 
 
 def test_a_baseline_case_recorded_while_throttled_is_no_reference():
-    assert judged(TIMER_CUPTI, 1.10, "GPU-A").verdict == REGRESSED, "precondition: a fit baseline flags 1.10x"
+    assert judged(TIMER_CUPTI, 1.10, "GPU-A").verdict == SLOWER, "precondition: a fit baseline flags 1.10x"
     record = judged(TIMER_CUPTI, 1.10, "GPU-A", throttle_reasons=["hw_thermal_slowdown"])
     assert record.verdict == THROTTLED
     assert record.ratio == pytest.approx(1.10, rel=0.01) and record.p_value is None
@@ -143,7 +143,7 @@ def judged_against_stored(stored: dict[str, dict], current_median: float, baseli
     baseline = Baseline.from_doc(Path(name), stored[name])
     record = CaseRecord(case=CASE, median_s=current_median, timer=TIMER_CUPTI,
                         samples=samples(current_median, noise=0.001, seed=99))
-    judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE])
+    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
     return record
 
 
@@ -162,7 +162,7 @@ def test_a_baseline_from_one_slow_process_alone_hides_a_three_percent_slowdown()
 def test_runs_of_the_same_code_on_the_same_gpu_pool_into_the_reference():
     stored = numbered(*(stored_case(m, seed=i) for i, m in enumerate(ONE_SLOW_PROCESS)))
     record = judged_against_stored(stored, 1.030e-3)
-    assert record.verdict == REGRESSED
+    assert record.verdict == SLOWER
     assert record.ratio == pytest.approx(1.030, rel=2e-3)  # against the middle of the five processes
     assert "reference pooled from 5 runs of this code" in record.verdict_reason
     # the stored runs' spread counts in full for this run and a fifth of its variance for the pooled reference
@@ -243,13 +243,13 @@ def test_a_case_run_on_an_xdist_workers_gpu_is_that_gpus():
     name = list(stored)[-1]
     baseline = Baseline.from_doc(Path(name), stored[name])
     record = CaseRecord(case=CASE, median_s=1.03e-3, timer=TIMER_CUPTI, samples=samples(1.03e-3, noise=0.001))
-    judge_record(record, baseline, current_gpu_uuid="GPU-B", history=history_of(stored)[CASE])
+    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-B", history=history_of(stored)[CASE]))
     assert record.reference_runs == 5 and record.detectable < 0.05, "judged as the same GPU, not against 5%"
-    judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE])
+    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
     assert record.detectable == 0.05, "GPU-A is another GPU for this case"
 
 
-@pytest.mark.parametrize("host_copies, verdict", [(True, SAME), (False, REGRESSED)])
+@pytest.mark.parametrize("host_copies, verdict", [(True, SAME), (False, SLOWER)])
 def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_assumed_process_spread(host_copies, verdict):
     # the streams pipeline, 4 chunks, on one H200 against its own baseline of one process: 1.737 -> 1.769 ms
     record = CaseRecord(case=CASE, median_s=1.769e-3, samples=samples(1.769e-3, n=400, seed=1), timer=TIMER_CUPTI,
@@ -257,7 +257,7 @@ def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_assumed_pro
     base = Baseline(Path("0005_x.json"), "GPU-A", {CASE: CaseRecord(case=CASE, median_s=1.737e-3,
                                                                      samples=samples(1.737e-3, n=500), timer=TIMER_CUPTI,
                                                                      host_copies=host_copies)})
-    judge_record(record, base, current_gpu_uuid="GPU-A")
+    record = record.judged(judge_record(record, base, current_gpu_uuid="GPU-A"))
     assert record.verdict == verdict
     if host_copies:
         assert record.detectable == pytest.approx(0.042, abs=0.002)

@@ -1,20 +1,8 @@
 import numpy as np
 import pytest
 
-from harness.verdict.paired import (
-    FASTER,
-    NEW,
-    REMOVED,
-    SAME,
-    SLOWER,
-    UNCHANGED,
-    PairedVerdict,
-    bootstrap_ratio_interval,
-    judge_paired,
-    new,
-    removed,
-    unchanged,
-)
+from harness.verdict.labels import FASTER, NEW, REMOVED, SAME, SLOWER, UNCHANGED, Verdict
+from harness.verdict.paired import bootstrap_ratio_interval, judge_paired, new, removed, unchanged
 
 CASE = "test_matmul_time[warptile-1024x1024x1024]"
 MEDIAN_TIME = 1.234e-3  # seconds, the scale of a mid-sized matmul on the H200
@@ -215,15 +203,15 @@ def test_too_few_or_non_integer_resamples_are_an_error(resamples):
 
 def test_unchanged_is_not_timed_and_passes():
     verdict = unchanged(CASE)
-    assert verdict == PairedVerdict(CASE, UNCHANGED, None, None, None, None, None, None, verdict.reason)
-    assert verdict.label == "unchanged (same SASS)"
+    assert verdict == Verdict(CASE, UNCHANGED, None, None, None, None, verdict.reason)
+    assert verdict.label == "unchanged"
     assert "same SASS" in verdict.reason
     assert verdict.passed
 
 
 def test_new_case_reports_its_head_median_only():
     verdict = new(CASE, [2e-3, 1e-3, 3e-3])
-    assert (verdict.label, verdict.head_median, verdict.base_median, verdict.ratio) == (NEW, 2e-3, None, None)
+    assert (verdict.label, verdict.current_median, verdict.reference_median, verdict.ratio) == (NEW, 2e-3, None, None)
     assert "2.00 ms" in verdict.reason
     assert verdict.passed
 
@@ -236,6 +224,6 @@ def test_new_case_without_samples_is_an_error():
 def test_removed_case_passes_with_a_reason():
     verdict = removed(CASE)
     assert verdict.label == REMOVED
-    assert verdict.head_median is None and verdict.base_median is None
+    assert verdict.current_median is None and verdict.reference_median is None
     assert "base only" in verdict.reason
     assert verdict.passed

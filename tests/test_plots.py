@@ -3,6 +3,7 @@ import json
 import pytest
 
 from harness.report.plots import performance_table, plot_roofline, plot_trend, trend_series
+from harness.storage.schema import migrated
 
 GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 132, "sm_clock_max_mhz": 1980,
        "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}
@@ -64,7 +65,7 @@ def test_a_trend_keeps_only_the_runs_timed_like_the_newest():
     runs = [timed("2026-11-27T12:00:00+00:00", "cuda events", 1.5), timed("2026-11-28T12:00:00+00:00", "cupti"),
             timed("2026-11-29T12:00:00+00:00", "cupti kernel", 1.2),
             timed("2026-11-30T12:00:00+00:00", "cupti concurrent kernel", 1.1)]
-    series = trend_series(runs)
+    series = trend_series([migrated(run) for run in runs])  # as load_run gives them
     points = series["matmul 4096"]["test_matmul_time[cublas-4096x4096x4096]"]
     # "cupti" (what the first CUPTI files wrote) is the concurrent kind; events and the KERNEL kind are left out
     assert [when.day for when, _ in points] == [28, 30]

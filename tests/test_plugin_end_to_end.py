@@ -85,7 +85,7 @@ def test_a_slowed_case_fails_its_own_test_and_the_report_says_so(suite):
     assert "1 failed, 2 passed" in output(result)
     assert "performance regression" in output(result) and "test_time[beta]" in output(result)
     report = (suite / "report.md").read_text()
-    assert "**regressed**" in report and "1 regressed" in report
+    assert "**slower**" in report and "1 slower" in report
 
 
 def test_a_three_percent_slowdown_is_flagged_on_the_same_gpu_but_not_against_another(suite):

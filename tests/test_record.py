@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.storage.runs import load_run
 from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def test_a_record_survives_the_round_trip_through_benchmark_json():
     r = CaseRecord(case="s.py::t[a]", median_s=2e-3, samples=[1e-3, 2e-3, 3e-3], kernel="warptile",
                    shape="4x4x4", params={"chunks": 4}, flops=1e9, ceiling="cuBLAS", ceiling_rate=5e13,
                    timer=TIMER_CUPTI, event_median_s=2.1e-3, gpu_uuid="GPU-1", sass="ab12", verdict="same",
-                   ratio=1.01, p_value=0.3, detectable=0.02, verdict_reason="within", baseline="0001_x.json")
+                   ratio=1.01, p_value=0.3, detectable=0.02, verdict_reason="within", reference="0001_x.json")
     bench = {"fullname": r.case, "stats": {"data": r.samples}, "extra_info": json.loads(json.dumps(r.to_extra_info()))}
     back = CaseRecord.from_benchmark(bench)
     assert back == r
@@ -38,7 +39,7 @@ def test_a_record_survives_the_round_trip_through_benchmark_json():
 
 
 def test_the_committed_h200_baseline_reads_as_records():
-    records = records_of(json.loads(COMMITTED.read_text()))
+    records = records_of(load_run(COMMITTED))
     assert len(records) == 86
     matmul = next(r for r in records if r.case.endswith("test_matmul_time[4096x4096x4096-warptile_128x256]"))
     assert matmul.timer == TIMER_EVENTS and matmul.kernel == "warptile_128x256"
@@ -52,9 +53,9 @@ def test_the_committed_h200_baseline_reads_as_records():
 
 def test_the_cupti_baselines_read_as_the_activity_kinds_that_recorded_them():
     """0002 wrote "cupti" for CUPTI's CONCURRENT_KERNEL kind, today's timer; 0003 was timed with the
-    KERNEL kind (given up: NOTES.md), a timer that no case of today is compared with."""
+    KERNEL kind for every case. Loading migrates the old names (harness/storage/schema.py)."""
     def timers(path):
-        return {r.timer for r in records_of(json.loads(path.read_text())) if r.timer != TIMER_WALL}
+        return {r.timer for r in records_of(load_run(path)) if r.timer != TIMER_WALL}
 
     assert timers(FIRST_CUPTI) == {TIMER_CUPTI}
     assert timers(KERNEL_KIND) == {"cupti kernel", "cupti concurrent kernel"}

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.verdict.labels import SAME, SLOWER
 from harness.verdict.record import CaseRecord
-from harness.verdict.stats import REGRESSED, SAME
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "sensitivity_table.py"
@@ -36,7 +36,7 @@ def test_a_missed_slowdown_is_split_into_the_process_offset_and_the_injection(tm
     before = 443.7e-6
     run_file(tmp_path, "slowed-1", before * 1.03, SAME, slowed_by_percent=3.0, unslowed_median_s=before,
              spin_cycles=26000)
-    run_file(tmp_path, "slowed-2", 462.0e-6, REGRESSED, slowed_by_percent=3.0, unslowed_median_s=448.5e-6,
+    run_file(tmp_path, "slowed-2", 462.0e-6, SLOWER, slowed_by_percent=3.0, unslowed_median_s=448.5e-6,
              spin_cycles=26000)
     result = table(tmp_path)
     assert result.returncode == 1, "a slowed case of 50 µs or more was missed"
@@ -49,7 +49,7 @@ def test_a_missed_slowdown_is_split_into_the_process_offset_and_the_injection(tm
 
 def test_every_slowdown_flagged_and_no_false_alarm_exits_0(tmp_path):
     run_file(tmp_path, "same-1", 448.0e-6, SAME)
-    run_file(tmp_path, "slowed-1", 462.0e-6, REGRESSED)  # a record without its injection: no split
+    run_file(tmp_path, "slowed-1", 462.0e-6, SLOWER)  # a record without its injection: no split
     result = table(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.rstrip().endswith("| — | — |")

@@ -7,9 +7,13 @@ import types
 
 import pytest
 
+from harness.plugin.state import SuiteState
 from harness.plugin.timed_case import TimedCase, measured_fields
 from harness.plugin.xdist import worker_id
-from harness.timing.timer import Measurement, Profile
+from harness.timing.profile import Profile
+from harness.timing.timer import Measurement
+from harness.verdict.labels import Verdict
+from harness.verdict.noise import NoiseFloors
 from tests.plugins.fake_gpu import fake_info
 
 SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
@@ -17,7 +21,8 @@ SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, w
 
 def timed_case(ref=None) -> TimedCase:
     benchmark = types.SimpleNamespace(fullname="suites/s.py::test_host[k]", extra_info={}, disabled=True)
-    state = types.SimpleNamespace(ref=ref, profile=SHORT, gpu=fake_info("GPU-test"), comparing=False)
+    state = SuiteState(device=None, profile=SHORT, floors=NoiseFloors(), report_path=None, ref=ref,
+                       gpu=fake_info("GPU-test"))
     return TimedCase(benchmark, timer=types.SimpleNamespace(note=""), state=state)
 
 
@@ -67,19 +72,19 @@ def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty()
 
 def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):
     import harness.plugin.timed_case as timed_case_module
-    from harness.verdict.noise import NoiseFloors
 
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")
-    verdict = types.SimpleNamespace(label="same", ratio=1.004, detectable=0.02, reason="within 2%",
-                                    base_median=1.99e-3, ci_low=0.998, ci_high=1.01)
+    verdict = Verdict("suites/s.py::test_host[k]", "same", 1.99e-3, 2.0e-3, 1.004, 0.02, "within 2%", ci_low=0.998, ci_high=1.01,
+                      reference="origin/main (abcdef1234)")
     ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="abcdef123456789"),
-                                compare=lambda *args, **kwargs: (verdict, head), fails=lambda v: False)
+                                compare=lambda *args, **kwargs: (verdict, head))
     case = timed_case(ref=ref)
-    case.state.floors = NoiseFloors()
     case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     info = case.benchmark.extra_info
     assert (info["gpu_uuid"], info["pci_bus_id"], info["worker"], info["sass"]) == (
         "GPU-test", "0000:00:00.0", worker_id() or "main", "sass-of-head")  # gw0.. under xdist
     assert info["timing_started"] <= info["timing_ended"] and info["timer"] == "cupti concurrent kernel"
-    assert (info["verdict"], info["baseline"], info["base_median_s"]) == ("same", "origin/main (abcdef1234)", 1.99e-3)
+    assert (info["verdict"], info["reference"], info["ci_low"], info["ci_high"]) == (
+        "same", "origin/main (abcdef1234)", 0.998, 1.01)
+    assert case.state.records[0].verdict == "same" and case.state.verdicts == []  # A/B verdicts stay with the ref

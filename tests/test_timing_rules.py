@@ -10,28 +10,30 @@ import pytest
 import harness.timing.timer as timing
 from harness.timing.cupti import open_recorder
 from harness.timing.gpu import ClockState
-from harness.timing.timer import PROFILES, GpuTimer, Measurement, Profile, TimingError, _collection_due, _stop_reason
-from harness.verdict.paired import FASTER, MIN_PAIRS, SAME, SLOWER, judge_paired
+from harness.timing.profile import PROFILES, Profile
+from harness.timing.timer import GpuTimer, Measurement, TimingError, _collection_due
+from harness.verdict.labels import FASTER, SAME, SLOWER
+from harness.verdict.paired import MIN_PAIRS, judge_paired
 
 
 def test_sampling_stops_on_low_noise_once_the_minimums_are_met():
     p = Profile("t", min_samples=10, min_time=0.001, target_rsd=0.005, time_cap=100)
     steady = [1e-3] * 9
-    assert _stop_reason(steady, time.perf_counter(), p) is None  # too few samples
-    assert _stop_reason(steady + [1e-3], time.perf_counter(), p) == "noise"
+    assert p.stop_rule.stop_reason(steady, 0.0) is None  # too few samples
+    assert p.stop_rule.stop_reason(steady + [1e-3], 0.0) == "noise"
 
 
 def test_noisy_samples_run_to_the_time_cap():
     p = Profile("t", min_samples=3, min_time=0, target_rsd=0.005, time_cap=0.0)
     noisy = [1e-3, 2e-3, 1e-3, 3e-3]
-    assert _stop_reason(noisy, time.perf_counter() - 1, p) == "time cap"
+    assert p.stop_rule.stop_reason(noisy, 1.0) == "time cap"
     p = Profile("t", min_samples=3, min_time=0, target_rsd=0.005, time_cap=100)
-    assert _stop_reason(noisy, time.perf_counter(), p) is None
+    assert p.stop_rule.stop_reason(noisy, 0.0) is None
 
 
 def test_sample_count_is_capped():
     p = Profile("t", max_samples=5, time_cap=100)
-    assert _stop_reason([1.0, 2.0, 3.0, 4.0, 5.0], time.perf_counter(), p) == "max samples"
+    assert p.stop_rule.stop_reason([1.0, 2.0, 3.0, 4.0, 5.0], 0.0) == "max samples"
 
 
 def test_quick_profile_samples_less_than_nightly():

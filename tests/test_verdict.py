@@ -7,18 +7,9 @@ import re
 
 import pytest
 
+from harness.verdict.labels import FASTER, NEW, SAME, SLOWER, THROTTLED, Verdict
 from harness.verdict.noise import detectable_change
-from harness.verdict.stats import (
-    FASTER,
-    NO_BASELINE,
-    REGRESSED,
-    SAME,
-    THROTTLED,
-    Verdict,
-    format_duration,
-    judge,
-    parse_fraction,
-)
+from harness.verdict.stats import format_duration, judge, parse_fraction
 from tests.sample_sets import ADD_8192_VEC4, recorded, spread_samples
 
 ADD_1024_VEC4 = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add_vec4]"
@@ -46,15 +37,15 @@ def judged(baseline, current, *, same_gpu=True, history=(), **kwargs):
 def test_a_3_percent_slowdown_against_this_gpu_is_regressed(case):
     baseline, rerun = rerun_halves(case)
     verdict = judged(baseline, slowed(rerun, 1.03), same_gpu=True)
-    assert verdict.label == REGRESSED
+    assert verdict.label == SLOWER
     assert verdict.detectable == 0.015
-    assert re.fullmatch(r"3\.\d% slower than the baseline \(p=[0-9.e-]+\); "
+    assert re.fullmatch(r"3\.\d% slower than the reference \(p=[0-9.e-]+\); "
                         r"detectable change 1\.5% \(1\.5% floor, same GPU\)", verdict.reason), verdict.reason
 
 
 def test_a_3_percent_slowdown_built_at_50_microseconds_with_half_a_percent_noise_is_regressed():
     baseline, current = spread_samples(50e-6, 0.005, 21), spread_samples(50e-6 * 1.03, 0.005, 21, seed=1)
-    assert judged(baseline, current, same_gpu=True).label == REGRESSED
+    assert judged(baseline, current, same_gpu=True).label == SLOWER
 
 
 @pytest.mark.parametrize("case", [ADD_8192_VEC4, WARPTILE_4096])
@@ -85,7 +76,7 @@ def test_a_3_percent_speedup_against_this_gpu_is_faster():
     baseline, rerun = rerun_halves(ADD_8192_VEC4)
     verdict = judged(baseline, slowed(rerun, 0.97), same_gpu=True)
     assert verdict.label == FASTER
-    assert verdict.reason.startswith("3.0% faster than the baseline")
+    assert verdict.reason.startswith("3.0% faster than the reference")
 
 
 def test_the_spread_of_stored_runs_keeps_a_3_percent_slowdown_same():
@@ -109,7 +100,7 @@ def test_a_5_percent_slowdown_of_a_5_microsecond_kernel_is_within_its_absolute_f
 
 def test_a_10_percent_slowdown_of_a_5_microsecond_kernel_is_regressed():
     baseline, current = spread_samples(5e-6, 0.02, 10), spread_samples(5e-6 * 1.10, 0.02, 10, seed=1)
-    assert judged(baseline, current, same_gpu=True).label == REGRESSED
+    assert judged(baseline, current, same_gpu=True).label == SLOWER
 
 
 def test_significance_is_judged_at_alpha_0_01():
@@ -119,14 +110,14 @@ def test_significance_is_judged_at_alpha_0_01():
     assert verdict.p_value == pytest.approx(1 / 70)
     assert verdict.label == SAME
     assert verdict.reason.endswith("exceeded but not significant at alpha=0.01")
-    assert judge(CASE, baseline, current, detectable=0.02, alpha=0.05).label == REGRESSED
+    assert judge(CASE, baseline, current, detectable=0.02, alpha=0.05).label == SLOWER
 
 
 # Medians of power-of-two times scaled by 1.25 and 0.75 are exact in binary floating point.
 EXACT = spread_samples(2.0**-13, 0.003, 21)
 
 
-@pytest.mark.parametrize("factor, beyond", [(1.25, REGRESSED), (0.75, FASTER)])
+@pytest.mark.parametrize("factor, beyond", [(1.25, SLOWER), (0.75, FASTER)])
 def test_a_change_exactly_at_the_detectable_change_is_same(factor, beyond):
     current = slowed(EXACT, factor)
     assert judge(CASE, EXACT, current, detectable=0.25).label == SAME
@@ -149,14 +140,14 @@ def test_throttled_run_is_not_compared():
 
 def test_missing_baseline_gives_no_baseline_with_the_current_median():
     verdict = judge(CASE, None, [3e-3, 1e-3, 2e-3], detectable=None)
-    assert verdict.label == NO_BASELINE
-    assert verdict.baseline_median is None and verdict.ratio is None and verdict.detectable is None
+    assert verdict.label == NEW
+    assert verdict.reference_median is None and verdict.ratio is None and verdict.detectable is None
     assert verdict.current_median == pytest.approx(2e-3)
 
 
 def test_two_samples_each_are_judged_on_the_ratio_alone():
     verdict = judge(CASE, [1.00e-3, 1.01e-3], [1.20e-3, 1.21e-3], detectable=0.02)
-    assert verdict.label == REGRESSED
+    assert verdict.label == SLOWER
     assert verdict.p_value is None
     assert "too few samples" in verdict.reason
     assert judge(CASE, [1.00e-3, 1.01e-3], [1.01e-3, 1.02e-3], detectable=0.02).label == SAME
@@ -170,7 +161,7 @@ def test_three_samples_each_are_tested_and_cannot_reach_significance():
 
 def test_reason_states_the_change_p_and_the_detectable_change():
     verdict = judge(CASE, [1.0e-3] * 2, [1.5e-3] * 2, detectable=0.02, because="2% floor, same GPU")
-    assert verdict.reason == ("50.0% slower than the baseline (too few samples for a significance test); "
+    assert verdict.reason == ("50.0% slower than the reference (too few samples for a significance test); "
                               "detectable change 2.0% (2% floor, same GPU)")
     assert math.isclose(verdict.ratio, 1.5)
     assert judge(CASE, [1.0e-3] * 2, [1.5e-3] * 2, detectable=0.02).reason.endswith("detectable change 2.0%")
@@ -179,7 +170,7 @@ def test_reason_states_the_change_p_and_the_detectable_change():
 def test_verdict_is_frozen():
     verdict = judge(CASE, EXACT, EXACT, detectable=0.02)
     with pytest.raises(AttributeError):
-        verdict.label = REGRESSED
+        verdict.label = SLOWER
 
 
 @pytest.mark.parametrize("baseline, current, kwargs, problem", [
@@ -226,5 +217,5 @@ def test_format_duration_uses_three_significant_figures_and_a_fitting_unit(secon
 
 
 def test_verdict_fields_are_in_the_documented_order():
-    verdict = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.5, 0.02, "same")
+    verdict = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.02, "same", p_value=0.5)
     assert (verdict.p_value, verdict.detectable, verdict.reason) == (0.5, 0.02, "same")

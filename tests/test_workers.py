@@ -5,6 +5,7 @@ import time
 import pytest
 
 from harness.plugin import xdist as workers
+from harness.verdict.labels import Verdict
 from harness.verdict.record import CaseRecord
 from harness.verdict.stats import SAME
 
@@ -64,11 +65,15 @@ def test_worker_results_reach_the_controller_intact():
         workeroutput={},
         _benchmarksession=types.SimpleNamespace(benchmarks=[FakeBench("s.py::t[a]", [1e-3, 2e-3, 3e-3], record)]),
     )
-    workers.export_results(worker)
+    worker_state = types.SimpleNamespace(records=[CaseRecord("s.py::t[a]", 2e-3, [1e-3, 2e-3, 3e-3], verdict=SAME)],
+                                         verdicts=[Verdict("s.py::t[a]", SAME, 2e-3, 2e-3, 1.0, 0.02, "within")])
+    workers.export_results(worker, worker_state)
     assert json.loads(worker.workeroutput[workers.PAYLOAD_KEY])["benchmarks"][0]["fullname"] == "s.py::t[a]"
 
     controller = types.SimpleNamespace(_benchmarksession=types.SimpleNamespace(benchmarks=[]))
-    workers.import_results(controller, worker.workeroutput)
+    controller_state = types.SimpleNamespace(records=[], verdicts=[])
+    workers.import_results(controller, controller_state, worker.workeroutput)
+    assert controller_state.records == worker_state.records and controller_state.verdicts == worker_state.verdicts
     (merged,) = controller._benchmarksession.benchmarks
     assert merged.fullname == "s.py::t[a]" and merged.stats.median == 2e-3
     as_dict = merged.as_dict(include_data=True)

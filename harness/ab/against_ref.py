@@ -9,13 +9,14 @@ code it replaces, on this GPU, now. With `--compare-ref REF`:
   (harness/ab/ref_tree.py).
 * Every timed case is prepared on both sides with the same inputs
   (`prepared.same_case_in(package)`). A kernel whose machine code and launch
-  configuration are identical on both sides is "unchanged (same SASS)" and is
+  configuration are identical on both sides is "unchanged" and is
   not timed (harness/ab/identity.py), unless `--compare-ref-all`.
 * Otherwise base and head are timed interleaved, A B A B ..., on one GPU with
   the same inputs and cache state, and judged on the ratio of medians with a
   bootstrap confidence interval over the pairs (harness/verdict/paired.py). A slower
   case fails its own test unless the slowdown was accepted
-  (`--accept-slowdown REASON`: a pull-request label or commit trailer).
+  (`--accept-slowdown REASON`: a pull-request label or commit trailer), when
+  its label is "accepted".
 * Kernels that exist on one side only are reported as new or removed: a case
   whose kernel REF's registry does not know ("unknown ... kernel", a
   ValueError of its launchers) is new; any other error preparing the base
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from harness.ab.identity import build_identity
 from harness.ab.ref_tree import RefTree
-from harness.verdict.paired import SLOWER, PairedVerdict, judge_paired, new, removed, unchanged
+from harness.verdict.labels import ACCEPTED, SLOWER, Verdict
+from harness.verdict.paired import judge_paired, new, removed, unchanged
 
 BASE_ALIAS = "kernel_suite_base_kernels"
 
@@ -70,7 +72,7 @@ class RefComparison:
     arch: str  # e.g. "sm_90": the GPU the run is on
     time_identical: bool = False
     accepted: str | None = None  # why slower cases are accepted (a label or commit trailer said so)
-    verdicts: list[PairedVerdict] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
 
     def __post_init__(self):
         self.tree = RefTree(self.repo_root, self.ref)
@@ -84,7 +86,20 @@ class RefComparison:
     def close(self) -> None:
         self.tree.__exit__(None, None, None)
 
-    def compare(self, case: str, prepared, timer, profile, flush: bool, detectable) -> tuple[PairedVerdict, object]:
+    @property
+    def reference(self) -> str:
+        """The ref as a verdict names it: "origin/main (0123456789)"."""
+        return f"{self.ref} ({self.tree.sha[:10]})"
+
+    def _keep(self, verdict: Verdict) -> Verdict:
+        """Name the reference, apply --accept-slowdown, and keep the verdict for the report."""
+        verdict = replace(verdict, reference=self.reference)
+        if verdict.label == SLOWER and self.accepted is not None:
+            verdict = replace(verdict, label=ACCEPTED, reason=f"{verdict.reason}; accepted: {self.accepted}")
+        self.verdicts.append(verdict)
+        return verdict
+
+    def compare(self, case: str, prepared, timer, profile, flush: bool, detectable) -> tuple[Verdict, object]:
         """Judge one case; returns its verdict and head's measurement (None when not timed).
 
         `detectable(median_s)` gives the smallest change worth flagging for a case of that median.
@@ -97,9 +112,7 @@ class RefComparison:
             if not str(error).startswith("unknown"):
                 raise
             measurement = timer.measure(prepared.run, profile, flush=flush, case=case)
-            verdict = replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")
-            self.verdicts.append(verdict)
-            return verdict, measurement
+            return self._keep(replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")), measurement
         import kernels as head_package
 
         base_build, head_build = build_of(base_prepared), build_of(prepared)
@@ -107,26 +120,17 @@ class RefComparison:
         same = NO_BUILD_INFO not in (base_build, head_build) and (
             case_identity(self.base, base_build, self.arch) == case_identity(head_package, head_build, self.arch))
         if same and not self.time_identical:
-            verdict = unchanged(case)
-            self.verdicts.append(verdict)
-            return verdict, None
+            return self._keep(unchanged(case)), None
         base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
         verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
         if same:
             verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")
-        self.verdicts.append(verdict)
-        return verdict, head_m
+        return self._keep(verdict), head_m
 
-    def removed_kernels(self, head_package) -> list[PairedVerdict]:
+    def removed_kernels(self, head_package) -> list[Verdict]:
         """Registry entries of REF that the working tree no longer has."""
         gone = []
         for registry in ("MATMUL_KERNELS", "ELEMENTWISE_KERNELS"):
             for name in sorted(set(getattr(self.base, registry, {})) - set(getattr(head_package, registry, {}))):
-                gone.append(removed(f"{registry}[{name}]"))
-        self.verdicts.extend(gone)
+                gone.append(self._keep(removed(f"{registry}[{name}]")))
         return gone
-
-    def fails(self, verdict: PairedVerdict) -> bool:
-        return verdict.label == SLOWER and self.accepted is None
-
-

@@ -7,7 +7,7 @@ import pytest
 def pytest_kernel_suite_device(config):
     """Return the device layer the suite measures on.
 
-    The default (harness/plugin/__init__.py) returns `harness.gpu.CudaDevice()`. An
+    The default (harness/plugin/__init__.py) returns `harness.plugin.device.CudaDevice()`. An
     implementation provides `available` and `why_not`, and the methods
     `info()`, `model_names()`, `pin_worker()`, `use_exact_allocations()`,
     `make_timer()` and `clock_state()` of that class.

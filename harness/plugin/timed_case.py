@@ -3,9 +3,10 @@
 pytest-benchmark times Python callables with a wall clock; the suite's
 figures are GPU times (harness/timing/timer.py). `TimedCase.time` measures, builds
 the case's record (harness/verdict/record.py), judges it against the baseline
-(harness/verdict/against_baseline.py) and hands samples and record to pytest-benchmark's
-`benchmark` fixture, so that its saving, JSON output and tables work on GPU
-time. A regression fails the case's own test.
+(harness/verdict/against_baseline.py) or the git ref (harness/ab/against_ref.py),
+keeps record and verdict in the session's state, and hands the samples and the
+flat record to pytest-benchmark's `benchmark` fixture, so that its saving,
+JSON output and tables work on GPU time. A slower case fails its own test.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import pytest
 
 from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
+from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement, measure_wall
+from harness.units import format_duration
 from harness.verdict.against_baseline import judge_record
 from harness.verdict.record import CaseRecord
-from harness.verdict.stats import REGRESSED, format_duration
 
 
 @dataclass
@@ -76,16 +78,18 @@ class TimedCase:
             datasheet_rate=datasheet_rate, **self._where_and_when(prepared, started, wall),
             **measured_fields(measurement),
         )
+        verdict = None
         if state.comparing:
-            judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
-                         history=state.history.get(record.case, []), floors=state.floors)
-        self._hand_to_pytest_benchmark(record)
-        if record.verdict == REGRESSED:
+            verdict = judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
+                                   history=state.history.get(record.case, []), floors=state.floors)
+            record = record.judged(verdict)
+        self._keep(record, verdict)
+        if verdict is not None and verdict.fails:
             # the reference the ratio was taken against: the baseline's median, or the pooled runs' one
-            pooled = f", pooled with {record.reference_runs - 1} more stored runs" if record.reference_runs > 1 else ""
+            pooled = f", pooled with {verdict.reference_runs - 1} more stored runs" if verdict.reference_runs > 1 else ""
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
-                        f"{format_duration(record.median_s / record.ratio)} in {state.baseline.path}{pooled} "
-                        f"({record.ratio:.3f}x): {record.verdict_reason}", pytrace=False)
+                        f"{format_duration(verdict.reference_median)} in {state.baseline.path}{pooled} "
+                        f"({verdict.ratio:.3f}x): {verdict.reason}", pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
@@ -108,32 +112,22 @@ class TimedCase:
         verdict, head = state.ref.compare(self.benchmark.fullname, prepared, self.timer, state.profile, flush,
                                           detectable)
         if head is None:
-            self.benchmark._mode = "not timed: the same SASS and launch as the ref"  # no "fixture unused" warning
+            mark_not_timed(self.benchmark, "not timed: the same SASS and launch as the ref")
             return None
         record = CaseRecord(
             case=self.benchmark.fullname, kernel=kernel, shape=shape, **self._where_and_when(prepared, started),
-            verdict=verdict.label, ratio=verdict.ratio, detectable=verdict.detectable,
-            verdict_reason=verdict.reason, baseline=f"{state.ref.ref} ({state.ref.tree.sha[:10]})",
-            params={"base_median_s": verdict.base_median, "ci_low": verdict.ci_low, "ci_high": verdict.ci_high},
-            **measured_fields(head),
-        )
-        self._hand_to_pytest_benchmark(record)
-        if state.ref.fails(verdict):
+            **measured_fields(head)).judged(verdict)
+        self._keep(record, None)  # the ref comparison keeps its verdicts (state.ref.verdicts)
+        if verdict.fails:
             pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
         return head
 
-    def _hand_to_pytest_benchmark(self, record: CaseRecord) -> None:
-        bench = self.benchmark
-        bench.extra_info.update(record.to_extra_info())
-        if bench.disabled:
-            return
-        # pytest-benchmark 5.2 has no public way to accept samples it did not time;
-        # _make_stats is what its own runner uses to register them (pinned, and
-        # checked by tests/test_pytest_benchmark_contract.py).
-        stats = bench._make_stats(1)
-        for seconds in record.samples:
-            stats.update(seconds)
-        bench._mode = "gpu_bench.time(...)"
+    def _keep(self, record: CaseRecord, verdict) -> None:
+        """The record goes to the session's state (the report and the history read it there) and,
+        flat, into pytest-benchmark's extra_info with its samples (its JSON and saved runs)."""
+        self.state.add(record, verdict)
+        self.benchmark.extra_info.update(record.to_extra_info())
+        hand_samples(self.benchmark, record.samples, "gpu_bench.time(...)")
 
 
 def measured_fields(measurement: Measurement) -> dict:

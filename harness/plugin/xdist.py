@@ -10,7 +10,7 @@
 * pytest-benchmark switches itself off under xdist (its samples would be
   unreliable); with the lock they are not, so workers re-enable it, and each
   worker sends its benchmarks — samples and each case's record, verdict
-  included (harness/verdict/record.py) — to the controller through xdist's
+  included (harness/verdict/record.py), and its verdicts — to the controller through xdist's
   `workeroutput` channel. The controller adds them to its own pytest-benchmark
   session, which then saves, reports and displays as in a single process.
 """
@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -25,6 +26,10 @@ import tempfile
 import time
 import types
 from pathlib import Path
+
+from harness.plugin.benchmark import benchmarks_as_dicts, session_of
+from harness.verdict.labels import Verdict
+from harness.verdict.record import CaseRecord
 
 PAYLOAD_KEY = "kernel_suite"
 
@@ -73,24 +78,25 @@ def gpu_lock(pci_bus_id: str, exclusive: bool):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def export_results(config) -> None:
-    """In a worker: hand its benchmarks (samples and records) to the controller."""
+def export_results(config, state) -> None:
+    """In a worker: hand its benchmarks (samples), records and verdicts to the controller."""
     if not hasattr(config, "workeroutput"):
         return
-    session = getattr(config, "_benchmarksession", None)
-    payload = {"benchmarks": [b.as_dict(include_data=True) for b in (session.benchmarks if session else []) if b]}
+    payload = {"benchmarks": benchmarks_as_dicts(config),
+               "records": [dataclasses.asdict(record) for record in state.records],
+               "verdicts": [dataclasses.asdict(verdict) for verdict in state.verdicts]}
     config.workeroutput[PAYLOAD_KEY] = json.dumps(payload)
 
 
-def import_results(config, workeroutput: dict) -> None:
-    """In the controller: add one worker's results to this session."""
+def import_results(config, state, workeroutput: dict) -> None:
+    """In the controller: add one worker's benchmarks to this session, its records and verdicts to `state`."""
     from pytest_benchmark.stats import Metadata
 
     raw = workeroutput.get(PAYLOAD_KEY)
     if not raw:
         return
     payload = json.loads(raw)
-    session = config._benchmarksession
+    session = session_of(config)
     for bench in payload["benchmarks"]:
         fixture = types.SimpleNamespace(
             name=bench["name"], fullname=bench["fullname"], group=bench["group"], param=bench["param"],
@@ -100,11 +106,13 @@ def import_results(config, workeroutput: dict) -> None:
         for seconds in bench["stats"]["data"]:
             metadata.stats.update(seconds)
         session.benchmarks.append(metadata)
+    state.records += [CaseRecord(**fields) for fields in payload.get("records", [])]
+    state.verdicts += [Verdict(**fields) for fields in payload.get("verdicts", [])]
 
 
 def prepare_worker_session(config) -> None:
     """In a worker: re-enable pytest-benchmark and leave saving to the controller."""
-    session = getattr(config, "_benchmarksession", None)
+    session = session_of(config)
     if session is None or config.getoption("benchmark_disable"):
         return
     session.disabled = False

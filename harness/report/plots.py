@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.timing.ceilings import datasheet_fp32_flops_per_s
+from harness.units import format_duration
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
-from harness.verdict.stats import format_duration
 
 FLOAT_BYTES = 4
 ADD_BYTES_PER_FLOP = 12  # an elementwise add reads two floats and writes one per addition

@@ -26,13 +26,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import math
 import os
 import re
 import tempfile
 from pathlib import Path
 
-_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9.-]+")
+from harness.storage.schema import SchemaError, migrated
+from harness.timing.gpu import safe_name
+from harness.verdict.stats import checked_samples
+
 _RUN_NAME = re.compile(r"^(\d{4,})_.+\.json$")
 SAVE_LOCK = ".save.lock"
 # how many stored runs an error message lists (the newest ones)
@@ -41,24 +43,6 @@ _LISTED_RUNS = 12
 
 class BaselineError(Exception):
     """A stored run is missing, malformed, from another GPU, or cannot be saved."""
-
-
-def _sanitize(text: str) -> str:
-    return _UNSAFE_RUN.sub("_", text).strip("_")
-
-
-def gpu_slug(nvml_name: str) -> str:
-    """Return the baseline folder name for an NVML device name.
-
-    Letters, digits, ``.`` and ``-`` are kept; every other run of characters
-    becomes a single ``_`` and underscores at either end are dropped, so
-    ``"NVIDIA GeForce RTX 4090"`` gives ``"NVIDIA_GeForce_RTX_4090"``.
-    Raises ValueError when nothing usable is left.
-    """
-    slug = _sanitize(nvml_name)
-    if not slug:
-        raise ValueError(f"GPU name {nvml_name!r} gives an empty folder name")
-    return slug
 
 
 def _run_number(path: Path) -> int | None:
@@ -167,10 +151,12 @@ def _samples_problem(bench: dict) -> str | None:
     data = bench["stats"].get("data")
     if not data:
         return "has no stored samples (stats.data); re-record the baseline with --benchmark-save-data"
-    # positive as harness/verdict.checked_samples requires: a stored 0 would pass here and break a verdict later
-    if not isinstance(data, list) or not all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0 for x in data
-    ):
+    # the verdicts' own check (finite, positive times), so that a stored 0 cannot break a verdict later
+    if not isinstance(data, list) or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in data):
+        return "has stored samples that are not finite, positive times"
+    try:
+        checked_samples("stored", data)
+    except ValueError:
         return "has stored samples that are not finite, positive times"
     return None
 
@@ -213,13 +199,18 @@ def load_run(path: Path, expected_gpu: str | None = None) -> dict:
     ``fullname``, ``stats`` or stored samples (``stats.data``, every one a
     finite, positive time) or repeats a ``fullname``. With ``expected_gpu``, the file's ``machine_info.gpu.name``
     must say it and equal it: timings of different GPU models are never
-    compared.
+    compared. A file of an older schema comes back migrated to the current one
+    (harness/storage/schema.py); one of a newer schema is refused.
     """
     path = Path(path)
     doc = _read_document(path)
     if not isinstance(doc, dict):
         raise BaselineError(f"{path} holds a JSON {type(doc).__name__}, not a benchmark run")
     _check_benchmarks(path, doc.get("benchmarks"))
+    try:
+        doc = migrated(doc)
+    except SchemaError as error:
+        raise BaselineError(f"{path}: {error}") from None
     if expected_gpu is not None:
         recorded = _recorded_gpu(doc)
         if recorded is None:
@@ -262,7 +253,7 @@ def save_run(folder: Path, label: str, doc: dict) -> Path:
     TypeError, before anything is written, for a document that is not JSON.
     """
     folder = Path(folder)
-    safe_label = _sanitize(str(label))
+    safe_label = safe_name(str(label))
     if not safe_label:
         raise BaselineError(f"baseline label {label!r} has no letter, digit, '.' or '-' to name a file with")
     text = json.dumps(doc, indent=2) + "\n"

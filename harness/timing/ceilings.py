@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from harness.timing.timer import GpuTimer, Profile
+from harness.timing.profile import Profile
+from harness.timing.timer import GpuTimer
 
 COPY_BYTES = 1 << 30  # 1 GiB each way: far past the L2, long enough to saturate HBM
 

@@ -6,17 +6,39 @@ renumbers only CUDA's. Everything here degrades to None where the machine has
 no NVML (a CPU-only machine, a container without the management library):
 the suite still runs and says so.
 
-`CudaDevice` bundles what the pytest plugin needs from the machine (is there
-a GPU, which, its timer, its clocks). The plugin asks for it through the
-`pytest_kernel_suite_device` hook (harness/plugin/hookspecs.py), so that another
-plugin can supply a different device layer, such as the CPU tests' fake GPU.
+The GPU's identity lives here too: `gpu_slug` names its baseline folder
+(harness/storage/runs.py) from the NVML name. The plugin's device layer
+(harness/plugin/device.py) bundles these for a pytest session.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import socket
 from dataclasses import asdict, dataclass
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every run of characters other than letters, digits, ``.`` and ``-`` as one ``_``,
+    and no ``_`` at either end: safe in a file or folder name."""
+    return _UNSAFE.sub("_", text).strip("_")
+
+
+def gpu_slug(nvml_name: str) -> str:
+    """Return the baseline folder name for an NVML device name.
+
+    Letters, digits, ``.`` and ``-`` are kept; every other run of characters
+    becomes a single ``_`` and underscores at either end are dropped, so
+    ``"NVIDIA GeForce RTX 4090"`` gives ``"NVIDIA_GeForce_RTX_4090"``.
+    Raises ValueError when nothing usable is left.
+    """
+    slug = safe_name(nvml_name)
+    if not slug:
+        raise ValueError(f"GPU name {nvml_name!r} gives an empty folder name")
+    return slug
 
 # NVML clock event ("throttle") reason bits that mean the clocks were cut for
 # heat or power; idle, application-clock and sync-boost bits are harmless.
@@ -112,8 +134,6 @@ def _version(v: int) -> str:
 def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     import cupy
 
-    from harness.storage.runs import gpu_slug
-
     device = cupy.cuda.Device(cuda_device) if cuda_device is not None else cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(device.id)
     cuda_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
@@ -175,42 +195,3 @@ def clock_state(cuda_device: int | None = None) -> ClockState:
     sm = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)
     getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
     return ClockState(int(sm), int(getter(handle)))
-
-
-class CudaDevice:
-    """The machine's CUDA device as the suite sees it (the default device layer)."""
-
-    def __init__(self):
-        self.available, self.why_not = cuda_available()
-
-    def info(self) -> GpuInfo:
-        return gpu_info()
-
-    def model_names(self) -> set[str]:
-        """The names of every visible CUDA device (several workers must share one model)."""
-        import cupy
-
-        count = cupy.cuda.runtime.getDeviceCount()
-        names = (cupy.cuda.runtime.getDeviceProperties(i)["name"] for i in range(count))
-        return {name.decode() if isinstance(name, bytes) else str(name) for name in names}
-
-    def pin_worker(self) -> None:
-        """In an xdist worker, take the worker's own GPU before any CUDA context exists."""
-        from harness.plugin.xdist import pin_worker_to_device
-
-        pin_worker_to_device()
-
-    def use_exact_allocations(self) -> None:
-        """One cudaMalloc per array (no memory pools), so that compute-sanitizer sees exact bounds."""
-        import cupy
-
-        cupy.cuda.set_allocator(None)
-        cupy.cuda.set_pinned_memory_allocator(None)
-
-    def make_timer(self):
-        from harness.timing.timer import GpuTimer
-
-        return GpuTimer(gpu_info().l2_bytes)
-
-    def clock_state(self) -> ClockState:
-        return clock_state()

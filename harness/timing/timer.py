@@ -63,11 +63,11 @@ import numpy as np
 
 from harness.timing.cupti import FALLBACK, open_recorder
 from harness.timing.gpu import clock_state
+from harness.timing.profile import MIN_PAIRS, Profile
 from harness.timing.spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
-from harness.verdict.paired import MIN_PAIRS
 
-__all__ = ["PROFILES", "SERIAL_KIND_FROM", "TIMER_CUPTI", "TIMER_CUPTI_KERNEL", "TIMER_EVENTS", "TIMER_WALL",
-           "GpuTimer", "Measurement", "Profile", "TimingError", "measure_wall"]
+__all__ = ["SERIAL_KIND_FROM", "TIMER_CUPTI", "TIMER_CUPTI_KERNEL", "TIMER_EVENTS", "TIMER_WALL",
+           "GpuTimer", "Measurement", "TimingError", "measure_wall"]
 
 HOLD_TIMEOUT_NS = 2_000_000_000  # the hold kernel gives up after 2 s rather than hang
 KERNEL_SOURCE = Path(__file__).with_name("kernels.cu")
@@ -86,37 +86,6 @@ TIMER_WALL = "wall clock"
 # least a quarter more than were in at the last one (see GpuTimer._sample_until_stable).
 COLLECT_EVERY = 10
 COLLECT_GROWTH = 4
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How long to sample each case: nightly runs to noise, pull requests are quicker."""
-
-    name: str
-    min_samples: int = 10
-    min_time: float = 0.02  # seconds of GPU time
-    target_rsd: float = 0.005
-    time_cap: float = 1.5  # seconds of wall clock per case
-    min_samples_before_cap: int = 2  # the time cap stops no case with fewer (a spread needs two)
-    max_samples: int = 2000
-    warmup: int = 3
-    # A launch whose warm-up CUPTI saw copying to or from host memory (the streams pipeline over
-    # PCIe) is sampled for at least this many seconds of GPU time: its median drifts within a
-    # process by up to 2.5% over seconds, so a window of 20 ms caught one moment of the drift
-    # (NOTES.md, 2026-11-30 fifth session). Its wall-clock cap grows to fit.
-    host_copy_min_time: float = 0.5
-
-    def for_host_copies(self) -> Profile:
-        """This profile with the sampling window of a launch that copies to or from the host."""
-        min_time = max(self.min_time, self.host_copy_min_time)
-        # a sample costs more wall clock than GPU time (holding, reading the records): room for that
-        return dataclasses.replace(self, min_time=min_time, time_cap=max(self.time_cap, 3 * min_time))
-
-
-PROFILES = {
-    "nightly": Profile("nightly"),
-    "quick": Profile("quick", min_samples=8, min_time=0.01, target_rsd=0.01, time_cap=0.4),
-}
 
 
 @dataclass
@@ -142,18 +111,6 @@ class Measurement:
         if len(self.samples) < 2:
             return 0.0
         return statistics.stdev(self.samples) / statistics.fmean(self.samples)
-
-
-def _stop_reason(samples: list[float], started: float, profile: Profile) -> str | None:
-    n = len(samples)
-    if n >= profile.max_samples:
-        return "max samples"
-    if time.perf_counter() - started > profile.time_cap and n >= profile.min_samples_before_cap:
-        return "time cap"
-    if n >= profile.min_samples and sum(samples) >= profile.min_time:
-        if statistics.stdev(samples) / statistics.fmean(samples) <= profile.target_rsd:
-            return "noise"
-    return None
 
 
 def _collection_due(rounds: int, pending: int, started: float, profile: Profile) -> bool:
@@ -248,7 +205,7 @@ class GpuTimer:
 
         The stop rule applies to each; sampling ends when both meet it. The
         wall-clock cap is doubled, so that each still gets about its own cap,
-        and stops nothing before paired.MIN_PAIRS pairs are in: fewer cannot
+        and stops nothing before MIN_PAIRS pairs are in: fewer cannot
         be judged, however slow a case is.
         """
         serial, profile = self._warm_up([run_a, run_b], profile, flush, case)
@@ -361,7 +318,7 @@ class GpuTimer:
                         samples[index % len(runs)].append(span(activities))
                         host_copies[index % len(runs)] |= crosses_to_the_host(activities)
                     pending = 0
-                reasons = [_stop_reason(taken, started, profile) for taken in samples]
+                reasons = [profile.stop_rule.stop_reason(taken, time.perf_counter() - started) for taken in samples]
                 if all(reasons):
                     self._read_clocks(throttle, clocks)
                     return [Measurement(taken, reason, list(throttle), list(clocks), timer=timer,
@@ -387,5 +344,5 @@ def measure_wall(run, profile: Profile) -> Measurement:
         t0 = time.perf_counter()
         run()
         samples.append(time.perf_counter() - t0)
-        if reason := _stop_reason(samples, started, profile):
+        if reason := profile.stop_rule.stop_reason(samples, time.perf_counter() - started):
             return Measurement(samples, reason, timer=TIMER_WALL)

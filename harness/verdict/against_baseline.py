@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.verdict.labels import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict
 from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
-from harness.verdict.stats import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict, judge
+from harness.verdict.stats import judge
 
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:
@@ -132,15 +133,16 @@ def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> Noise
 
 def _not_judged(record: CaseRecord, base: CaseRecord, label: str, reason: str) -> Verdict:
     ratio = record.median_s / base.median_s
-    return Verdict(record.case, label, base.median_s, record.median_s, ratio, None, None,
+    return Verdict(record.case, label, base.median_s, record.median_s, ratio, None,
                    f"{reason}; the {ratio:.2f}× ratio was not judged")
 
 
 def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_uuid: str | None,
                  history: list[StoredResult] = (), floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
-    """Judge one record and write the verdict into it; returns the verdict.
+    """Judge one record against `baseline` (pooled with `history`); returns the verdict, which
+    names its reference (the baseline's file name) and how many stored runs it pools.
 
-    NO_BASELINE without a baseline case; OTHER_HOST for a wall-clock case
+    NEW without a baseline case; OTHER_HOST for a wall-clock case
     against another machine's baseline; OTHER_TIMER when the baseline case was
     timed by another timer; THROTTLED when either side was throttled; else the
     noise model's verdict (harness/verdict.judge).
@@ -172,8 +174,5 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         because = detectable.because + (f"; reference pooled from {runs} runs of this code" if runs > 1 else "")
         verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                         throttled=record.throttled, because=because)
-    record.verdict, record.ratio, record.p_value = verdict.label, verdict.ratio, verdict.p_value
-    record.reference_runs = runs
-    record.detectable, record.verdict_reason = verdict.detectable, verdict.reason
-    record.baseline = baseline.path.name if baseline is not None else None
-    return verdict
+    return dataclasses.replace(verdict, reference=baseline.path.name if baseline is not None else None,
+                               reference_runs=runs)

@@ -17,56 +17,22 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from harness.verdict.stats import checked_samples, format_duration
-
-SLOWER = "slower"
-FASTER = "faster"
-SAME = "same"
-UNCHANGED = "unchanged (same SASS)"
-NEW = "new"
-REMOVED = "removed"
-
-# Below five pairs a bootstrap of medians has too few distinct resamples to mean anything.
-MIN_PAIRS = 5
+from harness.timing.profile import MIN_PAIRS
+from harness.units import change, format_duration
+from harness.verdict.labels import FASTER, NEW, REMOVED, SAME, SLOWER, UNCHANGED, Verdict
+from harness.verdict.stats import checked_samples
 
 # Resamples drawn and sorted at a time: blocks of 512 x 200 pairs stay in cache; one block of
 # 4000 x 200 took twice as long on a 2-core host.
 _RESAMPLES_PER_BLOCK = 512
 
 
-@dataclass(frozen=True)
-class PairedVerdict:
-    """One case of a base/head comparison. Times in seconds; ``ratio`` is head / base median,
-    ``ci_low``/``ci_high`` bound it; fields that do not apply to the label are None."""
-
-    case: str
-    label: str
-    base_median: float | None
-    head_median: float | None
-    ratio: float | None
-    ci_low: float | None
-    ci_high: float | None
-    detectable: float | None
-    reason: str
-
-    @property
-    def passed(self) -> bool:
-        """False only for a slowdown; every other label passes."""
-        return self.label != SLOWER
-
-
 def _check_fraction(name: str, value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
         raise ValueError(f"{name} must be a fraction in (0, 1), got {value!r}")
-
-
-def _percent(ratio: float) -> str:
-    change = (ratio - 1) * 100
-    return f"{abs(change):.1f}% {'slower' if change >= 0 else 'faster'}"
 
 
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +67,7 @@ def bootstrap_ratio_interval(base: np.ndarray, head: np.ndarray, confidence: flo
 
 def judge_paired(case: str, base_samples: Sequence[float], head_samples: Sequence[float], *,
                  detectable: float, confidence: float = 0.99, resamples: int = 4000,
-                 seed: int = 0) -> PairedVerdict:
+                 seed: int = 0) -> Verdict:
     """Judge one case from interleaved samples: pair i is (base_samples[i], head_samples[i]).
 
     Unequal lengths use the common prefix (an interrupted run loses its last pairs). Returns
@@ -140,26 +106,24 @@ def judge_paired(case: str, base_samples: Sequence[float], head_samples: Sequenc
             why = f"the interval excludes 1, but the change is within {limit}"
         else:
             why = f"within {limit}"
-    reason = (f"{_percent(ratio)} than base ({format_duration(base_median)} -> {format_duration(head_median)}; "
+    reason = (f"{change(ratio)} than base ({format_duration(base_median)} -> {format_duration(head_median)}; "
               f"{confidence * 100:g}% interval {ci_low:.3f}x to {ci_high:.3f}x over {pairs} pairs): {why}")
-    return PairedVerdict(case, label, base_median, head_median, ratio, ci_low, ci_high, detectable, reason)
+    return Verdict(case, label, base_median, head_median, ratio, detectable, reason, ci_low=ci_low, ci_high=ci_high)
 
 
-def unchanged(case: str) -> PairedVerdict:
+def unchanged(case: str) -> Verdict:
     """A case whose machine code and launch configuration are the same in base and head: not timed."""
-    return PairedVerdict(case, UNCHANGED, None, None, None, None, None, None,
-                         "same SASS and launch configuration in base and head, so not timed")
+    return Verdict(case, UNCHANGED, None, None, None, None, "same SASS and launch configuration in base and head, so not timed")
 
 
-def new(case: str, head_samples: Sequence[float]) -> PairedVerdict:
+def new(case: str, head_samples: Sequence[float]) -> Verdict:
     """A case that exists in head only; its median time is reported, nothing is judged."""
     head = checked_samples("head", head_samples)
     head_median = float(np.median(head))
-    return PairedVerdict(case, NEW, None, head_median, None, None, None, None,
-                         f"not in base; {format_duration(head_median)} in head")
+    return Verdict(case, NEW, None, head_median, None, None, f"not in base; {format_duration(head_median)} in head")
 
 
-def removed(case: str) -> PairedVerdict:
+def removed(case: str) -> Verdict:
     """A case that exists in base only."""
-    return PairedVerdict(case, REMOVED, None, None, None, None, None, None, "in base only, removed in head")
+    return Verdict(case, REMOVED, None, None, None, None, "in base only, removed in head")
 

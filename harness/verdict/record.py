@@ -8,8 +8,9 @@ verdict report, the plots, the run summaries, the xdist merge and
 Rates and fractions are derived here from the work and the median, and
 formatted here, so that no two places can disagree about them.
 
-Baselines recorded before the record existed (0001_h200-34b7857.json) used the
-same flat keys with a longer timer name; `from_benchmark` reads them too.
+Files written by older versions (other timer names, retired keys, the old
+verdict labels) are brought up to date by harness/storage/schema.py when they
+are loaded; this module reads only the current form.
 """
 
 from __future__ import annotations
@@ -19,30 +20,12 @@ import statistics
 from dataclasses import dataclass, field
 
 from harness.timing.timer import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from harness.verdict.labels import Verdict
 
-__all__ = ["TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "normalized_timer", "records_of"]
+__all__ = ["DERIVED", "TIMER_CUPTI", "TIMER_EVENTS", "TIMER_WALL", "CaseRecord", "records_of"]
 
-# Keys that earlier versions wrote and that are now derived (or dropped): ignored on reading.
-_DERIVED_OR_RETIRED = {"tflops", "gbps", "fraction_of_ceiling", "fraction_of_datasheet", "datasheet_tflops",
-                       "regression_threshold", "verdict_note", "rate", "rate_unit", "throttled", "median_s",
-                       "samples", "sample_count"}
-
-
-def normalized_timer(text: str | None) -> str | None:
-    """The timer's short name. Older files say "CUDA events, held stream, L2 flushed", or
-    "cupti" for what CUPTI's CONCURRENT_KERNEL kind recorded (0002). "cupti kernel" is
-    CUPTI's KERNEL kind: baseline 0003 timed every single-stream case with it, the timer now
-    only those of 20 µs or more (harness/timing/timer.py)."""
-    if not text:
-        return None
-    lowered = text.lower()
-    if lowered == "cupti":
-        return TIMER_CUPTI
-    if lowered.startswith("cuda events"):
-        return TIMER_EVENTS
-    if lowered.startswith("wall clock"):
-        return TIMER_WALL
-    return lowered
+# Keys that to_extra_info writes beside the fields (derived figures): skipped on reading.
+DERIVED = frozenset({"sample_count", "rate", "rate_unit", "fraction_of_ceiling", "fraction_of_datasheet", "throttled"})
 
 
 @dataclass
@@ -82,14 +65,16 @@ class CaseRecord:
     timing_ended: float | None = None
     # what ran: hash of the kernel's machine code and launch configuration (harness.ab.identity)
     sass: str | None = None
-    # the verdict against the baseline (absent when not comparing)
+    # the verdict (harness/verdict/labels.py), absent when not comparing
     verdict: str | None = None
     ratio: float | None = None
-    p_value: float | None = None
+    p_value: float | None = None  # stored reference: one-sided Mann-Whitney
+    ci_low: float | None = None  # same-run A/B: bootstrap interval of the ratio
+    ci_high: float | None = None
     detectable: float | None = None
     verdict_reason: str | None = None
-    baseline: str | None = None  # file name of the baseline compared with
-    reference_runs: int | None = None  # stored runs pooled into the reference (harness.verdict.against_baseline)
+    reference: str | None = None  # what it was judged against: a baseline file, a GPU's history, a git ref
+    reference_runs: int | None = None  # stored runs pooled into the reference
 
     # ---- derived figures -------------------------------------------------------------
     @property
@@ -145,6 +130,13 @@ class CaseRecord:
         extras = ", ".join(f"{k} {v}" for k, v in sorted(self.params.items()) if not isinstance(v, float))
         return f"{name} ({extras})" if extras else name
 
+    def judged(self, verdict: Verdict) -> CaseRecord:
+        """This record with `verdict`'s outcome (a new record: a record is never changed in place)."""
+        return dataclasses.replace(
+            self, verdict=verdict.label, ratio=verdict.ratio, p_value=verdict.p_value, ci_low=verdict.ci_low,
+            ci_high=verdict.ci_high, detectable=verdict.detectable, verdict_reason=verdict.reason,
+            reference=verdict.reference, reference_runs=verdict.reference_runs)
+
     # ---- reading and writing -----------------------------------------------------------
     def to_extra_info(self) -> dict:
         """The flat dict written into the benchmark's extra_info (samples live in stats.data)."""
@@ -160,17 +152,15 @@ class CaseRecord:
 
     @classmethod
     def from_benchmark(cls, bench: dict) -> CaseRecord:
-        """Read the record of one benchmark of a pytest-benchmark JSON document."""
+        """Read the record of one benchmark of a pytest-benchmark JSON document in the current
+        schema (harness/storage/schema.py brings older files up to it when they are loaded)."""
         info = dict(bench.get("extra_info") or {})
         stats = bench.get("stats") or {}
         samples = [float(x) for x in stats.get("data") or []]
         median = statistics.median(samples) if samples else float(stats.get("median", info.get("median_s", 0.0)))
         known = {f.name for f in dataclasses.fields(cls)} - {"case", "samples", "params", "median_s"}
         values = {key: info.pop(key) for key in list(info) if key in known}
-        if "datasheet_rate" not in values and info.get("datasheet_tflops"):  # files before the record
-            values["datasheet_rate"] = info["datasheet_tflops"] * 1e12
-        values["timer"] = normalized_timer(values.get("timer"))
-        params = {k: v for k, v in info.items() if k not in _DERIVED_OR_RETIRED}
+        params = {k: v for k, v in info.items() if k not in DERIVED and k != "median_s"}
         return cls(case=bench["fullname"], median_s=median, samples=samples, params=params, **values)
 
 

@@ -13,63 +13,15 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import mannwhitneyu
 
-SAME = "same"
-REGRESSED = "regressed"
-FASTER = "faster"
-NO_BASELINE = "no baseline"
-THROTTLED = "throttled"
-OTHER_HOST = "other host"  # a wall-clock case against a baseline from another machine: not judged
-OTHER_TIMER = "other timer"  # a baseline case timed by another timer (CUPTI, held CUDA events): not judged
+from harness.units import change, format_duration
+from harness.verdict.labels import FASTER, NEW, SAME, SLOWER, THROTTLED, Verdict
 
 # With 3 samples a side the smallest one-sided p is 0.05; below that no test is run.
 MIN_SAMPLES_FOR_TEST = 3
-
-_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of comparing one case's timings with its baseline.
-
-    Times are in seconds; ``ratio`` is current median / baseline median;
-    ``detectable`` is the smallest change (a fraction of the baseline median)
-    the case was judged against.  ``baseline_median``, ``ratio``, ``p_value``
-    and ``detectable`` are None when they could not be computed (no baseline,
-    or too few samples for the test).
-    """
-
-    case: str
-    label: str
-    baseline_median: float | None
-    current_median: float
-    ratio: float | None
-    p_value: float | None
-    detectable: float | None
-    reason: str
-
-
-def format_duration(seconds: float) -> str:
-    """Format a time in seconds with 3 significant figures and a fitting unit.
-
-    For example ``0.0001234`` gives ``"123 µs"`` and ``2.5`` gives ``"2.50 s"``.
-    """
-    if not math.isfinite(seconds):
-        return str(seconds)
-    if seconds == 0:
-        return "0 s"
-    for unit, scale in _UNITS:
-        value = seconds / scale
-        rounded = abs(float(f"{value:.3g}"))
-        if rounded < 1000 or unit == "s":
-            break
-    digits = 2 - math.floor(math.log10(rounded))
-    return f"{value:.{max(digits, 0)}f} {unit}"
-
 
 def checked_samples(name: str, samples: Sequence[float]) -> np.ndarray:
     """``samples`` as a float array; ValueError naming ``name`` unless a flat, non-empty set of positive times."""
@@ -137,9 +89,9 @@ def judge(
     (``harness.noise.detectable_change``); it may exceed 1 when the absolute
     floor is longer than the baseline median.  ``because`` names what set it,
     for the reason.
-    Returns a Verdict labelled NO_BASELINE (``baseline_samples`` is None;
+    Returns a Verdict labelled NEW (``baseline_samples`` is None;
     ``detectable`` may then be None), THROTTLED (``throttled`` is true),
-    REGRESSED (median ratio > 1 + detectable and one-sided Mann-Whitney
+    SLOWER (median ratio > 1 + detectable and one-sided Mann-Whitney
     p < ``alpha``), FASTER (ratio < 1 - detectable and p < ``alpha``) or SAME.
     With fewer than 3 samples on either side no test is run, ``p_value`` is
     None and the ratio alone decides.  Raises ValueError for empty, non-finite
@@ -152,8 +104,8 @@ def judge(
     current_median = float(np.median(current))
 
     if baseline_samples is None:
-        return Verdict(case, NO_BASELINE, None, current_median, None, None, None,
-                       f"no baseline for this case; now {format_duration(current_median)}")
+        return Verdict(case, NEW, None, current_median, None, None,
+                       f"no reference for this case; now {format_duration(current_median)}")
 
     if not (_is_number(detectable) and detectable > 0):
         raise ValueError(f"detectable must be a positive fraction of the baseline median, got {detectable!r}")
@@ -162,12 +114,12 @@ def judge(
     ratio = current_median / baseline_median
 
     if throttled:
-        return Verdict(case, THROTTLED, baseline_median, current_median, ratio, None, detectable,
+        return Verdict(case, THROTTLED, baseline_median, current_median, ratio, detectable,
                        f"NVML reported thermal or power throttling during the samples, "
                        f"so the {ratio:.2f}× ratio was not judged")
 
     slower = ratio >= 1
-    change = f"{abs(ratio - 1) * 100:.1f}% {'slower' if slower else 'faster'} than the baseline"
+    moved = f"{change(ratio)} than the reference"
     beyond_detectable = ratio > 1 + detectable if slower else ratio < 1 - detectable
 
     if min(baseline.size, current.size) < MIN_SAMPLES_FOR_TEST:
@@ -180,10 +132,10 @@ def judge(
         stats_note = f"p={p_value:.2g}"
 
     limit = f"detectable change {detectable * 100:.1f}%" + (f" ({because})" if because else "")
-    reason = f"{change} ({stats_note}); {limit}"
+    reason = f"{moved} ({stats_note}); {limit}"
     if beyond_detectable and significant:
-        label = REGRESSED if slower else FASTER
+        label = SLOWER if slower else FASTER
     else:
         label = SAME
         reason += ", not exceeded" if not beyond_detectable else f", exceeded but not significant at alpha={alpha:g}"
-    return Verdict(case, label, baseline_median, current_median, ratio, p_value, detectable, reason)
+    return Verdict(case, label, baseline_median, current_median, ratio, detectable, reason, p_value=p_value)

@@ -1,0 +1,86 @@
+"""Every use of pytest-benchmark beyond its public options, in one place.
+
+pytest-benchmark 5.2 times Python callables by wall clock and has no public way
+to accept samples it did not take, to name its storage folder, or to reach its
+session from a hook. The suite needs all three, so it uses these internals,
+pinned by tox.ini (<5.3) and checked by tests/test_pytest_benchmark_contract.py:
+
+* `config._benchmarksession`: the session (its storage, benchmarks, machine id);
+* `bench._make_stats(1)`: what pytest-benchmark's own runner registers samples with;
+* `bench._mode`: set so that a fixture used without a timed call raises no warning.
+
+Runs are saved through `NumberedStorage` (harness/storage/runs.py): numbered
+under a lock, atomic, never overwriting, refused after a failed test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_benchmark.storage.file import FileStorage
+
+from harness.storage.runs import BaselineError, save_run
+
+
+def session_of(config):
+    """pytest-benchmark's session of this run, or None when the plugin is not loaded (-p no:benchmark)."""
+    return getattr(config, "_benchmarksession", None)
+
+
+def hand_samples(bench, samples: list[float], mode: str) -> None:
+    """Register `samples` (seconds) as the timed rounds of pytest-benchmark's `bench` fixture."""
+    if bench.disabled:
+        return
+    stats = bench._make_stats(1)
+    for seconds in samples:
+        stats.update(seconds)
+    bench._mode = mode
+
+
+def mark_not_timed(bench, why: str) -> None:
+    """The fixture was used but nothing timed (no "fixture unused" warning)."""
+    bench._mode = why
+
+
+def benchmarks_as_dicts(config) -> list[dict]:
+    """Every benchmark of this session as pytest-benchmark's JSON writes it, samples included."""
+    session = session_of(config)
+    return [b.as_dict(include_data=True) for b in (session.benchmarks if session else []) if b]
+
+
+class NumberedStorage(FileStorage):
+    """pytest-benchmark's file storage, saving through harness.storage.runs.save_run.
+
+    Saves are numbered under a lock, atomic, never overwrite, and are refused
+    for a run in which any test failed: a baseline describes a healthy run.
+    """
+
+    def __init__(self, path, logger, default_machine_id, state):
+        super().__init__(path, logger, default_machine_id)
+        self.state = state
+
+    def save(self, output_json, save):
+        if self.state.failures:
+            self.state.problems.append(f"not saved as a baseline: {self.state.failures} test(s) failed in this run")
+            return
+        try:
+            path = save_run(Path(self.path) / self.default_machine_id, save, output_json)
+        except BaselineError as error:
+            self.state.problems.append(str(error))
+            return
+        self.state.notices.append(f"saved this run as {path}")
+
+
+def use_gpu_folder(config, state, slug: str) -> None:
+    """Store this session's runs in `<storage>/<slug>` (the GPU model's folder) through NumberedStorage.
+
+    pytest-benchmark names its folder from the Python platform; its session is
+    given the GPU's slug as its machine id instead (no module of pytest-benchmark
+    is patched), before anything is loaded or saved.
+    """
+    bs = session_of(config)
+    if bs is None:
+        return
+    bs.machine_id = slug
+    if type(bs.storage) is FileStorage:
+        bs.storage = NumberedStorage(bs.storage.path, bs.storage.logger, slug, state)

@@ -1,0 +1,70 @@
+"""The suite's command-line options, and reading them into checked values.
+
+Every option is registered here; `threshold_of` and the other readers turn a
+raw value into what the run uses, or raise pytest.UsageError (exit 4) naming
+the option, when pytest configures the run, on any machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.timing.profile import PROFILES
+from harness.verdict.stats import parse_fraction
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINES = ROOT / "baselines"
+REPORT_DEFAULT = ROOT / "reports" / "benchmark-report.md"
+
+
+def add_options(parser) -> None:
+    group = parser.getgroup("kernel suite")
+    group.addoption("--profile", choices=sorted(PROFILES), default="nightly",
+                    help="sampling and sizes: nightly (all sizes, to 0.5%% noise) or quick (pull requests)")
+    group.addoption("--regression-threshold", default=os.environ.get("KERNEL_SUITE_THRESHOLD"),
+                    help="smallest slow-down ever flagged against a baseline from this GPU, e.g. 0.02 or 2%% "
+                         "(default: $KERNEL_SUITE_THRESHOLD or 1.5%%); a noisy case's own threshold is larger")
+    group.addoption("--benchmark-report", default=str(REPORT_DEFAULT),
+                    help="markdown report of the verdicts (written when comparing)")
+    group.addoption("--require-gpu", action="store_true",
+                    default=os.environ.get("KERNEL_SUITE_REQUIRE_GPU", "") not in ("", "0"),
+                    help="fail the run when no usable CUDA GPU is found (default: $KERNEL_SUITE_REQUIRE_GPU)")
+    group.addoption("--no-memory-pool", action="store_true",
+                    help="one cudaMalloc per array (for compute-sanitizer: exact bounds)")
+    group.addoption("--compare-ref", metavar="REF", default=None,
+                    help="time every changed kernel against the same case built from git REF, interleaved, in this "
+                         "run (a pull request against its base); kernels with the same SASS are not timed")
+    group.addoption("--compare-ref-all", action="store_true",
+                    help="with --compare-ref: time every case, even where both sides have the same SASS")
+    group.addoption("--accept-slowdown", metavar="REASON", default=None,
+                    help="with --compare-ref: report slower cases as accepted (REASON) instead of failing them")
+
+
+def threshold_of(config) -> float | None:
+    """--regression-threshold as a fraction (None when not given); UsageError when it is no fraction."""
+    raw = config.getoption("regression_threshold")
+    try:
+        return parse_fraction(raw, "--regression-threshold") if raw else None
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def refuse_conflicts_with_compare_ref(config) -> None:
+    """A pull request's run is judged against its base in the same run: it runs in one process, is
+    never stored as a baseline, nor judged against a stored one."""
+    if getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError("--compare-ref runs in one process: drop -n")
+    if getattr(config.option, "benchmark_compare", None):
+        raise pytest.UsageError("--compare-ref compares with a git ref in this run; drop --benchmark-compare")
+    conflicts = {
+        "benchmark_save": "--benchmark-save: a pull-request run is never saved as a baseline",
+        "benchmark_autosave": "--benchmark-autosave: a pull-request run is never saved as a baseline",
+        "benchmark_compare_fail": "--benchmark-compare-fail: it judges against a stored baseline, "
+                                  "and --compare-ref judges against the ref",
+    }
+    for option, why in conflicts.items():
+        if getattr(config.option, option, None):
+            raise pytest.UsageError(f"--compare-ref cannot be combined with {why}; drop one of them")

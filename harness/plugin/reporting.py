@@ -1,0 +1,64 @@
+"""What the plugin writes at the end of a run: the markdown report and the terminal summary.
+
+The report is built from the session's verdicts and records (harness/plugin/state.py),
+by the one report builder of harness/report/markdown.py, for a run judged
+against stored runs and for a `--compare-ref` run alike.
+"""
+
+from __future__ import annotations
+
+from harness.plugin.state import SuiteState
+from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
+from harness.verdict.labels import ACCEPTED
+
+
+def write_stored_report(state: SuiteState) -> None:
+    """The report of a run judged against the stored baseline (and history)."""
+    if not state.verdicts:
+        return
+    baseline = state.baseline
+    if baseline is not None:
+        ran = {v.case for v in state.verdicts}
+        not_run = sorted(set(baseline.cases) - ran)
+        if not_run:  # renamed, removed or deselected cases: their history is not compared
+            state.notices.append(f"{len(not_run)} case(s) of the baseline did not run in this session, "
+                                 f"e.g. {not_run[0]}")
+    against = f"`{baseline.path}`" if baseline is not None else "no baseline"
+    title = f"Kernel suite on {where(state.gpu)} vs {against}"
+    text = markdown_report(title, state.verdicts, {r.case: r for r in state.records})
+    publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
+
+
+def write_ref_report(state: SuiteState) -> None:
+    """The report of a --compare-ref run: this tree against REF, measured interleaved in one run."""
+    import kernels
+
+    ref = state.ref
+    ref.removed_kernels(kernels)
+    title = f"Kernel suite: this tree against `{ref.ref}` ({ref.tree.sha[:10]}) on {where(state.gpu)}"
+    notes = [f"**Slowdown accepted**: {ref.accepted}"] if ref.accepted and any(
+        v.label == ACCEPTED for v in ref.verdicts) else []
+    text = markdown_report(title, ref.verdicts, {r.case: r for r in state.records}, notes)
+    counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
+    publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
+
+
+def publish(state: SuiteState, text: str, counts: str) -> None:
+    """Write the report; the summary line names the counts and the file, or a problem says why not."""
+    try:
+        write_report(state.report_path, text)
+    except OSError as error:
+        state.problems.append(f"could not write the report {state.report_path}: {error}")
+        return
+    state.notices.append(f"{counts}; report: {state.report_path}")
+
+
+def terminal_summary(terminalreporter, state: SuiteState) -> None:
+    if state.notices:
+        terminalreporter.section("kernel suite")
+        for line in state.notices:
+            terminalreporter.write_line(line)
+    if state.problems:
+        terminalreporter.section("kernel suite: errors", red=True)
+        for line in state.problems:
+            terminalreporter.write_line(f"ERROR: {line}", red=True)

@@ -1,0 +1,56 @@
+"""The state of one pytest process of the suite: its GPU, its references, its records and verdicts.
+
+One `SuiteState` per process, kept in `config.stash[STATE]`. Each timed case's
+record and verdict are built once (harness/plugin/timed_case.py) and appended
+here; the report, the history store and the xdist merge read them from here,
+never back from pytest-benchmark's JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from harness.timing.profile import Profile
+from harness.verdict.against_baseline import Baseline
+from harness.verdict.labels import Verdict
+from harness.verdict.noise import NoiseFloors
+from harness.verdict.record import CaseRecord
+
+
+@dataclass(eq=False)  # registered as a plugin: pytest hashes it by identity
+class SuiteState:
+    """What one pytest process knows about its GPU, its references and its problems."""
+
+    device: object  # harness.plugin.device.CudaDevice or another device layer (hookspecs)
+    profile: Profile
+    floors: NoiseFloors
+    report_path: Path
+    compare_spec: object = None  # --benchmark-compare's value, taken from pytest-benchmark
+    comparing: bool = False
+    gpu: object = None  # GpuInfo of the device in use
+    timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
+    ref: object = None  # harness.ab.against_ref.RefComparison under --compare-ref
+    baseline: Baseline | None = None
+    history: dict = field(default_factory=dict)
+    records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
+    verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference
+    failures: int = 0
+    problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
+    notices: list[str] = field(default_factory=list)  # plain information shown at the end
+
+    def pytest_runtest_logreport(self, report):
+        """Count failures: a run with any is never saved as a baseline."""
+        if report.failed:
+            self.failures += 1
+
+    def add(self, record: CaseRecord, verdict: Verdict | None) -> None:
+        """Keep one timed case's record and, when it was judged against a stored reference, its verdict."""
+        self.records.append(record)
+        if verdict is not None:
+            self.verdicts.append(verdict)
+
+
+STATE = pytest.StashKey[SuiteState]()

@@ -1,0 +1,85 @@
+"""How long a case is sampled: the profiles and the stop rule, as a named criterion.
+
+A leaf of the timing room (it imports nothing of the suite). As nvbench keeps
+each stopping rule behind one interface (`stdrel_criterion`), the timer asks
+its profile's `stop_rule` whether to stop; a new rule is a new class here with
+the same `stop_reason(samples, elapsed)` method, not a new branch in the timer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass
+
+# A same-run comparison needs this many pairs: below five, a bootstrap of medians has too few
+# distinct resamples to mean anything (harness/verdict/paired.py), so the time cap of an
+# interleaved measurement stops nothing with fewer.
+MIN_PAIRS = 5
+
+
+@dataclass(frozen=True)
+class RelativeNoiseCriterion:
+    """Stop on noise (nvbench's relative-standard-deviation criterion), a time cap or a sample cap.
+
+    "noise": at least `min_samples` samples and `min_time` seconds of measured
+    time are in and their relative standard deviation is at most `target_rsd`;
+    "time cap": `time_cap` seconds of wall clock have passed with at least
+    `min_samples_before_cap` samples in; "max samples": `max_samples` are in.
+    """
+
+    min_samples: int
+    min_time: float
+    target_rsd: float
+    time_cap: float
+    min_samples_before_cap: int
+    max_samples: int
+
+    def stop_reason(self, samples: list[float], elapsed: float) -> str | None:
+        """Why sampling stops now (`elapsed`: wall-clock seconds since it began), or None to go on."""
+        n = len(samples)
+        if n >= self.max_samples:
+            return "max samples"
+        if elapsed > self.time_cap and n >= self.min_samples_before_cap:
+            return "time cap"
+        if n >= self.min_samples and sum(samples) >= self.min_time:
+            if statistics.stdev(samples) / statistics.fmean(samples) <= self.target_rsd:
+                return "noise"
+        return None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How long to sample each case: nightly runs to noise, pull requests are quicker."""
+
+    name: str
+    min_samples: int = 10
+    min_time: float = 0.02  # seconds of GPU time
+    target_rsd: float = 0.005
+    time_cap: float = 1.5  # seconds of wall clock per case
+    min_samples_before_cap: int = 2  # the time cap stops no case with fewer (a spread needs two)
+    max_samples: int = 2000
+    warmup: int = 3
+    # A launch whose warm-up CUPTI saw copying to or from host memory (the streams pipeline over
+    # PCIe) is sampled for at least this many seconds of GPU time: its median drifts within a
+    # process by up to 2.5% over seconds, so a window of 20 ms caught one moment of the drift
+    # (NOTES.md, 2026-11-30 fifth session). Its wall-clock cap grows to fit.
+    host_copy_min_time: float = 0.5
+
+    @property
+    def stop_rule(self) -> RelativeNoiseCriterion:
+        """The criterion that ends a case's sampling under this profile."""
+        return RelativeNoiseCriterion(self.min_samples, self.min_time, self.target_rsd, self.time_cap,
+                                      self.min_samples_before_cap, self.max_samples)
+
+    def for_host_copies(self) -> Profile:
+        """This profile with the sampling window of a launch that copies to or from the host."""
+        min_time = max(self.min_time, self.host_copy_min_time)
+        # a sample costs more wall clock than GPU time (holding, reading the records): room for that
+        return dataclasses.replace(self, min_time=min_time, time_cap=max(self.time_cap, 3 * min_time))
+
+
+PROFILES = {
+    "nightly": Profile("nightly"),
+    "quick": Profile("quick", min_samples=8, min_time=0.01, target_rsd=0.01, time_cap=0.4),
+}

@@ -1,0 +1,47 @@
+"""How the suite writes times, changes and fractions: the one place that formats them.
+
+A leaf: it imports nothing of the suite. Every report, verdict reason and
+table goes through these, so "2.1% slower" and "123 µs" read the same in the
+terminal, the markdown reports and the dashboard.
+"""
+
+from __future__ import annotations
+
+import math
+
+_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+MISSING = "—"  # a table cell with no value
+
+
+def format_duration(seconds: float) -> str:
+    """Format a time in seconds with 3 significant figures and a fitting unit.
+
+    For example ``0.0001234`` gives ``"123 µs"`` and ``2.5`` gives ``"2.50 s"``.
+    """
+    if not math.isfinite(seconds):
+        return str(seconds)
+    if seconds == 0:
+        return "0 s"
+    for unit, scale in _UNITS:
+        value = seconds / scale
+        rounded = abs(float(f"{value:.3g}"))
+        if rounded < 1000 or unit == "s":
+            break
+    digits = 2 - math.floor(math.log10(rounded))
+    return f"{value:.{max(digits, 0)}f} {unit}"
+
+
+def percent(fraction: float | None, digits: int = 1) -> str:
+    """``0.0213`` as ``"2.1%"``; None as the missing-value mark."""
+    return MISSING if fraction is None else f"{100 * fraction:.{digits}f}%"
+
+
+def change(ratio: float) -> str:
+    """A ratio of medians as a change: ``1.021`` gives ``"2.1% slower"``, ``0.98`` ``"2.0% faster"``."""
+    moved = (ratio - 1) * 100
+    return f"{abs(moved):.1f}% {'slower' if moved >= 0 else 'faster'}"
+
+
+def ratio_text(ratio: float | None) -> str:
+    """``1.0213`` as ``"1.021×"``; None as the missing-value mark."""
+    return MISSING if ratio is None else f"{ratio:.3f}×"
