@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import make_document, write_document
 
 from harness.history.cli import COMMANDS, main

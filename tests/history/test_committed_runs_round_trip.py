@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+
 from harness.baselines import load_run, stored_runs
 from harness.compare import compare_runs
 from harness.comparison import run_gpu_uuid

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import sqlalchemy as sa
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from harness.storage.history import open_store
 from harness.storage.history.schema import CASES, SCHEMA_VERSION

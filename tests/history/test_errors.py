@@ -6,6 +6,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from backends import postgres_url_fixture  # noqa: F401 (pytest fixtures)
 from sqlalchemy.engine import make_url
 
 from harness.history.cli import main

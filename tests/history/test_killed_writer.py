@@ -7,6 +7,7 @@ import signal
 
 import pytest
 import sqlalchemy as sa
+from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from sqlalchemy import event
 from synthetic import make_document
 from test_concurrent_writers import writer

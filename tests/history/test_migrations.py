@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import make_document
 
 from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, GPU_B, case_name, make_document
 
 

@@ -1,5 +1,10 @@
 """Fixtures of the history store's tests: every store test runs on SQLite and on a real PostgreSQL server.
 
+A module, not a conftest.py: the test modules import the fixtures they use
+(each defined as NAME_fixture, so that a test's NAME argument shadows no import).  A conftest.py below the
+root one makes pytest 9 hash every registered plugin, and harness.plugin registers its SuiteState, a
+dataclass, which is unhashable: `pytest tests suites` stops with an INTERNALERROR.
+
 PostgreSQL: the server named by $KERNEL_SUITE_TEST_POSTGRES (`eval "$(.ci/postgres.sh start)"`), one
 fresh database per test.  Without it the PostgreSQL tests skip, saying so, except in CI ($CI set),
 where a missing server fails them: CI must not pass by skipping them.
@@ -48,8 +53,8 @@ def fresh_postgres_database():
         engine.dispose()
 
 
-@pytest.fixture(params=BACKENDS)
-def history_url(request, tmp_path):
+@pytest.fixture(name="history_url", params=BACKENDS)
+def history_url_fixture(request, tmp_path):
     """The URL of an empty store, on each backend."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'history.sqlite'}"
@@ -58,14 +63,14 @@ def history_url(request, tmp_path):
         yield url
 
 
-@pytest.fixture
-def postgres_url():
+@pytest.fixture(name="postgres_url")
+def postgres_url_fixture():
     """The URL of an empty store on the PostgreSQL server."""
     with fresh_postgres_database() as url:
         yield url
 
 
-@pytest.fixture
-def store(history_url):
+@pytest.fixture(name="store")
+def store_fixture(history_url):
     with open_store(history_url) as opened:
         yield opened
