@@ -1,0 +1,48 @@
+"""The command line of the history store.
+
+    python -m harness.history import PATH... [--history URL]
+    python -m harness.history runs [--gpu GPU] [--history URL]
+    python -m harness.history export RUN [-o FILE] [--history URL]
+
+A command is a module with ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``run(args, store) -> exit status``; adding one is adding it to `COMMANDS`.
+Exit status: 0 done, 1 the store or an input cannot be used (one sentence on
+stderr, no traceback), 2 bad arguments (argparse's usage line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.storage.history import ENV_URL, HistoryError, open_store
+from harness.storage.history.documents import BaselineError
+
+from . import cmd_export, cmd_import, cmd_runs
+
+COMMANDS = (cmd_import, cmd_runs, cmd_export)
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--history", metavar="URL",
+                        help=f"the store: a SQLite file or a SQLAlchemy URL (sqlite:///FILE, postgresql://USER@HOST/DB); "
+                             f"default ${ENV_URL}, else history.sqlite in the runner's tool cache or ~/.cache/kernel-suite")
+    top = argparse.ArgumentParser(prog="python -m harness.history",
+                                  description="The history of every run per physical GPU (issue 20).")
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        sub = commands.add_parser(command.NAME, parents=[common], help=command.HELP, description=command.HELP)
+        command.add_arguments(sub)
+        sub.set_defaults(handler=command.run)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        with open_store(args.history) as store:
+            return args.handler(args, store)
+    except (HistoryError, BaselineError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,133 @@
+"""Where the store is, and the engine that reaches it, with its errors in one sentence.
+
+The URL is ``--history URL`` when given, else ``$KERNEL_SUITE_HISTORY``, else
+the default SQLite file: ``$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite`` on
+a GitHub runner (its tool cache survives between jobs on a self-hosted
+runner), else ``$XDG_CACHE_HOME/kernel-suite/history.sqlite``, else
+``~/.cache/kernel-suite/history.sqlite``.  A plain path names a SQLite file;
+``postgresql://`` means psycopg 3 (``postgresql+psycopg://``).
+
+A URL is only ever shown through `safe_url` (SQLAlchemy's rendering with the
+password hidden), and a driver's message has any password scrubbed from it
+before it goes into a `HistoryError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+ENV_URL = "KERNEL_SUITE_HISTORY"
+FILE_NAME = Path("kernel-suite") / "history.sqlite"
+BUSY_TIMEOUT_S = 60  # a writer waits this long for another one (SQLite)
+CONNECT_TIMEOUT_S = 10  # PostgreSQL
+_CREDENTIALS = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
+
+
+class HistoryError(Exception):
+    """The history store cannot be used: unreachable, refused, corrupt, of a newer schema, or a bad request."""
+
+
+def default_path() -> Path:
+    """The default SQLite file (see the module docstring)."""
+    for variable in ("RUNNER_TOOL_CACHE", "XDG_CACHE_HOME"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]) / FILE_NAME
+    return Path.home() / ".cache" / FILE_NAME
+
+
+def scrub(text: str, url: URL | None = None) -> str:
+    """``text`` without the password of ``url`` or of any URL written in it."""
+    text = _CREDENTIALS.sub(r"\1***@", str(text))
+    if url is not None and url.password:
+        text = text.replace(str(url.password), "***")
+    return text
+
+
+def resolve_url(url: str | None = None) -> URL:
+    """The SQLAlchemy URL the store uses for ``url`` (see the module docstring)."""
+    text = url or os.environ.get(ENV_URL) or ""
+    if not text:
+        path = default_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return URL.create("sqlite", database=str(path))
+    if "://" not in text:
+        return URL.create("sqlite", database=str(Path(text).expanduser()))
+    try:
+        parsed = make_url(text)
+    except ArgumentError:
+        raise HistoryError(f"{scrub(text)} is not a database URL (e.g. sqlite:///path/history.sqlite, "
+                           f"postgresql://user@host/db)") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise HistoryError(f"{safe_url(parsed)}: the history store runs on SQLite or PostgreSQL only")
+    return parsed
+
+
+def safe_url(url: URL) -> str:
+    """The URL as it may be shown: the password as ***."""
+    return url.render_as_string(hide_password=True)
+
+
+def _sqlite_setup(engine: sa.Engine) -> None:
+    """WAL (readers never wait for a writer), a busy timeout, foreign keys, and BEGIN IMMEDIATE
+    for writes: a writer takes the lock when its transaction starts, so two writers queue
+    instead of one failing on a lock it could not upgrade."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("history_write") else "BEGIN")
+
+
+def create_engine(url: URL) -> sa.Engine:
+    """An engine for ``url``: SQLite set up for concurrent writers, PostgreSQL with a connect timeout."""
+    try:
+        if url.get_backend_name() == "sqlite":
+            engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+            _sqlite_setup(engine)
+            return engine
+        return sa.create_engine(url, pool_pre_ping=True,
+                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernel-suite"})
+    except (NoSuchModuleError, ImportError) as exc:
+        raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
+
+
+def _reason(exc: BaseException, url: URL) -> str:
+    """The driver's own words, on one line, without a password."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    text = "; ".join(lines[:2]) or type(orig).__name__
+    return scrub(text, url).rstrip(".")
+
+
+@contextlib.contextmanager
+def translated_errors(url: URL, doing: str):
+    """Re-raise a database error as one HistoryError sentence naming the store (password hidden)."""
+    try:
+        yield
+    except HistoryError:
+        raise
+    except DBAPIError as exc:
+        reason = _reason(exc, url)
+        if url.get_backend_name() == "sqlite" and "not a database" in reason:
+            reason = f"the file is not a SQLite database ({reason})"
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}") from None
+    except SQLAlchemyError as exc:
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {_reason(exc, url)}") from None

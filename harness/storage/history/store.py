@@ -1,0 +1,290 @@
+"""The history store: record runs, list them, export them, and the queries of the verdicts."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL
+
+from . import schema
+from .connection import HistoryError, create_engine, resolve_url, safe_url, translated_errors
+from .documents import DocumentError, benchmark_from_row, case_rows, document_from_rows, run_row
+from .samples import decode_samples
+from .schema import CASES, RUNS, SchemaError
+
+OUTCOMES = ("passed", "failed")
+
+
+class AlreadyRecorded(HistoryError):
+    """This very document is stored already (same content hash)."""
+
+    def __init__(self, message: str, run_id: int | None):
+        super().__init__(message)
+        self.run_id = run_id
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One stored run, as the listing shows it."""
+
+    id: int
+    started_at: datetime
+    commit: str | None
+    branch: str | None
+    dirty: bool | None
+    profile: str | None
+    gpu_model: str | None
+    gpu_uuids: tuple[str, ...]
+    host: str | None
+    outcome: str
+    label: str | None
+    source: str | None
+    case_count: int
+
+
+@dataclass(frozen=True)
+class HistoryCase:
+    """A case's result in one stored run: what a verdict pools into its reference.
+
+    The samples are decoded when first read: a query of 200 runs carries their
+    medians for the noise model, and the few runs pooled decode their samples.
+    """
+
+    run_id: int
+    started_at: datetime
+    commit: str | None
+    gpu_uuid: str | None
+    host: str | None
+    timer: str | None
+    sass: str | None
+    median_s: float
+    sample_count: int
+    throttled: bool
+    encoded_samples: bytes = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def samples(self) -> tuple[float, ...]:
+        return decode_samples(self.encoded_samples)
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """A case in one run, for a time series: median, the band of its middle half, sample count."""
+
+    run_id: int
+    started_at: datetime
+    commit: str | None
+    gpu_uuid: str | None
+    sass: str | None
+    median_s: float
+    low_s: float  # 25% quantile of the samples
+    high_s: float  # 75% quantile
+    sample_count: int
+    throttled: bool
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    gpu: str | None  # a UUID, or a GPU model when grouped by model
+    case: str
+    timer: str | None
+    profile: str | None
+
+
+class HistoryStore:
+    """A history of runs in one database (use `open_store`)."""
+
+    def __init__(self, url: URL, engine: sa.Engine):
+        self.url = url
+        self.engine = engine
+
+    def __repr__(self) -> str:
+        return f"HistoryStore({safe_url(self.url)})"
+
+    @property
+    def safe_url(self) -> str:
+        return safe_url(self.url)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _errors(self, doing: str):
+        return translated_errors(self.url, doing)
+
+    def schema_version(self) -> int:
+        with self._errors("read"), self.engine.connect() as conn:
+            return schema.stored_version(conn)
+
+    # ---- writing ---------------------------------------------------------------------
+    def record_run(self, document: dict, *, outcome: str, profile: str | None, label: str | None = None,
+                   source: str | None = None) -> int:
+        """Store one run (pytest-benchmark's JSON document) in one transaction; returns its id.
+
+        ``outcome`` is 'passed' or 'failed' (a run with a failed correctness test:
+        stored, never a reference).  Raises AlreadyRecorded (a HistoryError, with
+        the stored run's id) for a document stored before, and HistoryError for a
+        document that is no run or a store that cannot be written.
+        """
+        if outcome not in OUTCOMES:
+            raise HistoryError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        try:
+            run = run_row(document, outcome=outcome, profile=profile, label=label, source=source)
+            cases = case_rows(document)
+        except DocumentError as exc:
+            raise HistoryError(f"cannot record {source or 'the run'}: {exc}") from None
+        try:
+            with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
+                with conn.begin():
+                    run_id = conn.execute(sa.insert(RUNS).values(run)).inserted_primary_key[0]
+                    conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
+                return run_id
+        except HistoryError:
+            existing = self._run_with_hash(run["content_hash"])
+            if existing is not None:
+                raise AlreadyRecorded(f"{source or 'this run'} is already recorded as run {existing} "
+                                      f"in {self.safe_url}", existing) from None
+            raise
+
+    def _run_with_hash(self, content_hash: str) -> int | None:
+        with self._errors("read"), self.engine.connect() as conn:
+            return conn.execute(sa.select(RUNS.c.id).where(RUNS.c.content_hash == content_hash)).scalar()
+
+    # ---- reading ---------------------------------------------------------------------
+    def runs(self, *, gpu: str | None = None, outcome: str | None = None, limit: int | None = None) -> list[RunSummary]:
+        """Stored runs, newest first; ``gpu`` matches a GPU model or one of the run's UUIDs."""
+        columns = [RUNS.c[name] for name in ("id", "started_at", "commit", "branch", "dirty", "profile", "gpu_model",
+                                             "gpu_uuids", "host", "outcome", "label", "source", "case_count")]
+        query = sa.select(*columns).order_by(RUNS.c.started_at.desc(), RUNS.c.id.desc())
+        if outcome is not None:
+            query = query.where(RUNS.c.outcome == outcome)
+        if gpu is not None:
+            on_gpu = sa.select(CASES.c.run_id).where(CASES.c.gpu_uuid == gpu)
+            query = query.where(sa.or_(RUNS.c.gpu_model == gpu, RUNS.c.id.in_(on_gpu)))
+        if limit is not None:
+            query = query.limit(limit)
+        with self._errors("read"), self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [RunSummary(**{**row, "started_at": _utc(row["started_at"]), "gpu_uuids": tuple(row["gpu_uuids"])})
+                for row in rows]
+
+    def export_run(self, run_id: int) -> dict:
+        """The run as pytest-benchmark JSON, as it was recorded (``stats.data`` = its samples)."""
+        cases_query = (sa.select(CASES.c.node_id, CASES.c.benchmark, CASES.c.record, CASES.c.stats, CASES.c.samples)
+                       .where(CASES.c.run_id == run_id).order_by(CASES.c.position))
+        with self._errors("read"), self.engine.connect() as conn:
+            run = conn.execute(sa.select(RUNS.c.machine_info, RUNS.c.commit_info, RUNS.c.document_rest)
+                               .where(RUNS.c.id == run_id)).first()
+            if run is None:
+                raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}")
+            cases = conn.execute(cases_query).all()
+        benchmarks = [benchmark_from_row(row.node_id, row.benchmark, row.record, row.stats, decode_samples(row.samples))
+                      for row in cases]
+        return document_from_rows(run.machine_info, run.commit_info, run.document_rest, benchmarks)
+
+    def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
+                          limit_runs: int) -> dict[str, list[HistoryCase]]:
+        """Per case, its results on these GPUs in the newest ``limit_runs`` passed runs of ``profile``.
+
+        One query for the whole run.  Newest first; up to ``limit_runs`` per case and
+        GPU; throttled results included (flagged: the caller leaves them out of a
+        reference).  ``profile=None`` means runs recorded without a profile.
+        """
+        uuids = sorted(set(gpu_uuids))
+        if not uuids or limit_runs < 1:
+            return {}
+        newest_first = (RUNS.c.started_at.desc(), RUNS.c.id.desc())
+        profile_matches = RUNS.c.profile.is_(None) if profile is None else RUNS.c.profile == profile
+        ranked = (sa.select(CASES.c.id.label("case_row"),
+                            sa.func.row_number().over(partition_by=(CASES.c.node_id, CASES.c.gpu_uuid),
+                                                      order_by=newest_first).label("rank"))
+                  .join(RUNS, RUNS.c.id == CASES.c.run_id)
+                  .where(CASES.c.gpu_uuid.in_(uuids), RUNS.c.outcome == "passed", profile_matches)
+                  .subquery())
+        query = (sa.select(CASES.c.node_id, RUNS.c.id, RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, RUNS.c.host,
+                           CASES.c.timer, CASES.c.sass, CASES.c.median_s, CASES.c.sample_count, CASES.c.throttled,
+                           CASES.c.samples)
+                 .select_from(ranked.join(CASES, CASES.c.id == ranked.c.case_row).join(RUNS, RUNS.c.id == CASES.c.run_id))
+                 .where(ranked.c.rank <= limit_runs)
+                 .order_by(CASES.c.node_id, *newest_first))
+        history: dict[str, list[HistoryCase]] = {}
+        with self._errors("read"), self.engine.connect() as conn:
+            for row in conn.execute(query):
+                history.setdefault(row[0], []).append(HistoryCase(
+                    row[1], _utc(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9], bool(row[10]),
+                    bytes(row[11])))
+        return history
+
+    def case_series(self, *, by: str = "gpu_uuid", gpu: str | None = None, case: str | None = None,
+                    timer: str | None = None, profile: str | None = None,
+                    cases: Sequence[str] | None = None) -> dict[SeriesKey, list[SeriesPoint]]:
+        """Per (GPU UUID or model, case, timer, profile), the passed runs oldest first.
+
+        ``by`` is 'gpu_uuid' or 'gpu_model'; ``gpu``, ``case`` (or ``cases``), ``timer``
+        and ``profile`` narrow the series (None: all).  One query, no samples read:
+        the band is the 25-75% quantiles stored with each case.
+        """
+        if by not in ("gpu_uuid", "gpu_model"):
+            raise HistoryError(f"a series is per gpu_uuid or gpu_model, not {by!r}")
+        gpu_column = CASES.c.gpu_uuid if by == "gpu_uuid" else RUNS.c.gpu_model
+        query = (sa.select(gpu_column.label("gpu"), CASES.c.node_id, CASES.c.timer, RUNS.c.profile, RUNS.c.id,
+                           RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, CASES.c.sass, CASES.c.median_s,
+                           CASES.c.q25_s, CASES.c.q75_s, CASES.c.sample_count, CASES.c.throttled)
+                 .join(RUNS, RUNS.c.id == CASES.c.run_id)
+                 .where(RUNS.c.outcome == "passed")
+                 .order_by(RUNS.c.started_at, RUNS.c.id))
+        for column, value in ((gpu_column, gpu), (CASES.c.node_id, case), (CASES.c.timer, timer),
+                              (RUNS.c.profile, profile)):
+            if value is not None:
+                query = query.where(column == value)
+        if cases is not None:
+            query = query.where(CASES.c.node_id.in_(list(cases)))
+        series: dict[SeriesKey, list[SeriesPoint]] = {}
+        with self._errors("read"), self.engine.connect() as conn:
+            for row in conn.execute(query):
+                key = SeriesKey(row[0], row[1], row[2], row[3])
+                series.setdefault(key, []).append(SeriesPoint(
+                    row[4], _utc(row[5]), row[6], row[7], row[8], row[9], row[10], row[11], row[12], bool(row[13])))
+        return series
+
+
+def open_store(url: str | None = None, *, migrate: bool = True) -> HistoryStore:
+    """Open (and, unless told not to, create or migrate) the store at ``url``.
+
+    ``url``: a SQLAlchemy URL or a path of a SQLite file; None: ``$KERNEL_SUITE_HISTORY``
+    or the default file (harness/storage/history/connection.py).  Raises HistoryError,
+    naming the store with its password hidden, when it cannot be reached, is not a
+    database, or has a schema newer than this code.
+    """
+    try:
+        resolved = resolve_url(url)
+    except OSError as exc:
+        raise HistoryError(f"cannot create the folder of the default history store: {exc.strerror or exc}") from None
+    engine = create_engine(resolved)
+    store = HistoryStore(resolved, engine)
+    try:
+        with store._errors("open"):
+            if migrate:
+                schema.migrate(engine)
+            else:
+                store.schema_version()
+    except SchemaError as exc:
+        engine.dispose()
+        raise HistoryError(f"the history store {safe_url(resolved)} cannot be used: {exc}") from None
+    except HistoryError:
+        engine.dispose()
+        raise
+    return store

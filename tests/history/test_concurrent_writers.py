@@ -1,0 +1,41 @@
+"""Two processes writing to one store at once (a new store: they migrate it at once too) lose nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sqlalchemy as sa
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+
+from harness.storage.history import open_store
+from harness.storage.history.schema import CASES, SCHEMA_VERSION
+
+WRITER = Path(__file__).with_name("writer.py")
+ROOT = Path(__file__).resolve().parents[2]
+RUNS_EACH = 8
+
+
+def writer(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(WRITER), *args], stdout=subprocess.PIPE, text=True, env=env)
+
+
+def test_two_processes_recording_at_once_both_succeed_with_distinct_ids(history_url, tmp_path):
+    go = tmp_path / "go"
+    writers = [writer(history_url, "record", str(first), str(RUNS_EACH), str(go)) for first in (0, 100)]
+    for process in writers:
+        assert process.stdout.readline().strip() == "ready"
+    go.touch()
+    outputs = [process.communicate(timeout=120)[0] for process in writers]
+    assert [process.returncode for process in writers] == [0, 0], outputs
+    ids = [json.loads(output.splitlines()[-1]) for output in outputs]
+    assert len(set(ids[0]) | set(ids[1])) == 2 * RUNS_EACH
+
+    with open_store(history_url) as store, store.engine.connect() as conn:
+        assert sorted(run.id for run in store.runs()) == sorted(ids[0] + ids[1])
+        assert conn.execute(sa.select(sa.func.count()).select_from(CASES)).scalar() == 2 * RUNS_EACH * 20
+        assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2]

@@ -1,0 +1,62 @@
+"""The store's schema: built by its ordered steps from empty and from version 1, refused when newer or foreign."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from synthetic import make_document
+
+from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
+from harness.storage.history.connection import create_engine, resolve_url
+from harness.storage.history.schema import META, SCHEMA_VERSION, migrate
+
+
+def _columns(engine: sa.Engine) -> dict[str, set[str]]:
+    inspector = sa.inspect(engine)
+    return {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+
+
+def test_an_empty_store_is_migrated_to_exactly_the_tables_the_code_queries(history_url):
+    with open_store(history_url) as store:
+        assert store.schema_version() == CURRENT_VERSION == 2
+        assert _columns(store.engine) == {name: {c.name for c in table.columns} for name, table in META.tables.items()}
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2]
+
+
+def test_a_version_1_store_with_runs_is_migrated_keeping_them(history_url):
+    url = resolve_url(history_url)
+    engine = create_engine(url)
+    migrate(engine, target=1)
+    old = HistoryStore(url, engine)
+    docs = [make_document(i) for i in range(3)]
+    ids = [old.record_run(doc, outcome="passed", profile="nightly") for doc in docs]
+    assert old.schema_version() == 1 and "acknowledgements" not in _columns(engine)
+    engine.dispose()
+
+    with open_store(history_url) as store:
+        assert store.schema_version() == 2
+        assert "acknowledgements" in _columns(store.engine)
+        assert [run.id for run in store.runs()] == ids[::-1]
+        assert [store.export_run(run_id) for run_id in ids] == docs
+        assert store.record_run(make_document(3), outcome="passed", profile="nightly") not in ids
+
+
+def test_a_schema_newer_than_the_code_is_an_error_naming_the_store(history_url):
+    with open_store(history_url) as store, store.engine.begin() as conn:
+        conn.execute(sa.insert(SCHEMA_VERSION).values(version=CURRENT_VERSION + 1, summary="from the future"))
+    with pytest.raises(HistoryError) as raised:
+        open_store(history_url)
+    message = str(raised.value)
+    assert safe_url(resolve_url(history_url)) in message
+    assert f"version {CURRENT_VERSION + 1}, newer than this code's {CURRENT_VERSION}" in message
+
+
+def test_a_database_with_our_table_names_but_no_schema_version_is_not_taken_for_a_store(history_url):
+    engine = create_engine(resolve_url(history_url))
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE runs (id INTEGER)"))
+    engine.dispose()
+    with pytest.raises(HistoryError, match="holds tables .*runs.* but no schema_version"):
+        open_store(history_url)

@@ -1,0 +1,63 @@
+"""The queries of the verdicts and the dashboard: reference_history and case_series."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
+from synthetic import GPU_A, GPU_B, case_name, make_document
+
+
+def test_reference_history_is_the_newest_passed_runs_per_case_and_gpu_with_their_samples(store):
+    ids = {}
+    for index in range(6):
+        ids[index] = store.record_run(make_document(index, gpu_uuid=GPU_A), outcome="passed", profile="nightly")
+    failed = store.record_run(make_document(6), outcome="failed", profile="nightly")
+    quick = store.record_run(make_document(7), outcome="passed", profile="quick")
+    other_gpu = store.record_run(make_document(8, gpu_uuid=GPU_B), outcome="passed", profile="nightly")
+
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=4)
+    assert sorted(history) == [case_name(n) for n in range(3)]
+    first = history[case_name(0)]
+    assert [entry.run_id for entry in first] == [ids[5], ids[4], ids[3], ids[2]]
+    assert not {failed, quick, other_gpu} & {entry.run_id for entry in first}
+    newest = first[0]
+    stored = make_document(5)["benchmarks"][0]
+    assert newest.samples == tuple(stored["stats"]["data"])
+    assert newest.median_s == statistics.median(stored["stats"]["data"])
+    assert (newest.gpu_uuid, newest.host, newest.timer, newest.sass, newest.commit, newest.throttled,
+            newest.sample_count) == (GPU_A, "synthetic-host", "cupti concurrent kernel", "sass-1", f"{5:040x}", False, 20)
+
+    both = store.reference_history([GPU_A, GPU_B], profile="nightly", limit_runs=2)
+    assert [(e.run_id, e.gpu_uuid) for e in both[case_name(1)]] == [(other_gpu, GPU_B), (ids[5], GPU_A), (ids[4], GPU_A)]
+    assert store.reference_history(["GPU-unknown"], profile="nightly", limit_runs=5) == {}
+
+
+def test_case_series_is_oldest_first_with_the_middle_half_of_the_samples(store):
+    for index in range(4):
+        store.record_run(make_document(index, gpu_uuid=GPU_A if index % 2 else GPU_B, slower=1 + index / 100),
+                         outcome="passed", profile="nightly")
+    store.record_run(make_document(9), outcome="failed", profile="nightly")
+    per_uuid = store.case_series(case=case_name(2))
+    assert sorted((key.gpu, key.timer, key.profile) for key in per_uuid) == [
+        (GPU_A, "cupti concurrent kernel", "nightly"), (GPU_B, "cupti concurrent kernel", "nightly")]
+    per_model = store.case_series(by="gpu_model", case=case_name(2))
+    [(key, points)] = per_model.items()
+    assert key.gpu == "NVIDIA H200" and len(points) == 4
+    assert [p.started_at for p in points] == sorted(p.started_at for p in points)
+    data = make_document(3, gpu_uuid=GPU_A, slower=1.03)["benchmarks"][2]["stats"]["data"]
+    low, _, high = statistics.quantiles(data, n=4)
+    last = points[-1]
+    assert (last.low_s, last.median_s, last.high_s, last.sample_count) == (low, statistics.median(data), high, 20)
+    assert last.low_s < last.median_s < last.high_s
+
+
+def test_reference_history_of_40_runs_of_90_cases_is_one_quick_query(store):
+    for index in range(40):
+        store.record_run(make_document(index, cases=90, samples=30), outcome="passed", profile="nightly")
+    started = time.perf_counter()
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=40)
+    elapsed = time.perf_counter() - started
+    assert len(history) == 90 and {len(entries) for entries in history.values()} == {40}
+    assert elapsed < 2.0, f"reference_history took {elapsed:.2f} s"  # ~0.05 s on a laptop: a generous bound
