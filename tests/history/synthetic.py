@@ -45,7 +45,8 @@ def make_document(index: int, *, gpu_uuid: str = GPU_A, cases: int = 3, samples:
         "machine_info": {"node": "synthetic-host", "gpu": {"name": "NVIDIA H200", "slug": "NVIDIA_H200",
                                                            "uuid": gpu_uuid, "host": "synthetic-host",
                                                            "driver": "580.159.04", "cuda_runtime": "13.2",
-                                                           "cupy": "14.2.0"}},
+                                                           "cupy": "14.2.0"},
+                         "kernel_suite_schema": 2},  # as the plugin writes it (harness/storage/schema.py)
         "commit_info": {"id": f"{index:040x}", "branch": "main", "dirty": False, "project": "main"},
         "benchmarks": benchmarks,
         "datetime": (START + timedelta(hours=index)).isoformat(),

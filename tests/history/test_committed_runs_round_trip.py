@@ -7,12 +7,12 @@ from pathlib import Path
 
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.baselines import load_run, stored_runs
 from harness.compare import compare_runs
-from harness.comparison import run_gpu_uuid
 from harness.history.cli import main
-from harness.record import TIMER_WALL
-from harness.verdict import SAME
+from harness.storage.runs import load_run, stored_runs
+from harness.verdict.against_baseline import run_gpu_uuid
+from harness.verdict.labels import SAME
+from harness.verdict.record import TIMER_WALL, records_of
 
 COMMITTED = Path(__file__).resolve().parents[2] / "baselines" / "NVIDIA_H200"
 
@@ -32,13 +32,14 @@ def test_every_committed_h200_run_is_imported_in_order_and_exported_the_same(his
         exported = tmp_path / f"exported-{number}.json"
         assert main(["export", str(number), "-o", str(exported), "--history", history_url]) == 0
         assert json.loads(exported.read_text()) == load_run(original)
-        records, _ = compare_runs(original, exported)
-        assert len(records) == 86
+        verdicts, _ = compare_runs(original, exported)
+        assert len(verdicts) == 86
         if run_gpu_uuid(load_run(original)) is not None:
-            assert {record.verdict for record in records} == {SAME}, original.name
+            assert {verdict.label for verdict in verdicts} == {SAME}, original.name
         else:
             # 0001 names no GPU UUID: harness.compare judges its wall-clock cases "other host" even against
             # the very same file; the export must read exactly as the original does
             itself, _ = compare_runs(original, original)
-            assert [(r.case, r.verdict) for r in records] == [(r.case, r.verdict) for r in itself]
-            assert {r.verdict for r in records if r.timer != TIMER_WALL} == {SAME}
+            assert [(v.case, v.label) for v in verdicts] == [(v.case, v.label) for v in itself]
+            wall = {r.case for r in records_of(load_run(original)) if r.timer == TIMER_WALL}
+            assert {v.label for v in verdicts if v.case not in wall} == {SAME}

@@ -18,8 +18,9 @@ import json
 import statistics
 from datetime import UTC, datetime
 
-from harness.baselines import BaselineError, load_run, stored_runs, write_text_atomically
-from harness.record import CaseRecord, records_of
+from harness.storage.runs import BaselineError, load_run, stored_runs, write_text_atomically
+from harness.storage.schema import SchemaError, migrated
+from harness.verdict.record import CaseRecord, records_of
 
 from .samples import SamplesError, encode_samples
 
@@ -60,6 +61,16 @@ def _gpu(doc: dict) -> dict:
     return gpu if isinstance(gpu, dict) else {}
 
 
+def current(doc) -> dict:
+    """`doc` in the current schema of stored runs (harness/storage/schema.py): what the store keeps."""
+    if not isinstance(doc, dict):
+        raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
+    try:
+        return migrated(doc)
+    except SchemaError as exc:
+        raise DocumentError(str(exc)) from None
+
+
 def _checked(doc) -> list[dict]:
     if not isinstance(doc, dict):
         raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
@@ -97,14 +108,12 @@ def _case_uuid(bench: dict, gpu: dict) -> str | None:
     return (bench.get("extra_info") or {}).get("gpu_uuid") or gpu.get("uuid")
 
 
-def _reference_text(record: CaseRecord, info: dict) -> str | None:
+def _reference_text(record: CaseRecord) -> str | None:
     """What the case was judged against, in words (None when it was not judged)."""
-    if info.get("reference"):
-        return str(info["reference"])
-    if record.baseline is None:
+    if record.reference is None:
         return None
     pooled = record.reference_runs or 1
-    return record.baseline + (f", pooled with {pooled - 1} more stored runs" if pooled > 1 else "")
+    return record.reference + (f", pooled with {pooled - 1} more stored runs" if pooled > 1 else "")
 
 
 def case_rows(doc: dict) -> list[dict]:
@@ -126,7 +135,7 @@ def case_rows(doc: dict) -> list[dict]:
             "timer": record.timer, "sass": record.sass, "median_s": record.median_s,
             "q25_s": quartiles[0], "q75_s": quartiles[2], "sample_count": len(samples), "rsd": record.rsd,
             "sm_clock_mhz_min": record.sm_clock_mhz_min, "sm_clock_mhz_max": record.sm_clock_mhz_max,
-            "throttled": record.throttled, "verdict": record.verdict, "reference": _reference_text(record, info),
+            "throttled": record.throttled, "verdict": record.verdict, "reference": _reference_text(record),
             "record": info, "stats": stats, "samples": encoded,
             "benchmark": {k: v for k, v in bench.items() if k not in ("fullname", "extra_info", "stats")},
         })

@@ -12,7 +12,7 @@ from sqlalchemy.engine import URL
 
 from . import schema
 from .connection import HistoryError, create_engine, resolve_url, safe_url, translated_errors
-from .documents import DocumentError, benchmark_from_row, case_rows, document_from_rows, run_row
+from .documents import DocumentError, benchmark_from_row, case_rows, current, document_from_rows, run_row
 from .samples import decode_samples
 from .schema import CASES, RUNS, SchemaError
 
@@ -142,6 +142,7 @@ class HistoryStore:
         if outcome not in OUTCOMES:
             raise HistoryError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
         try:
+            document = current(document)
             run = run_row(document, outcome=outcome, profile=profile, label=label, source=source)
             cases = case_rows(document)
         except DocumentError as exc:
