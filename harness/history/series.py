@@ -92,3 +92,16 @@ def commit_range(before: Point, after: Point) -> str:
 def gpu_uuids(series: Sequence[Series]) -> list[str]:
     """Every GPU UUID the series' points name, sorted."""
     return sorted({point.gpu_uuid for one in series for point in one.points if point.gpu_uuid})
+
+
+def series_from_rows(key, rows: Sequence) -> Series:
+    """A Series from the history store's `case_series` item: a key with gpu, case, timer and profile, and
+    its points with run_id, started_at, commit, median_s, low_s, high_s, sample_count, gpu_uuid (and
+    optionally branch). The store's None for an unknown timer, profile or commit reads "unknown"."""
+    series_key = SeriesKey(gpu=key.gpu or "unknown GPU", case=key.case, timer=key.timer or "unknown",
+                           profile=key.profile or "unknown")
+    points = tuple(Point(run_id=str(row.run_id), started_at=row.started_at, commit=row.commit or "unknown",
+                         branch=getattr(row, "branch", None), median_s=row.median_s,
+                         low_s=min(row.low_s, row.median_s), high_s=max(row.high_s, row.median_s),
+                         sample_count=row.sample_count, gpu_uuid=row.gpu_uuid) for row in rows)
+    return Series(series_key, points)

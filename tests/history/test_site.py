@@ -9,7 +9,7 @@ import numpy as np
 
 from harness.history.site import case_page_name, write_site
 from harness.history.steps import detect_all
-from tests.history.synthetic import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
+from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 
 
 def _two_cases():

@@ -21,7 +21,7 @@ import pytest
 
 from harness.history.site import case_page_name, write_site
 from harness.history.steps import detect_all
-from tests.history.synthetic import gpu_timed_profiles, relative_medians, synthetic_series
+from tests.history.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
 
 CHROMIUM = os.environ.get("KERNEL_SUITE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

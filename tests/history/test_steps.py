@@ -1,4 +1,4 @@
-"""Change-point detection on synthetic histories with the H200's run-to-run noise (tests/history/synthetic.py)."""
+"""Change-point detection on synthetic histories with the H200's run-to-run noise (tests/history/h200_histories.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all, detect_steps, newest_first, steps_in_newest
-from tests.history.synthetic import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
+from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 
 RUNS = 60
 STEP_AT = 30
