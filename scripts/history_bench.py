@@ -1,6 +1,6 @@
 """Time change-point detection (and the site) over a synthetic history: `python scripts/history_bench.py [RUNS] [CASES]`.
 
-The history is tests/history/synthetic.py's: every case of the committed H200 runs
+The history is tests/history/h200_histories.py's: every case of the committed H200 runs
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
 Prints the seconds detection took (issue 21 asks for under 10 s at 200 runs x 90
 cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s).
@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.history.steps import detect_all  # noqa: E402
-from tests.history.synthetic import case_profiles, relative_medians, synthetic_series  # noqa: E402
+from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series  # noqa: E402
 
 
 def main(argv=None) -> int:
