@@ -13,7 +13,10 @@ histories: NOTES.md, "Change points"):
 4. Each candidate is judged on the runs beside it (up to `window` on each side,
    no further than the neighbouring change points): the ratio of the medians of
    the runs after to those before, a bootstrap interval of that ratio, and
-   Welch's t-test on the log medians for its p-value. A candidate whose p-value
+   Welch's t-test on the log medians for its p-value (with fewer than
+   `MIN_RUNS_FOR_WELCH` runs on a side, as for a step in the newest runs: the
+   difference of the means over the series' own noise scale, since three runs
+   cannot show their own spread). A candidate whose p-value
    is not below `alpha`, or whose ratio is not at least `detectable` away from
    1, is dropped, and its neighbours are judged again on the merged runs, until
    every change point left passes (the merge step of Hunter/otava, with
@@ -56,6 +59,8 @@ MIN_SCALE = 1e-4
 # was set on synthetic clean histories, NOTES.md)
 CREEP_T = 4.0
 BOOTSTRAP_RESAMPLES = 2000
+# fewer runs than this on a side of a step: its p-value uses the series' noise scale, not the side's own spread
+MIN_RUNS_FOR_WELCH = 8
 # a creep is no creep when one step leaves a residual sum of squares smaller by more than this many
 # residual variances: then it is a step below the detectable change (NOTES.md)
 STEP_OVER_CREEP = 8.0
@@ -141,22 +146,31 @@ def _bootstrap_ratio(left: np.ndarray, right: np.ndarray, confidence: float,
     return math.exp(low), math.exp(high)
 
 
-def _judge(logs: np.ndarray, start: int, at: int, end: int, window: int) -> tuple[float, float]:
-    """(ratio, p-value) of a change at `at` between the stretches [start, at) and [at, end)."""
+def _judge(logs: np.ndarray, start: int, at: int, end: int, window: int, scale: float) -> tuple[float, float]:
+    """(ratio, p-value) of a change at `at` between the stretches [start, at) and [at, end).
+
+    The p-value is Welch's t-test where both sides have runs enough to show their own
+    spread (MIN_RUNS_FOR_WELCH); with fewer (a step in the newest runs), the difference
+    of means over the series' own noise scale, as a normal deviate.
+    """
     left, right = logs[max(start, at - window):at], logs[at:min(end, at + window)]
     ratio = math.exp(float(np.median(right) - np.median(left)))
+    if min(left.size, right.size) < MIN_RUNS_FOR_WELCH:
+        z = (right.mean() - left.mean()) / (scale * math.sqrt(1 / left.size + 1 / right.size))
+        return ratio, float(2 * stats.norm.sf(abs(z)))
     if np.ptp(left) == 0 and np.ptp(right) == 0:
         return ratio, 0.0 if ratio != 1 else 1.0
     p = float(stats.ttest_ind(right, left, equal_var=False).pvalue)
     return ratio, p if math.isfinite(p) else 1.0
 
 
-def _merge(logs: np.ndarray, breaks: list[int], detectable: float, alpha: float, window: int) -> list[int]:
+def _merge(logs: np.ndarray, breaks: list[int], detectable: float, alpha: float, window: int,
+           scale: float) -> list[int]:
     """Drop the weakest failing change point and judge again, until every one left passes."""
     breaks = list(breaks)
     while breaks:
         bounds = [0, *breaks, logs.size]
-        judged = [_judge(logs, bounds[i], bounds[i + 1], bounds[i + 2], window) for i in range(len(breaks))]
+        judged = [_judge(logs, bounds[i], bounds[i + 1], bounds[i + 2], window, scale) for i in range(len(breaks))]
         failing = [i for i, (ratio, p) in enumerate(judged) if p >= alpha or abs(ratio - 1) < detectable]
         if not failing:
             return breaks
@@ -205,7 +219,7 @@ def _direction(ratio: float) -> str:
     return SLOWER if ratio > 1 else FASTER
 
 
-def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, window: int = 30, min_size: int = 2,
+def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, window: int = 30, min_size: int = 3,
                  creep_detectable: float = 0.005, creep_min_runs: int = 10, confidence: float = 0.95,
                  seed: int = 0) -> list[Step]:
     """The steps and creeps of one series, oldest first.
@@ -223,12 +237,13 @@ def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, wind
     points = series.points
     logs = np.log(np.array([p.median_s for p in points], dtype=float))
     rng = np.random.default_rng(seed)
-    breaks = _merge(logs, _candidates(logs, noise_scale(logs), min_size), detectable, alpha, window)
+    scale = noise_scale(logs)
+    breaks = _merge(logs, _candidates(logs, scale, min_size), detectable, alpha, window, scale)
     bounds = [0, *breaks, logs.size]
     found: list[Step] = []
     for i, at in enumerate(breaks):
         start, end = bounds[i], bounds[i + 2]
-        ratio, p = _judge(logs, start, at, end, window)
+        ratio, p = _judge(logs, start, at, end, window, scale)
         left, right = logs[max(start, at - window):at], logs[at:min(end, at + window)]
         low, high = _bootstrap_ratio(left, right, confidence, rng)
         found.append(Step(series.key, STEP, _direction(ratio), at, points[at - 1], points[at], ratio, low, high, p,

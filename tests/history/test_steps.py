@@ -29,6 +29,18 @@ def test_two_percent_step_found_at_its_run_in_95_of_100_series():
     assert found >= 95
 
 
+def test_two_percent_step_three_runs_before_the_newest_is_found_in_90_of_100_series():
+    # measured 95 of 100 (NOTES.md); Welch's test alone on 3 runs found 33
+    profiles = gpu_timed_profiles()
+    found = 0
+    for i in range(100):
+        noise = profiles[i % len(profiles)]
+        series = synthetic_series(noise, relative_medians(noise, 200, np.random.default_rng(1000 + i), step_at=197,
+                                                          step=0.02))
+        found += any(s.kind == STEP and abs(s.index - 197) <= 1 for s in detect_steps(series, SAME_GPU_FLOOR))
+    assert found >= 90
+
+
 def test_clean_series_give_a_false_change_in_at_most_2_of_100():
     false = sum(bool(detect_steps(_series(i, 2000 + i), SAME_GPU_FLOOR)) for i in range(100))
     assert false <= 2
