@@ -1,0 +1,53 @@
+"""Time change-point detection (and the site) over a synthetic history: `python scripts/history_bench.py [RUNS] [CASES]`.
+
+The history is tests/history/h200_histories.py's: every case of the committed H200 runs
+with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
+Prints the seconds detection took (issue 21 asks for under 10 s at 200 runs x 90
+cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.history.steps import detect_all  # noqa: E402
+from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=200)
+    parser.add_argument("cases", nargs="?", type=int, default=90)
+    parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
+    args = parser.parse_args(argv)
+    profiles = case_profiles()
+    rng = np.random.default_rng(7)
+    series = []
+    for i in range(args.cases):
+        noise = profiles[i % len(profiles)]
+        relative = relative_medians(noise, args.runs, rng, step_at=int(args.runs * 0.6) if i % 10 == 0 else None,
+                                    step=0.03)
+        series.append(synthetic_series(noise, relative, gpu=f"GPU-synthetic-{i // len(profiles)}"))
+    started = time.perf_counter()
+    steps = detect_all(series, 0.015)
+    detection = time.perf_counter() - started
+    found = sum(len(v) for v in steps.values())
+    print(f"detection: {args.runs} runs x {args.cases} cases in {detection:.2f} s ({found} changes)")
+    if args.site is not None:
+        from harness.history.site import write_site
+
+        started = time.perf_counter()
+        write_site(args.site, series, steps)
+        print(f"site: {args.site} in {time.perf_counter() - started:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

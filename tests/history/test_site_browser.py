@@ -1,0 +1,146 @@
+"""The dashboard read in a real browser: Debian's headless Chromium driven by Playwright.
+
+Playwright's Python package drives the system browser (`executable_path`), never a
+browser of its own (`playwright install` is not run; this machine has no network).
+Playwright rather than Selenium: it needs no driver binary matched to the browser's
+version, and it reports console messages, page errors and every request as events.
+
+Without Chromium or Playwright the tests skip with the reason, except where the
+environment variable CI is set: there a missing browser is a failure.
+Screenshots go to $KERNEL_SUITE_ARTIFACTS/site-screenshots (default: the test's tmp folder).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.history.site import case_page_name, write_site
+from harness.history.steps import detect_all
+from tests.history.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
+
+CHROMIUM = os.environ.get("KERNEL_SUITE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+STEP_CASE = 2  # the case (of the profiles below) with a 3% step at STEP_AT
+STEP_AT = 20
+RUNS = 40
+
+
+def _browser_missing(why: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI: {why}")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_missing("the playwright package is not installed (tox -e unit installs it)")
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        _browser_missing(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900})
+        yield context
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """Three cases on two GPUs, 40 runs each; case STEP_CASE is 3% slower from run STEP_AT on, on both GPUs."""
+    series = []
+    for gpu_index, gpu in enumerate(("GPU-aaaa-0001", "GPU-bbbb-0002")):
+        for case_index, noise in enumerate(gpu_timed_profiles()[:3]):
+            rng = np.random.default_rng(100 * gpu_index + case_index)
+            shape = {"step_at": STEP_AT, "step": 0.03} if case_index == STEP_CASE else {}
+            series.append(synthetic_series(noise, relative_medians(noise, RUNS, rng, **shape), gpu=gpu))
+    steps = detect_all(series, 0.015)
+    out = tmp_path_factory.mktemp("site")
+    write_site(out, series, steps)
+    return out, series
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    root = os.environ.get("KERNEL_SUITE_ARTIFACTS")
+    folder = Path(root) / "site-screenshots" if root else tmp_path_factory.mktemp("site-screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _open(context, path: Path):
+    """Open `path`; returns the page and the problems seen: console errors, page errors, requests off disk."""
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+            if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("request", lambda request: problems.append(f"fetched {request.url}")
+            if not request.url.startswith(("file:", "data:")) else None)
+    page.goto(path.as_uri(), wait_until="load")
+    return page, problems
+
+
+def test_every_page_loads_without_a_console_error_and_fetches_nothing(chromium, site, artifacts):
+    out, _ = site
+    pages = [out / "index.html", *sorted((out / "cases").glob("*.html"))]
+    assert len(pages) == 4
+    for path in pages:
+        page, problems = _open(chromium, path)
+        page.screenshot(path=str(artifacts / f"{path.stem}.png"), full_page=True)
+        page.close()
+        assert problems == [], path.name
+
+
+def test_every_case_plots_one_point_per_run_and_gpu(chromium, site):
+    out, series = site
+    for case in {one.key.case for one in series}:
+        expected = sum(len(one) for one in series if one.key.case == case)
+        page, _ = _open(chromium, out / "cases" / case_page_name(case))
+        assert page.locator("svg.case-plot").count() == 1
+        assert page.locator("svg.case-plot circle.point").count() == expected == 2 * RUNS
+        assert page.locator("svg.case-plot").get_attribute("data-points") == str(expected)
+        page.close()
+
+
+def test_the_known_step_is_marked_between_its_runs(chromium, site):
+    out, series = site
+    case = gpu_timed_profiles()[STEP_CASE].case
+    page, _ = _open(chromium, out / "cases" / case_page_name(case))
+    marks = page.locator("line.step.slower")
+    assert marks.count() == 2  # one per GPU
+    for i in range(2):
+        assert marks.nth(i).get_attribute("data-before-run") == f"run-{STEP_AT:04d}"  # runs count from 1
+        assert marks.nth(i).get_attribute("data-after-run") == f"run-{STEP_AT + 1:04d}"
+    assert "c0020..c0021" in page.locator("svg.case-plot").text_content()
+    for other in {one.key.case for one in series} - {case}:
+        quiet, _ = _open(chromium, out / "cases" / case_page_name(other))
+        assert quiet.locator("line.step").count() == 0
+        quiet.close()
+    page.close()
+
+
+def test_index_lists_open_slower_steps_first_and_filters(chromium, site, artifacts):
+    out, _ = site
+    page, _ = _open(chromium, out / "index.html")
+    rows = page.locator("tr.case-row")
+    assert rows.count() == 6
+    step_case = gpu_timed_profiles()[STEP_CASE].case
+    assert [rows.nth(i).get_attribute("data-kernel") for i in range(2)] == [step_case, step_case]
+    assert page.locator("tr.case-row svg.sparkline").count() == 6
+    page.select_option("#filter-uuid", "GPU-bbbb-0002")
+    assert page.locator("tr.case-row:visible").count() == 3
+    page.fill("#filter-kernel", step_case.rsplit("[", 1)[-1].rstrip("]"))
+    assert page.locator("tr.case-row:visible").count() == 1
+    assert page.locator("#shown").inner_text() == "1 of 6 series"
+    page.screenshot(path=str(artifacts / "index-filtered.png"), full_page=True)
+    page.close()
