@@ -36,15 +36,6 @@ def test_broken():
 '''
 
 
-@pytest.fixture
-def suite(tmp_path):
-    """A folder with a conftest loading the suite's plugin and the fake GPU, and a timed suite."""
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
-    (tmp_path / "test_fake_suite.py").write_text(SUITE)
-    (tmp_path / "baselines").mkdir()
-    return tmp_path
-
-
 def run(folder: Path, *args: str, plugins: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                f"--benchmark-storage=file://{folder / 'baselines'}", f"--benchmark-report={folder / 'report.md'}",

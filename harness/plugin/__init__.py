@@ -33,6 +33,7 @@ import pytest
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
 from harness.plugin.benchmark import session_of, use_gpu_folder
+from harness.plugin.history import open_history, record_session
 from harness.plugin.options import BASELINES, ROOT, add_options, refuse_conflicts_with_compare_ref, threshold_of
 from harness.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
 from harness.plugin.state import STATE, SuiteState
@@ -108,6 +109,7 @@ def pytest_sessionstart(session):
     use_gpu_folder(config, state, state.gpu.slug)
     if state.compare_spec:
         _load_baseline(state, bs)
+    open_history(config, state)
 
 
 def _open_ref(config, state: SuiteState) -> None:
@@ -216,6 +218,8 @@ def pytest_sessionfinish(session):
         write_stored_report(state)
     if state.ref is not None:
         write_ref_report(state)
+    if worker_id() is None:
+        record_session(config, state)  # after the JSON and the report: a store's failure loses neither
     if state.problems and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -48,6 +48,17 @@ def benchmarks_as_dicts(config) -> list[dict]:
     return [b.as_dict(include_data=True) for b in (session.benchmarks if session else []) if b]
 
 
+def run_document(config) -> dict:
+    """This run as pytest-benchmark's JSON document, every sample included: what --benchmark-json
+    would write, built by pytest-benchmark's own hooks (the history store records it)."""
+    session = session_of(config)
+    machine_info = session.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+    return config.hook.pytest_benchmark_generate_json(config=config, benchmarks=session.benchmarks, include_data=True,
+                                                      machine_info=machine_info, commit_info=commit_info)
+
+
 class NumberedStorage(FileStorage):
     """pytest-benchmark's file storage, saving through harness.storage.runs.save_run.
 

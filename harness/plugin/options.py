@@ -39,6 +39,11 @@ def add_options(parser) -> None:
                          "run (a pull request against its base); kernels with the same SASS are not timed")
     group.addoption("--compare-ref-all", action="store_true",
                     help="with --compare-ref: time every case, even where both sides have the same SASS")
+    group.addoption("--history", metavar="URL", nargs="?", const="", default=None,
+                    help="record this run in the history store and judge each case against this GPU's own history "
+                         "where it holds enough runs; URL: a SQLite path or sqlite:///, postgresql:// URL (default: "
+                         "$KERNEL_SUITE_HISTORY, else kernel-suite/history.sqlite in $RUNNER_TOOL_CACHE, "
+                         "$XDG_CACHE_HOME or ~/.cache)")
     group.addoption("--accept-slowdown", metavar="REASON", default=None,
                     help="with --compare-ref: report slower cases as accepted (REASON) instead of failing them")
 
@@ -64,6 +69,7 @@ def refuse_conflicts_with_compare_ref(config) -> None:
         "benchmark_autosave": "--benchmark-autosave: a pull-request run is never saved as a baseline",
         "benchmark_compare_fail": "--benchmark-compare-fail: it judges against a stored baseline, "
                                   "and --compare-ref judges against the ref",
+        "history": "--history: a pull-request run is judged against its ref, never recorded as a GPU's history",
     }
     for option, why in conflicts.items():
         if getattr(config.option, option, None):

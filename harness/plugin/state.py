@@ -34,7 +34,9 @@ class SuiteState:
     timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
     ref: object = None  # harness.ab.against_ref.RefComparison under --compare-ref
     baseline: Baseline | None = None
-    history: dict = field(default_factory=dict)
+    history: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
+    store: object = None  # the history store under --history (harness.storage.history.HistoryStore)
+    gpu_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's passed runs in it
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
     verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference
     failures: int = 0

@@ -24,7 +24,7 @@ from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement, measure_wall
 from harness.units import format_duration
-from harness.verdict.against_baseline import judge_record
+from harness.verdict.against_baseline import judge_against_history, judge_record
 from harness.verdict.record import CaseRecord
 
 
@@ -79,16 +79,19 @@ class TimedCase:
             **measured_fields(measurement),
         )
         verdict = None
-        if state.comparing:
-            verdict = judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
-                                   history=state.history.get(record.case, []), floors=state.floors)
+        if state.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
+            verdict = judge_against_history(record, state.gpu_history.get(record.case, []),
+                                            gpu_uuid=state.gpu.uuid, floors=state.floors)
+            if verdict is None:
+                verdict = judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
+                                       history=state.history.get(record.case, []), floors=state.floors)
             record = record.judged(verdict)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:
             # the reference the ratio was taken against: the baseline's median, or the pooled runs' one
             pooled = f", pooled with {verdict.reference_runs - 1} more stored runs" if verdict.reference_runs > 1 else ""
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
-                        f"{format_duration(verdict.reference_median)} in {state.baseline.path}{pooled} "
+                        f"{format_duration(verdict.reference_median)} in {verdict.reference}{pooled} "
                         f"({verdict.ratio:.3f}x): {verdict.reason}", pytrace=False)
         return measurement
 

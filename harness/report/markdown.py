@@ -55,6 +55,8 @@ def _reference_cell(verdict: Verdict) -> str:
     if verdict.reference_median is None:
         return MISSING
     runs = verdict.reference_runs or 1
+    if (verdict.reference or "").startswith("history of"):
+        return f"{format_duration(verdict.reference_median)} (history, {runs} runs)"
     return format_duration(verdict.reference_median) + (f" ({runs} runs)" if runs > 1 else "")
 
 

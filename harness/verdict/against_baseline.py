@@ -1,4 +1,4 @@
-"""Judging case records against a baseline run and the stored history.
+"""Judging case records against stored runs: the model's baseline, or this GPU's own history.
 
 Used in two places with the same rules: by the pytest plugin while a run
 times its cases, and by `python -m harness.compare` on two saved files.
@@ -22,6 +22,13 @@ read 2.6-4.2 µs more per sample than CUPTI, depending on the host; NOTES.md),
 one recorded while NVML reported throttling ("throttled"), and for a host
 routine timed by wall clock, one from another machine ("other host").
 Cases recorded while throttled are left out of the history too.
+
+With the history store (`--history`), a case whose physical GPU has at least
+HISTORY_MIN_RUNS passed runs of the same machine code and timer is judged
+against those instead (`judge_against_history`): the same-GPU floor and the
+spread its own runs show, so a runner of a pool sees a 2% change that the
+model's baseline from another GPU (5% floor) cannot, and a host routine is
+judged against its own machine rather than reported "other host".
 """
 
 from __future__ import annotations
@@ -116,12 +123,18 @@ def reference_samples(base: CaseRecord, baseline: Baseline, history: list[Stored
                  if run.run != baseline.path.name and run.samples and run.gpu_uuid == gpu_uuid
                  and run.timer == base.timer and run.sass == base.sass]
     newest = same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]
-    pooled = [base.samples] + [run.samples for run in newest]
-    if len(pooled) == 1:
-        return list(base.samples), 1
-    per_run = max(MIN_VALUES_PER_RUN, min(len(samples) for samples in pooled))
+    return pooled_samples([base.samples] + [run.samples for run in newest]), 1 + len(newest)
+
+
+def pooled_samples(runs: list) -> list[float]:
+    """The samples of several runs pooled so that every run weighs the same: each gives the m
+    quantiles (i + 1/2)/m of its samples, m being the smallest run's sample count, at least
+    ``MIN_VALUES_PER_RUN``; one run's samples are returned as they are."""
+    if len(runs) == 1:
+        return list(runs[0])
+    per_run = max(MIN_VALUES_PER_RUN, min(len(samples) for samples in runs))
     levels = (np.arange(per_run) + 0.5) / per_run
-    return [float(value) for samples in pooled for value in np.quantile(samples, levels)], len(pooled)
+    return [float(value) for samples in runs for value in np.quantile(samples, levels)]
 
 
 def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> NoiseFloors:
@@ -176,3 +189,38 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
                         throttled=record.throttled, because=because)
     return dataclasses.replace(verdict, reference=baseline.path.name if baseline is not None else None,
                                reference_runs=runs)
+
+
+# A GPU's own history is the reference once it holds this many passed runs of the case with the
+# same machine code and timer: fewer say too little about this GPU's spread between processes.
+HISTORY_MIN_RUNS = 3
+
+
+def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gpu_uuid: str | None,
+                          floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict | None:
+    """Judge one record against this physical GPU's own stored runs, or None when they are too few.
+
+    `history` is the case's results in the history store's passed runs, oldest
+    first (harness/storage/history). The reference pools the newest
+    ``REFERENCE_RUNS`` runs of this GPU (UUID) with the record's machine code
+    (SASS hash; None for a host routine, which is then its own machine's
+    history) and timer, unthrottled; at least ``HISTORY_MIN_RUNS`` are needed.
+    The floor is the same-GPU one (30% for wall-clock host routines), and the
+    spread between processes is the one those runs show.
+    """
+    if gpu_uuid is None or not record.samples:
+        return None
+    same = [run for run in history if run.gpu_uuid == gpu_uuid and run.timer == record.timer
+            and run.sass == record.sass and run.samples]
+    if len(same) < HISTORY_MIN_RUNS:
+        return None
+    if record.timer == TIMER_WALL:
+        floors = WALL_CLOCK_FLOORS
+    newest = same[-REFERENCE_RUNS:]
+    reference = pooled_samples([run.samples for run in newest])
+    detectable = detectable_change(reference, record.samples, same_gpu=True, history=[run.median for run in same],
+                                   reference_runs=len(newest), host_copies=bool(record.host_copies), floors=floors)
+    because = f"{detectable.because}; reference pooled from {len(newest)} runs of this GPU's history"
+    verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
+                    throttled=record.throttled, because=because)
+    return dataclasses.replace(verdict, reference=f"history of {gpu_uuid}", reference_runs=len(newest))

@@ -1,0 +1,60 @@
+"""The history store in a pytest run (`--history [URL]`): references read at the start, the run recorded at the end.
+
+At session start the store is opened and the passed runs of this GPU (its
+UUID) are read once, per case, for `judge_against_history`
+(harness/verdict/against_baseline.py). At the end the run is recorded as
+pytest-benchmark's JSON document, with every sample, in one transaction:
+outcome "failed" when any test failed (never a reference then), "passed"
+otherwise. A store that cannot be opened, read or written is one clear error
+at the end of the run and a non-zero exit; the run's JSON and report are still
+written. Nothing here prints the store's password.
+"""
+
+from __future__ import annotations
+
+from harness.plugin.benchmark import run_document, session_of
+from harness.storage.history import HistoryError, open_store
+from harness.verdict.against_baseline import REFERENCE_RUNS
+from harness.verdict.noise import StoredResult
+
+# Passed runs read per case for the noise model's spread; the newest REFERENCE_RUNS of them
+# pool into the reference.
+HISTORY_WINDOW = 20
+
+
+def open_history(config, state) -> None:
+    """Open the store named by --history and read this GPU's history; a failure is a problem of the run."""
+    url = config.getoption("history")
+    if url is None or state.gpu is None:
+        return
+    try:
+        state.store = open_store(url or None)
+        if state.gpu.uuid is not None:
+            found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
+                                                  limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
+            state.gpu_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
+                                 for case, entries in found.items()}
+    except HistoryError as error:
+        state.store = None
+        state.problems.append(f"history store: {error}")
+
+
+def stored_result(entry) -> StoredResult:
+    """A HistoryCase of the store as the verdict's StoredResult."""
+    return StoredResult(entry.gpu_uuid, entry.timer, entry.median_s, f"history run {entry.run_id}", entry.sass,
+                        tuple(entry.samples))
+
+
+def record_session(config, state) -> None:
+    """Record this run in the store (the controller or the only process; a run with timed cases)."""
+    if state.store is None or session_of(config) is None or not state.records:
+        return
+    outcome = "failed" if state.failures else "passed"
+    try:
+        run_id = state.store.record_run(run_document(config), outcome=outcome, profile=state.profile.name)
+    except HistoryError as error:
+        state.problems.append(f"history store: this run was not recorded: {error}")
+        return
+    finally:
+        state.store.close()
+    state.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.store.safe_url}")

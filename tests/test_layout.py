@@ -1,0 +1,120 @@
+"""The harness's rooms: imports run one way, no cycles, no module reaching another's private names, none too long."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+# The rooms in import order: a module may import its own room and the rooms before it, never after.
+ORDER = ["units", "metrics", "timing", "verdict", "storage", "ab", "report", "history", "plugin", "compare"]
+MAX_LINES = 350
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+MODULES = {module_name(path): path for path in sorted(HARNESS.rglob("*.py"))}
+
+
+def imports_of(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) for every import of a harness module in `path`, relative ones resolved."""
+    tree = ast.parse(path.read_text())
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names if alias.name.startswith("harness")]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            if base.startswith("harness"):
+                names = [alias.name for alias in node.names]
+                submodules = [f"{base}.{name}" for name in names if f"{base}.{name}" in MODULES]
+                found += [(sub, []) for sub in submodules] or [(base, names)]
+    return found
+
+
+def test_every_module_of_the_harness_lies_in_a_known_room():
+    unknown = {module for module in MODULES if module != "harness" and room(module) not in ORDER}
+    assert not unknown, f"modules outside the rooms {ORDER}: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_go_only_to_its_own_room_or_an_earlier_one(module):
+    if module == "harness":
+        return
+    mine = ORDER.index(room(module))
+    upward = [target for target, _ in imports_of(MODULES[module])
+              if target != "harness" and ORDER.index(room(target)) > mine]
+    assert not upward, f"{module} imports from a later room: {upward} (order: {' < '.join(ORDER)})"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_another_modules_private_names(module):
+    private = [f"{target}.{name}" for target, names in imports_of(MODULES[module]) for name in names
+               if name.startswith("_") and name != "__version__"]
+    assert not private, f"{module} imports private names: {private}"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the harness modules it imports (a package's __init__ importing its own submodules
+    is how a package is put together, not an edge)."""
+    graph = {module: {target for target, _ in imports_of(path) if target in MODULES and target != module}
+             for module, path in MODULES.items()}
+    for module, targets in graph.items():
+        if MODULES[module].name == "__init__.py":
+            graph[module] = {t for t in targets if not t.startswith(module + ".")}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph` as [a, b, ..., a], or None."""
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := visit(target, path + [target])):
+                return cycle
+        state[node] = "done"
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (cycle := visit(module, [module])):
+            return cycle
+    return None
+
+
+def test_the_imports_between_harness_modules_have_no_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_cycle_and_passes_a_chain():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_longer_than_a_sitting(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module} has {lines} lines (at most {MAX_LINES}): split it by concern"
+
+
+@pytest.mark.parametrize("module", sorted(m for m, p in MODULES.items() if p.name == "__init__.py"))
+def test_every_room_opens_with_a_docstring_that_says_what_it_owns_and_may_import(module):
+    doc = ast.get_docstring(ast.parse(MODULES[module].read_text())) or ""
+    assert len(doc) > 80 and "import" in doc, f"{module}'s docstring must say what it owns and what it may import"

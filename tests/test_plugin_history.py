@@ -1,0 +1,56 @@
+"""`--history`: every run recorded, and a case judged against its own GPU's history (fake GPU, CPU only)."""
+
+from __future__ import annotations
+
+from harness.storage.history import open_store
+from tests.test_plugin_end_to_end import FAILING, output, run
+
+OTHER_HOST = "--fake-gpu-uuid=GPU-another-host-of-the-model"
+
+
+def recorded(url: str) -> list:
+    with open_store(url) as store:
+        return store.runs()
+
+
+def test_on_another_host_a_two_percent_slowdown_is_seen_against_its_own_history_not_the_baseline(suite, tmp_path):
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    assert run(suite, "--benchmark-save=first").returncode == 0  # the model's baseline, from another GPU
+    for seed in (1, 2, 3):
+        result = run(suite, "--benchmark-compare", f"--history={url}", f"--fake-gpu-seed={seed}", OTHER_HOST)
+        assert result.returncode == 0, output(result)
+    assert [run_.outcome for run_ in recorded(url)] == ["passed"] * 3
+
+    slowed = ["--benchmark-compare", "--fake-gpu-seed=9", "--fake-gpu-slowdown=*beta*:1.02", OTHER_HOST]
+    against_baseline = run(suite, *slowed)
+    assert against_baseline.returncode == 0, output(against_baseline)  # the 5% floor of another GPU hides it
+    against_history = run(suite, *slowed, f"--history={url}")
+    assert against_history.returncode == 1, output(against_history)
+    assert "1 failed, 2 passed" in output(against_history) and "test_time[beta]" in output(against_history)
+    report = (suite / "report.md").read_text()
+    assert "(history, 3 runs)" in report and "3 runs of this GPU's history" in report
+    assert "3 cases against this GPU's history" in report
+    # the slowed run is recorded too: a failed run, never a reference
+    assert [run_.outcome for run_ in recorded(url)] == ["failed"] + ["passed"] * 3  # newest first
+
+
+def test_a_run_with_a_failed_test_is_recorded_as_failed_and_never_used_as_a_reference(suite, tmp_path):
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    (suite / "test_failing.py").write_text(FAILING)
+    for seed in (1, 2, 3):
+        run(suite, "--benchmark-compare", f"--history={url}", f"--fake-gpu-seed={seed}",
+            "--fake-gpu-slowdown=*alpha*:1.5")
+    (suite / "test_failing.py").unlink()
+    assert [run_.outcome for run_ in recorded(url)] == ["failed"] * 3
+    result = run(suite, "--benchmark-compare", f"--history={url}", "--fake-gpu-seed=4")
+    assert result.returncode == 0, output(result)
+    assert "history of" not in (suite / "report.md").read_text()
+
+
+def test_an_unreachable_store_is_an_error_at_the_end_and_the_report_is_still_written(suite):
+    url = "postgresql://suite:s3cret-pw@127.0.0.1:9/history"  # port 9: nothing listens
+    result = run(suite, "--benchmark-compare", f"--history={url}", f"--benchmark-json={suite / 'run.json'}")
+    assert result.returncode == 1, output(result)
+    assert "history store:" in output(result) and "s3cret-pw" not in output(result)
+    assert (suite / "report.md").exists() and (suite / "run.json").exists()
+    assert "3 passed" in output(result)
