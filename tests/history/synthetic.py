@@ -19,13 +19,14 @@ def case_name(number: int) -> str:
 
 def make_document(index: int, *, gpu_uuid: str = GPU_A, cases: int = 3, samples: int = 20, slower: float = 1.0,
                   case_gpus: dict[int, str] | None = None, timer: str = "cupti concurrent kernel",
-                  sass: str = "sass-1", throttled: bool = False) -> dict:
+                  sass: str = "sass-1", throttled: bool = False, case_slower: dict[int, float] | None = None) -> dict:
     """Run number ``index`` (its time: START + index hours): ``cases`` cases of ``samples`` samples each,
-    case k taking about (k + 1) * 10 µs times ``slower``; ``case_gpus`` gives some cases their own GPU."""
+    case k taking about (k + 1) * 10 µs times ``slower`` (and times ``case_slower[k]``, where given);
+    ``case_gpus`` gives some cases their own GPU."""
     rng = random.Random(index * 1_000_003 + cases)
     benchmarks = []
     for number in range(cases):
-        base = (number + 1) * 1e-5 * slower
+        base = (number + 1) * 1e-5 * slower * (case_slower or {}).get(number, 1.0)
         data = [base * (1 + rng.gauss(0, 0.003)) + rng.random() * 1e-8 for _ in range(samples)]
         quartiles = statistics.quantiles(data, n=4) if samples > 1 else [data[0]] * 3
         benchmarks.append({
