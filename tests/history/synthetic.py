@@ -8,6 +8,8 @@ import statistics
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from harness.storage.history import open_store
+
 GPU_A = "GPU-aaaaaaaa-0000-0000-0000-000000000001"
 GPU_B = "GPU-bbbbbbbb-0000-0000-0000-000000000002"
 START = datetime(2026, 12, 1, tzinfo=UTC)
@@ -61,3 +63,20 @@ def write_document(folder: Path, number: int, doc: dict) -> Path:
     path = folder / f"{number:04d}_synthetic.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+# a history with one step: STEPPED_CASE (30 µs, so the 1.5% same-GPU floor decides) 3% slower from run STEP_AT on
+HISTORY_RUNS = 24
+HISTORY_CASES = 5
+STEPPED_CASE = 2
+STEP_AT = 21  # the first slow run: the 3rd newest
+STEP = 1.03
+
+
+def record_stepped_history(url: str, *, runs: int = HISTORY_RUNS, cases: int = HISTORY_CASES, step_at: int = STEP_AT,
+                           stepped=(STEPPED_CASE,)) -> list[int]:
+    """Record runs 0..runs-1 (profile quick, GPU_A), the cases `stepped` 3% slower from run `step_at` on; their ids."""
+    with open_store(url) as store:
+        return [store.record_run(make_document(index, cases=cases, case_slower={
+            case: STEP for case in stepped} if index >= step_at else None), outcome="passed", profile="quick")
+                for index in range(runs)]
