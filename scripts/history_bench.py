@@ -4,6 +4,12 @@ The history is tests/history/h200_histories.py's: every case of the committed H2
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
 Prints the seconds detection took (issue 21 asks for under 10 s at 200 runs x 90
 cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s).
+
+With --store [URL] the same size goes through the store and the commands instead:
+RUNS runs of CASES cases (tests/history/synthetic.py's documents, every tenth case
+3% slower from 60% of the runs on) are recorded into URL (default: a new SQLite
+file), then `python -m harness.history changes` and `site` are timed end to end
+(the query, the detectable changes, detection, printing or writing the pages).
 """
 
 from __future__ import annotations
@@ -21,12 +27,41 @@ from harness.history.steps import detect_all  # noqa: E402
 from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series  # noqa: E402
 
 
+def store_bench(url: str | None, runs: int, cases: int) -> None:
+    import contextlib
+    import io
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "history"))
+    from synthetic import record_stepped_history
+
+    from harness.history.cli import main as history
+
+    with tempfile.TemporaryDirectory() as scratch:
+        url = url or f"sqlite:///{Path(scratch) / 'history.sqlite'}"
+        started = time.perf_counter()
+        record_stepped_history(url, runs=runs, cases=cases, step_at=int(runs * 0.6), stepped=range(0, cases, 10))
+        print(f"recording {runs} runs x {cases} cases: {time.perf_counter() - started:.1f} s")
+        for argv in (["changes"], ["site", str(Path(scratch) / "site")]):
+            output = io.StringIO()
+            started = time.perf_counter()
+            with contextlib.redirect_stdout(output):
+                status = history([*argv, "--history", url])
+            took = time.perf_counter() - started
+            print(f"{argv[0]}: {took:.2f} s (exit {status}); {output.getvalue().strip().splitlines()[-1]}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="?", type=int, default=200)
     parser.add_argument("cases", nargs="?", type=int, default=90)
     parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
+    parser.add_argument("--store", nargs="?", const="", metavar="URL",
+                        help="time the commands over a store instead (default: a new SQLite file)")
     args = parser.parse_args(argv)
+    if args.store is not None:
+        store_bench(args.store or None, args.runs, args.cases)
+        return 0
     profiles = case_profiles()
     rng = np.random.default_rng(7)
     series = []

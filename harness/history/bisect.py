@@ -169,6 +169,13 @@ def bisect(repo, case: str, good: str, bad: str, profile: str = "quick",
     return bisect_commits(first_parent_commits(repo, good_sha, bad_sha), good_sha, probe)
 
 
+def result_lines(result: BisectResult) -> list[str]:
+    """Each probe's verdict, then the first bad commit."""
+    return [*(f"{probe.commit[:12]} {probe.verdict} ({probe.detail})" for probe in result.probes),
+            f"first bad commit: {result.first_bad} (last good {result.last_good[:12]}; "
+            f"{len(result.candidates)} candidates, {len(result.probes)} probes)"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.history bisect", description=__doc__.splitlines()[0])
     parser.add_argument("case", help="a pytest node id or -k expression selecting the case")
@@ -192,10 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (BisectError, subprocess.CalledProcessError) as error:
         print(f"bisect: {error}", file=sys.stderr)
         return 3
-    for probe in result.probes:
-        print(f"{probe.commit[:12]} {probe.verdict} ({probe.detail})")
-    print(f"first bad commit: {result.first_bad} (last good {result.last_good[:12]}; "
-          f"{len(result.candidates)} candidates, {len(result.probes)} probes)")
+    print("\n".join(result_lines(result)))
     return 0
 
 

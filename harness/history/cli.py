@@ -3,11 +3,17 @@
     python -m harness.history import PATH... [--history URL]
     python -m harness.history runs [--gpu GPU] [--history URL]
     python -m harness.history export RUN [-o FILE] [--history URL]
+    python -m harness.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model]
+    python -m harness.history acknowledge CASE RUN --reason TEXT [--history URL]
+    python -m harness.history site OUT/ [--gpu UUID|MODEL] [--by gpu_uuid|gpu_model] [--history URL]
+    python -m harness.history bisect CASE --good REF --bad REF [--profile quick]
 
 A command is a module with ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args, store) -> exit status``; adding one is adding it to `COMMANDS`.
+One with ``USES_STORE = False`` (bisect) is given None: no store is opened.
 Exit status: 0 done, 1 the store or an input cannot be used (one sentence on
-stderr, no traceback), 2 bad arguments (argparse's usage line).
+stderr, no traceback), `changes` found an open slower step, or `bisect` could
+not judge; 2 bad arguments (argparse's usage line).
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ import sys
 from harness.storage.history import ENV_URL, HistoryError, open_store
 from harness.storage.history.documents import BaselineError
 
-from . import cmd_export, cmd_import, cmd_runs
+from . import cmd_acknowledge, cmd_bisect, cmd_changes, cmd_export, cmd_import, cmd_runs, cmd_site
 
-COMMANDS = (cmd_import, cmd_runs, cmd_export)
+COMMANDS = (cmd_import, cmd_runs, cmd_export, cmd_changes, cmd_acknowledge, cmd_site, cmd_bisect)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,17 +35,20 @@ def parser() -> argparse.ArgumentParser:
                         help=f"the store: a SQLite file or a SQLAlchemy URL (sqlite:///FILE, postgresql://USER@HOST/DB); "
                              f"default ${ENV_URL}, else history.sqlite in the runner's tool cache or ~/.cache/kernel-suite")
     top = argparse.ArgumentParser(prog="python -m harness.history",
-                                  description="The history of every run per physical GPU (issue 20).")
+                                  description="The history of every run per physical GPU: the runs, the changes "
+                                              "of each case, a dashboard (issues 20 and 21).")
     commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         sub = commands.add_parser(command.NAME, parents=[common], help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
-        sub.set_defaults(handler=command.run)
+        sub.set_defaults(handler=command.run, uses_store=getattr(command, "USES_STORE", True))
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if not args.uses_store:
+        return args.handler(args, None)
     try:
         with open_store(args.history) as store:
             return args.handler(args, store)

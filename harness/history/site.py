@@ -30,7 +30,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..verdict import format_duration
+from harness.units import format_duration
+
 from .series import Series, SeriesKey, gpu_uuids
 from .steps import SLOWER, STEP, Step
 

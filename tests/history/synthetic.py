@@ -8,6 +8,8 @@ import statistics
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from harness.storage.history import open_store
+
 GPU_A = "GPU-aaaaaaaa-0000-0000-0000-000000000001"
 GPU_B = "GPU-bbbbbbbb-0000-0000-0000-000000000002"
 START = datetime(2026, 12, 1, tzinfo=UTC)
@@ -19,13 +21,14 @@ def case_name(number: int) -> str:
 
 def make_document(index: int, *, gpu_uuid: str = GPU_A, cases: int = 3, samples: int = 20, slower: float = 1.0,
                   case_gpus: dict[int, str] | None = None, timer: str = "cupti concurrent kernel",
-                  sass: str = "sass-1", throttled: bool = False) -> dict:
+                  sass: str = "sass-1", throttled: bool = False, case_slower: dict[int, float] | None = None) -> dict:
     """Run number ``index`` (its time: START + index hours): ``cases`` cases of ``samples`` samples each,
-    case k taking about (k + 1) * 10 µs times ``slower``; ``case_gpus`` gives some cases their own GPU."""
+    case k taking about (k + 1) * 10 µs times ``slower`` (and times ``case_slower[k]``, where given);
+    ``case_gpus`` gives some cases their own GPU."""
     rng = random.Random(index * 1_000_003 + cases)
     benchmarks = []
     for number in range(cases):
-        base = (number + 1) * 1e-5 * slower
+        base = (number + 1) * 1e-5 * slower * (case_slower or {}).get(number, 1.0)
         data = [base * (1 + rng.gauss(0, 0.003)) + rng.random() * 1e-8 for _ in range(samples)]
         quartiles = statistics.quantiles(data, n=4) if samples > 1 else [data[0]] * 3
         benchmarks.append({
@@ -60,3 +63,20 @@ def write_document(folder: Path, number: int, doc: dict) -> Path:
     path = folder / f"{number:04d}_synthetic.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+# a history with one step: STEPPED_CASE (30 µs, so the 1.5% same-GPU floor decides) 3% slower from run STEP_AT on
+HISTORY_RUNS = 24
+HISTORY_CASES = 5
+STEPPED_CASE = 2
+STEP_AT = 21  # the first slow run: the 3rd newest
+STEP = 1.03
+
+
+def record_stepped_history(url: str, *, runs: int = HISTORY_RUNS, cases: int = HISTORY_CASES, step_at: int = STEP_AT,
+                           stepped=(STEPPED_CASE,)) -> list[int]:
+    """Record runs 0..runs-1 (profile quick, GPU_A), the cases `stepped` 3% slower from run `step_at` on; their ids."""
+    with open_store(url) as store:
+        return [store.record_run(make_document(index, cases=cases, case_slower={
+            case: STEP for case in stepped} if index >= step_at else None), outcome="passed", profile="quick")
+                for index in range(runs)]

@@ -30,7 +30,11 @@ def test_help_lists_every_command_and_each_command_has_help(capsys):
 
 
 @pytest.mark.parametrize("argv", [[], ["frobnicate"], ["export"], ["export", "seven"], ["import"],
-                                  ["runs", "--limit", "many"], ["import", "x.json", "--outcome", "maybe"]])
+                                  ["runs", "--limit", "many"], ["import", "x.json", "--outcome", "maybe"],
+                                  ["changes", "--newest", "0"], ["changes", "--since", "yesterday"],
+                                  ["changes", "--by", "host"], ["changes", "extra"], ["acknowledge", "case"],
+                                  ["acknowledge", "case", "3"], ["acknowledge", "case", "three", "--reason", "r"],
+                                  ["site"], ["bisect", "case", "--good", "HEAD~1"], ["bisect", "--bad", "HEAD"]])
 def test_bad_arguments_exit_2_with_a_usage_line(argv, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)

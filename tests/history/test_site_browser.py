@@ -18,7 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from synthetic import HISTORY_CASES, HISTORY_RUNS, STEPPED_CASE, case_name, record_stepped_history
+from synthetic import STEP_AT as STORE_STEP_AT
 
+from harness.history.cli import main
 from harness.history.site import case_page_name, write_site
 from harness.history.steps import detect_all
 from tests.history.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
@@ -143,4 +147,29 @@ def test_index_lists_open_slower_steps_first_and_filters(chromium, site, artifac
     assert page.locator("tr.case-row:visible").count() == 1
     assert page.locator("#shown").inner_text() == "1 of 6 series"
     page.screenshot(path=str(artifacts / "index-filtered.png"), full_page=True)
+    page.close()
+
+
+def test_a_site_built_from_a_store_loads_and_marks_its_step(chromium, history_url, tmp_path, artifacts):
+    ids = record_stepped_history(history_url)
+    out = tmp_path / "site"
+    assert main(["site", str(out), "--history", history_url]) == 0
+    pages = [out / "index.html", *sorted((out / "cases").glob("*.html"))]
+    assert len(pages) == 1 + HISTORY_CASES
+    backend = history_url.split(":", 1)[0]
+    for path in pages:
+        page, problems = _open(chromium, path)
+        assert problems == [], path.name
+        if path.name == "index.html":
+            assert page.locator("tr.case-row").count() == HISTORY_CASES
+            assert page.locator("tr.case-row").first.get_attribute("data-kernel") == case_name(STEPPED_CASE)
+            page.screenshot(path=str(artifacts / f"store-{backend}-index.png"), full_page=True)
+        else:
+            assert page.locator("svg.case-plot circle.point").count() == HISTORY_RUNS
+        page.close()
+    page, _ = _open(chromium, out / "cases" / case_page_name(case_name(STEPPED_CASE)))
+    mark = page.locator("line.step.slower")
+    assert mark.count() == 1 and page.locator("line.step").count() == 1
+    assert mark.get_attribute("data-after-run") == str(ids[STORE_STEP_AT])  # the first slow run
+    page.screenshot(path=str(artifacts / f"store-{backend}-stepped-case.png"), full_page=True)
     page.close()

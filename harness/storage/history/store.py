@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import getpass
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from . import schema
 from .connection import HistoryError, create_engine, resolve_url, safe_url, translated_errors
 from .documents import DocumentError, benchmark_from_row, case_rows, current, document_from_rows, run_row
 from .samples import decode_samples
-from .schema import CASES, RUNS, SchemaError
+from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
 
 OUTCOMES = ("passed", "failed")
 
@@ -160,6 +161,35 @@ class HistoryStore:
                                       f"in {self.safe_url}", existing) from None
             raise
 
+    def acknowledge(self, case: str, run_id: int, *, reason: str, who: str | None = None) -> None:
+        """Accept the change of ``case`` that appears at run ``run_id`` (the first run after a step).
+
+        ``reason`` is required (non-blank); ``who`` defaults to the login name.  A
+        second acknowledgement of the same case and run replaces the reason read back
+        (all are kept).  Raises HistoryError for a run that is not stored, a case
+        that run does not hold, or a blank reason.
+        """
+        if not isinstance(reason, str) or not reason.strip():
+            raise HistoryError("an acknowledgement needs a reason: say why the change is accepted")
+        who = (who or "").strip() or _login_name()
+        with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
+            with conn.begin():
+                if conn.execute(sa.select(RUNS.c.id).where(RUNS.c.id == run_id)).first() is None:
+                    raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}")
+                held = sa.select(CASES.c.id).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
+                if conn.execute(held).first() is None:
+                    raise HistoryError(f"run {run_id} holds no case {case!r}")
+                conn.execute(sa.insert(ACKNOWLEDGEMENTS).values(
+                    node_id=case, run_id=run_id, reason=reason.strip(), who=who,
+                    acknowledged_at=datetime.now(UTC).replace(tzinfo=None)))
+
+    def acknowledgements(self) -> dict[tuple[str, int], str]:
+        """Every acknowledged change: {(case, run id): reason}, the newest reason where one was given twice."""
+        query = (sa.select(ACKNOWLEDGEMENTS.c.node_id, ACKNOWLEDGEMENTS.c.run_id, ACKNOWLEDGEMENTS.c.reason)
+                 .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at, ACKNOWLEDGEMENTS.c.id))
+        with self._errors("read"), self.engine.connect() as conn:
+            return {(row.node_id, row.run_id): row.reason for row in conn.execute(query)}
+
     def _run_with_hash(self, content_hash: str) -> int | None:
         with self._errors("read"), self.engine.connect() as conn:
             return conn.execute(sa.select(RUNS.c.id).where(RUNS.c.content_hash == content_hash)).scalar()
@@ -234,8 +264,9 @@ class HistoryStore:
                     cases: Sequence[str] | None = None) -> dict[SeriesKey, list[SeriesPoint]]:
         """Per (GPU UUID or model, case, timer, profile), the passed runs oldest first.
 
-        ``by`` is 'gpu_uuid' or 'gpu_model'; ``gpu``, ``case`` (or ``cases``), ``timer``
-        and ``profile`` narrow the series (None: all).  One query, no samples read:
+        ``by`` is 'gpu_uuid' or 'gpu_model'; ``gpu`` (a GPU model or UUID, whichever the
+        series are keyed by), ``case`` (or ``cases``), ``timer`` and ``profile`` narrow
+        the series (None: all).  One query, no samples read:
         the band is the 25-75% quantiles stored with each case.
         """
         if by not in ("gpu_uuid", "gpu_model"):
@@ -247,8 +278,9 @@ class HistoryStore:
                  .join(RUNS, RUNS.c.id == CASES.c.run_id)
                  .where(RUNS.c.outcome == "passed")
                  .order_by(RUNS.c.started_at, RUNS.c.id))
-        for column, value in ((gpu_column, gpu), (CASES.c.node_id, case), (CASES.c.timer, timer),
-                              (RUNS.c.profile, profile)):
+        if gpu is not None:
+            query = query.where(sa.or_(CASES.c.gpu_uuid == gpu, RUNS.c.gpu_model == gpu))
+        for column, value in ((CASES.c.node_id, case), (CASES.c.timer, timer), (RUNS.c.profile, profile)):
             if value is not None:
                 query = query.where(column == value)
         if cases is not None:
@@ -260,6 +292,13 @@ class HistoryStore:
                 series.setdefault(key, []).append(SeriesPoint(
                     row[4], _utc(row[5]), row[6], row[7], row[8], row[9], row[10], row[11], row[12], bool(row[13])))
         return series
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container with an unnamed uid)
+        return "unknown"
 
 
 def open_store(url: str | None = None, *, migrate: bool = True) -> HistoryStore:

@@ -1,0 +1,184 @@
+"""`changes`, `acknowledge` and `site` on a store with a 3% step in one case, on each backend; `bisect` without a GPU."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import numpy as np
+import pytest
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from h200_histories import gpu_timed_profiles, relative_medians
+from synthetic import GPU_A, GPU_B, STEP, STEP_AT, STEPPED_CASE, case_name, make_document
+from synthetic import HISTORY_CASES as CASES
+from synthetic import HISTORY_RUNS as RUNS
+from synthetic import record_stepped_history as record_history
+
+from harness.history.cli import main
+from harness.history.site import case_page_name
+from harness.storage.history import open_store
+
+
+def changes(url: str, *args: str) -> int:
+    return main(["changes", "--history", url, *args])
+
+
+def test_changes_names_the_stepped_case_its_runs_and_commit_range_and_fails(history_url, capsys):
+    ids = record_history(history_url)
+    assert changes(history_url) == 1
+    out = capsys.readouterr().out
+    assert case_name(STEPPED_CASE) in out
+    assert all(case_name(other) not in out for other in range(CASES) if other != STEPPED_CASE)
+    ratio, low, high = map(float, re.search(r"slower step x([\d.]+) \(95% ([\d.]+)-([\d.]+), p ", out).groups())
+    assert low <= ratio <= high and abs(ratio - STEP) < 0.005
+    assert f"last run before: run {ids[STEP_AT - 1]}, 2026-12-01 20:00 UTC, commit {STEP_AT - 1:040x}" in out
+    assert f"first run after: run {ids[STEP_AT]}, 2026-12-01 21:00 UTC, commit {STEP_AT:040x}" in out
+    # the range holds the commit of the first slow run, and no other
+    assert f"commits: {STEP_AT - 1:040x}..{STEP_AT:040x}" in out
+    assert "detectable change 1.5% (1.5% floor, one GPU)" in out
+    assert f"OPEN: in the newest 3 runs; if intended: python -m harness.history acknowledge " \
+           f"'{case_name(STEPPED_CASE)}' {ids[STEP_AT]} --reason TEXT" in out
+    assert out.splitlines()[-1] == (f"1 changes in {CASES} series ({CASES} cases); "
+                                    f"1 open slower steps in the newest 3 runs")
+
+
+def test_an_acknowledged_step_passes_and_says_why(history_url, capsys):
+    ids = record_history(history_url)
+    assert main(["acknowledge", case_name(STEPPED_CASE), str(ids[STEP_AT]), "--reason", "larger tiles: intended",
+                 "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip() == (f"acknowledged the change of {case_name(STEPPED_CASE)} at run "
+                                               f"{ids[STEP_AT]}: larger tiles: intended")
+    assert changes(history_url) == 0
+    out = capsys.readouterr().out
+    assert "acknowledged: larger tiles: intended" in out and "OPEN" not in out
+    assert out.splitlines()[-1].endswith("; 0 open slower steps in the newest 3 runs")
+
+
+def test_with_the_h200s_run_to_run_noise_changes_names_only_the_stepped_case(history_url, capsys):
+    # case k has the noise of the k-th GPU-timed H200 case (tests/history/h200_histories.py); case 4 is 3%
+    # slower in the newest 3 of 30 runs. Over seeds 0-19 the step was found in 19 (the miss: a 0.5% noise
+    # case whose own spread set its limit at 2.6%), and 1 of 220 clean series showed a creep (not a step)
+    runs, cases, stepped, step_at = 30, 12, 4, 27
+    rng = np.random.default_rng(0)
+    relative = [relative_medians(noise, runs, rng, **({"step_at": step_at, "step": STEP - 1} if k == stepped else {}))
+                for k, noise in enumerate(gpu_timed_profiles()[:cases])]
+    with open_store(history_url) as store:
+        ids = [store.record_run(make_document(i, cases=cases, case_slower={k: float(relative[k][i]) for k in
+                                                                          range(cases)}), outcome="passed",
+                                profile="quick") for i in range(runs)]
+    assert changes(history_url) == 1
+    out = capsys.readouterr().out
+    assert re.findall(r"^(?:slower|faster) step .*: (\S+)$", out, re.MULTILINE) == [case_name(stepped)]
+    assert f"first run after: run {ids[step_at]}," in out and f"commits: {step_at - 1:040x}..{step_at:040x}" in out
+
+
+def test_a_step_before_the_newest_runs_is_printed_and_passes(history_url, capsys):
+    record_history(history_url)
+    assert changes(history_url, "--newest", "2") == 0  # the step's first run after is the 3rd newest
+    out = capsys.readouterr().out
+    assert case_name(STEPPED_CASE) in out and "OPEN" not in out
+
+
+def test_gpu_since_and_by_narrow_what_is_read(history_url, capsys):
+    record_history(history_url)
+    assert changes(history_url, "--gpu", "NVIDIA H200") == 1
+    assert changes(history_url, "--gpu", GPU_A, "--by", "gpu_model") == 1
+    capsys.readouterr()
+    assert changes(history_url, "--gpu", GPU_B) == 0
+    assert capsys.readouterr().out.startswith(f"no passed run in {history_url.split('://')[0]}")
+    assert changes(history_url, "--since", "2026-12-01T21:30") == 0  # the step's first slow run is at 21:00
+    assert capsys.readouterr().out.splitlines()[-1].startswith(f"0 changes in {CASES} series")
+    assert changes(history_url, "--since", "2026-12-01") == 1
+
+
+def test_a_faster_step_passes(history_url, capsys):
+    with open_store(history_url) as store:
+        for index in range(RUNS):
+            store.record_run(make_document(index, cases=CASES, case_slower={STEPPED_CASE: 0.96} if index >= STEP_AT
+                                           else None), outcome="passed", profile="quick")
+    assert changes(history_url) == 0
+    assert "faster step x0.96" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["acknowledge", case_name(0), "99", "--reason", "x"], "error: there is no run 99 in the history store"),
+    (["acknowledge", "suites/none.py::t[x]", "1", "--reason", "x"], "error: run 1 holds no case"),
+    (["acknowledge", case_name(0), "1", "--reason", "  "], "error: an acknowledgement needs a reason"),
+])
+def test_acknowledging_what_is_not_there_is_one_sentence_and_exit_1(history_url, capsys, argv, words):
+    record_history(history_url, runs=2)
+    assert main([*argv, "--history", history_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(words) and len(err.strip().splitlines()) == 1
+
+
+def test_site_writes_a_page_per_case_and_marks_the_step(history_url, tmp_path, capsys):
+    ids = record_history(history_url)
+    out = tmp_path / "site"
+    assert main(["site", str(out), "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+    assert len(list((out / "cases").glob("*.html"))) == CASES
+    page = (out / "cases" / case_page_name(case_name(STEPPED_CASE))).read_text()
+    assert re.findall(r'<line class="step slower" data-before-run="(\d+)" data-after-run="(\d+)"', page) == [
+        (str(ids[STEP_AT - 1]), str(ids[STEP_AT]))]
+    rows = re.findall(r'<tr class="case-row"[^>]*data-kernel="([^"]+)"', (out / "index.html").read_text())
+    assert rows[0] == case_name(STEPPED_CASE) and len(rows) == CASES
+    main(["acknowledge", case_name(STEPPED_CASE), str(ids[STEP_AT]), "--reason", "intended", "--history", history_url])
+    assert main(["site", str(out), "--history", history_url]) == 0
+    assert "acknowledged: intended" in (out / "cases" / case_page_name(case_name(STEPPED_CASE))).read_text()
+
+
+def test_changes_and_site_over_60_runs_of_90_cases(tmp_path, capsys):
+    # 200 x 90 is scripts/history_bench.py --store (its figures: NOTES.md, the report); here 60 x 90 on SQLite
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    record_history(url, runs=60, cases=90, step_at=50, stepped=range(0, 90, 10))
+    started = time.perf_counter()
+    assert changes(url) == 0  # the steps lie 10 runs back
+    took = time.perf_counter() - started
+    out = capsys.readouterr().out
+    assert took < 10, f"changes took {took:.1f} s"
+    steps = {int(m) for m in re.findall(r"^slower step .*test_kernel_time\[case(\d+)\]$", out, re.MULTILINE)}
+    assert steps <= set(range(0, 90, 10)) and len(steps) >= 8  # case 0 (10 µs) is under its 3% absolute floor
+    started = time.perf_counter()
+    assert main(["site", str(tmp_path / "site"), "--history", url]) == 0
+    assert time.perf_counter() - started < 30
+    assert len(list((tmp_path / "site" / "cases").glob("*.html"))) == 90
+
+
+CPU_SUITE_CONFTEST = """\
+def pytest_addoption(parser):
+    for name in ("--compare-ref", "--profile", "--benchmark-report"):
+        parser.addoption(name)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "perf: timed")
+"""
+CPU_SUITE_TEST = """\
+import pytest
+
+
+@pytest.mark.perf
+def test_kernel_time():
+    pytest.skip("no CUDA GPU")  # as the suite's timed cases do on a CPU machine: no A/B report
+"""
+
+
+def test_bisect_without_a_gpu_cannot_judge_and_names_no_commit(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    (repo / "conftest.py").write_text(CPU_SUITE_CONFTEST)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    for i in range(3):
+        (repo / "suites" / "test_perf.py").write_text(CPU_SUITE_TEST + f"# change {i}\n")
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"change {i}"], check=True)
+    assert main(["bisect", "test_kernel_time", "--good", "HEAD~2", "--bad", "HEAD", "--repo", str(repo)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: bisect stopped, no result: ")
+    assert "cannot judge it" in captured.err.splitlines()[0]
+    assert "first bad commit" not in captured.out + captured.err
+    worktrees = subprocess.run([*git, "worktree", "list"], check=True, capture_output=True, text=True).stdout
+    assert len(worktrees.splitlines()) == 1  # the probe's worktree is gone
