@@ -411,3 +411,26 @@ def test_a_launch_that_copies_to_or_from_the_host_is_sampled_for_its_longer_wind
     assert sum(m.samples) >= least_gpu_time_s and m.stopped_by == "noise"
     # 50 µs spans: 0.02 s is 400 of them, and CUPTI's batches collect up to a quarter more
     assert 400 <= len(m.samples) <= 500 if copy_kind == 1 else len(m.samples) == 10
+
+
+def test_a_host_routine_is_sampled_to_what_a_thirty_percent_verdict_needs():
+    nightly = PROFILES["nightly"].for_wall_clock()
+    assert (nightly.target_rsd, nightly.time_cap, nightly.min_samples, nightly.min_time) == (0.05, 0.3, 10, 0.0)
+    # a routine with 3% spread stops on noise at the tenth sample, long before the nightly's 1.5 s cap
+    spread = [1e-3 * (1 + 0.03 * (-1) ** i) for i in range(10)]
+    assert nightly.stop_rule.stop_reason(spread[:9], 0.0) is None
+    assert nightly.stop_rule.stop_reason(spread, 0.0) == "noise"
+    # a profile stricter than the wall-clock rule keeps its own, stricter, figures
+    assert PROFILES["quick"].for_wall_clock().time_cap == 0.3
+
+
+def test_measure_wall_stops_a_noisy_routine_at_the_wall_clock_cap_not_the_profiles():
+    import random
+
+    from harness.timing.timer import measure_wall
+
+    started = time.perf_counter()
+    measurement = measure_wall(lambda: time.sleep(random.uniform(0.5e-3, 1.5e-3)), PROFILES["nightly"])
+    elapsed = time.perf_counter() - started
+    assert measurement.timer == "wall clock" and measurement.stopped_by == "time cap"
+    assert elapsed < 1.0  # the nightly profile's own cap is 1.5 s

@@ -335,7 +335,9 @@ class GpuTimer:
 
 
 def measure_wall(run, profile: Profile) -> Measurement:
-    """Wall-clock samples of a synchronous host routine `run()` (the tutorials' "Time used")."""
+    """Wall-clock samples of a synchronous host routine `run()` (the tutorials' "Time used"),
+    sampled as `profile.for_wall_clock()` says."""
+    profile = profile.for_wall_clock()
     for _ in range(max(1, profile.warmup)):
         run()
     samples: list[float] = []
