@@ -1,4 +1,4 @@
-"""Time change-point detection (and the site) over a synthetic history: `python scripts/history_bench.py [RUNS] [CASES]`.
+"""Time change-point detection (and the site) over a synthetic history: `python3 -m scripts.history_bench [RUNS] [CASES]`.
 
 The history is tests/history/h200_histories.py's: every case of the committed H200 runs
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
@@ -9,24 +9,26 @@ cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s)
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.history.steps import detect_all  # noqa: E402
-from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series  # noqa: E402
+from scripts.environment import needs
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.history_bench", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="?", type=int, default=200)
     parser.add_argument("cases", nargs="?", type=int, default=90)
     parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
     args = parser.parse_args(argv)
+    if args.runs < 2 or args.cases < 1:
+        parser.error("RUNS must be at least 2 and CASES at least 1")
+    needs("history_bench", "numpy", "ruptures")
+    import numpy as np
+
+    from harness.history.steps import detect_all
+    from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series
+
     profiles = case_profiles()
     rng = np.random.default_rng(7)
     series = []
