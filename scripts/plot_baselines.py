@@ -20,8 +20,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="baselines/<gpu>")
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args(argv)
-    if not args.folder.is_dir():
-        parser.error(f"no such folder: {args.folder}")
     needs("plot_baselines", "matplotlib", "numpy")
     from harness.report.plots import performance_table, plot_roofline, plot_trend
     from harness.storage.runs import load_run, stored_runs

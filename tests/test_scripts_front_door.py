@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ["plot_baselines", "summarize", "check_overlap", "ncu_check", "tune_warptile", "history_bench",
            "history_benchmark", "mutation_config"]
-BAD_ARGUMENTS = {"plot_baselines": ["no/such/folder"], "summarize": [], "check_overlap": ["no-such.json"],
+BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
                  "history_benchmark": ["--runs", "0"], "mutation_config": []}
 
