@@ -97,3 +97,23 @@ def test_warptile_shared_memory_is_two_stages_of_a_and_b_tiles_with_a_padded_a(r
     assert kernel.tile == (bm, bn)
     # two stages x bk rows x (A's bm columns + 4 of padding + B's bn columns) x 4-byte floats
     assert kernel.shared_bytes == 2 * bk * (bm + 4 + bn) * 4
+
+
+def test_a_record_without_samples_reads_its_median_from_the_stats_then_extra_info_else_zero():
+    from harness.verdict.record import CaseRecord
+
+    def bench(stats, info):
+        return {"fullname": "suites/x.py::test[a]", "stats": stats, "extra_info": info}
+
+    assert CaseRecord.from_benchmark(bench({"median": 2e-3}, {"median_s": 5e-3})).median_s == 2e-3
+    assert CaseRecord.from_benchmark(bench({}, {"median_s": 5e-3})).median_s == 5e-3
+    assert CaseRecord.from_benchmark(bench({}, {})).median_s == 0.0
+    assert CaseRecord.from_benchmark(bench({"data": [3e-3, 1e-3, 2e-3], "median": 9.0}, {})).median_s == 2e-3
+
+
+def test_a_record_read_back_keeps_every_parameter_but_the_derived_fields_and_median():
+    from harness.verdict.record import CaseRecord
+
+    info = {"median_s": 1e-3, "n": 1024, "size": "1024x1024", "zeta": 1, "alpha_param": 2, "rate": 5.0}
+    record = CaseRecord.from_benchmark({"fullname": "suites/x.py::test[a]", "stats": {}, "extra_info": info})
+    assert record.params == {"n": 1024, "size": "1024x1024", "zeta": 1, "alpha_param": 2}
