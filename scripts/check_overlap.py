@@ -1,23 +1,31 @@
 """Per GPU and worker, which cases were timed, and whether any two timings overlapped.
 
-    python3 scripts/check_overlap.py run.json     (a --benchmark-json file)
+    python -m scripts.check_overlap run.json     (a --benchmark-json file)
 
 Exit status 1 if two cases were timed on one GPU at the same time.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.plugin.xdist import overlapping_timings  # noqa: E402
+from scripts.environment import needs
 
 
-def main(path: Path) -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.check_overlap", description=__doc__.splitlines()[0],
+                                     epilog="exit status: 0 no overlap, 1 two timings overlapped, 2 bad arguments")
+    parser.add_argument("path", type=Path, help="a --benchmark-json file of a run with -n N")
+    path = parser.parse_args(argv).path
+    if not path.is_file():
+        parser.error(f"no such file: {path}")
+    needs("check_overlap", "pytest", "pytest_benchmark", "elftools")
+    from harness.plugin.xdist import overlapping_timings
+
     benchmarks = json.loads(path.read_text())["benchmarks"]
     counts = Counter((b["extra_info"].get("pci_bus_id"), b["extra_info"].get("cuda_device"),
                       b["extra_info"].get("worker")) for b in benchmarks)
@@ -32,4 +40,4 @@ def main(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main())

@@ -1,41 +1,28 @@
-"""Time change-point detection (and the site) over a synthetic history: `python scripts/history_bench.py [RUNS] [CASES]`.
+"""Time change-point detection (and the site) over a synthetic history: `python3 -m scripts.history_bench [RUNS] [CASES]`.
 
 The history is tests/history/h200_histories.py's: every case of the committed H200 runs
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
 Prints the seconds detection took (issue 21 asks for under 10 s at 200 runs x 90
 cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s).
-
-With --store [URL] the same size goes through the store and the commands instead:
-RUNS runs of CASES cases (tests/history/synthetic.py's documents, every tenth case
-3% slower from 60% of the runs on) are recorded into URL (default: a new SQLite
-file), then `python -m harness.history changes` and `site` are timed end to end
-(the query, the detectable changes, detection, printing or writing the pages).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.history.steps import detect_all  # noqa: E402
-from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series  # noqa: E402
+from scripts.environment import needs
 
 
 def store_bench(url: str | None, runs: int, cases: int) -> None:
+    """Record a stepped history in a store, then time `changes` and `site` over it."""
     import contextlib
     import io
     import tempfile
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "history"))
-    from synthetic import record_stepped_history
-
     from harness.history.cli import main as history
+    from tests.history.synthetic import record_stepped_history
 
     with tempfile.TemporaryDirectory() as scratch:
         url = url or f"sqlite:///{Path(scratch) / 'history.sqlite'}"
@@ -52,16 +39,24 @@ def store_bench(url: str | None, runs: int, cases: int) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.history_bench", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="?", type=int, default=200)
     parser.add_argument("cases", nargs="?", type=int, default=90)
     parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
     parser.add_argument("--store", nargs="?", const="", metavar="URL",
                         help="time the commands over a store instead (default: a new SQLite file)")
     args = parser.parse_args(argv)
+    if args.runs < 2 or args.cases < 1:
+        parser.error("RUNS must be at least 2 and CASES at least 1")
+    needs("history_bench", "numpy", "ruptures")
     if args.store is not None:
         store_bench(args.store or None, args.runs, args.cases)
         return 0
+    import numpy as np
+
+    from harness.history.steps import detect_all
+    from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series
+
     profiles = case_profiles()
     rng = np.random.default_rng(7)
     series = []

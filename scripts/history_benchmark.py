@@ -1,6 +1,6 @@
 """What the history store costs a nightly: recording a run and judging it against 200 stored runs.
 
-    python scripts/history_benchmark.py [--history URL] [--runs 200] [--cases 90] [--samples 500]
+    python3 -m scripts.history_benchmark [--history URL] [--runs 200] [--cases 90] [--samples 500]
 
 Fills a store (default: a new SQLite file in a temporary folder) with a synthetic
 history of RUNS runs of CASES cases (tests/history/synthetic.py; SAMPLES samples
@@ -14,17 +14,11 @@ allows the nightly 5 s for recording and judging.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "history")]
-
-from synthetic import GPU_A, make_document  # noqa: E402
-
-from harness.storage.history import open_store  # noqa: E402
+from scripts.environment import needs
 
 
 def timed(what: str, action):
@@ -34,13 +28,19 @@ def timed(what: str, action):
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m scripts.history_benchmark", description=__doc__.splitlines()[0])
     parser.add_argument("--history", help="the store to fill (default: a new SQLite file); use an empty one")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--cases", type=int, default=90)
     parser.add_argument("--samples", type=int, default=500)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if min(args.runs, args.cases, args.samples) < 1:
+        parser.error("--runs, --cases and --samples must be at least 1")
+    needs("history_benchmark", "sqlalchemy")
+    from harness.storage.history import open_store
+    from tests.history.synthetic import GPU_A, make_document
+
     with tempfile.TemporaryDirectory() as scratch:
         url = args.history or str(Path(scratch) / "history.sqlite")
         with open_store(url) as store:

@@ -2,10 +2,10 @@
 
 Three steps (scripts/ncu_check.sh runs them on a GPU machine):
 
-    python3 scripts/ncu_check.py time  > ours.json    # the suite's timer, nightly profile
+    python3 -m scripts.ncu_check time  > ours.json    # the suite's timer, nightly profile
     ncu --profile-from-start off --clock-control none --cache-control all \\
-        --metrics gpu__time_duration.sum --csv --log-file ncu.csv python3 scripts/ncu_check.py launch
-    python3 scripts/ncu_check.py compare ours.json ncu.csv
+        --metrics gpu__time_duration.sum --csv --log-file ncu.csv python3 -m scripts.ncu_check launch
+    python3 -m scripts.ncu_check compare ours.json ncu.csv
 
 The cases are every timed single-kernel GPU case of the nightly suite: each
 matmul kernel at n = 1000, 1024, 4096 and 8192, each elementwise add at
@@ -29,13 +29,14 @@ below 3 µs no criterion (listed only).
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.environment import needs, needs_gpu
 
 LAUNCHES = 5  # per case under ncu: 8192-cubed naive kernels take ~0.2 s each
 MATMUL_SIZES = (1000, 1024, 4096, 8192)  # suites/perf_cases.py MATMUL_SIZES["nightly"]
@@ -175,13 +176,29 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
     return 1 if failed else 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.ncu_check", description=__doc__.splitlines()[0],
+                                     epilog="exit status of compare: 0 every case passes, 1 one does not; 2 bad arguments")
+    steps = parser.add_subparsers(dest="step", required=True)
+    for name, text in (("time", "time every case with the suite's timer; JSON on standard output"),
+                       ("launch", "launch every case between markers, for ncu to profile")):
+        step = steps.add_parser(name, help=text)
+        step.add_argument("only", nargs="?", default="", help="keep only the cases whose name contains this")
+    step = steps.add_parser("compare", help="compare the timer's JSON with ncu's CSV")
+    step.add_argument("ours", type=Path, help="what `time` wrote")
+    step.add_argument("ncu", type=Path, help="ncu's --csv --log-file")
+    step.add_argument("only", nargs="?", default="", help="the same substring the other two steps got")
+    args = parser.parse_args(argv)
+    if args.step == "compare":
+        for path in (args.ours, args.ncu):
+            if not path.is_file():
+                parser.error(f"no such file: {path}")
+        return compare(args.ours, args.ncu, args.only)
+    needs("ncu_check", "cupy", "numpy", tox_env="gpu-cuda13")
+    needs_gpu("ncu_check")
+    (time_ours if args.step == "time" else launch)(args.only)
+    return 0
+
+
 if __name__ == "__main__":
-    step = sys.argv[1] if len(sys.argv) > 1 else ""
-    if step == "time":
-        time_ours(sys.argv[2] if len(sys.argv) > 2 else "")
-    elif step == "launch":
-        launch(sys.argv[2] if len(sys.argv) > 2 else "")
-    elif step == "compare" and len(sys.argv) in (4, 5):
-        sys.exit(compare(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else ""))
-    else:
-        sys.exit(__doc__)
+    sys.exit(main())

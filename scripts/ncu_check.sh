@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares the suite's timer (CUPTI spans and held events) with Nsight Compute on a GPU machine
-# (see scripts/ncu_check.py). Clocks are left alone (--clock-control none); caches are flushed per
+# (see python -m scripts.ncu_check --help). Clocks are left alone (--clock-control none); caches are flushed per
 # kernel, as the suite does. Only the launches between cudaProfilerStart/Stop are profiled
 # (--profile-from-start off): marker kernels and the cases' own launches, 5 of each case.
 # Usage: scripts/ncu_check.sh [substring of case names]
@@ -8,7 +8,7 @@ set -eu
 OUT=${OUT:-out}
 ONLY=${1:-}
 mkdir -p "$OUT"
-python3 scripts/ncu_check.py time "$ONLY" > "$OUT/ncu-ours.json"
+python3 -m scripts.ncu_check time "$ONLY" > "$OUT/ncu-ours.json"
 ncu --profile-from-start off --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv \
-    --log-file "$OUT/ncu.csv" python3 scripts/ncu_check.py launch "$ONLY"
-python3 scripts/ncu_check.py compare "$OUT/ncu-ours.json" "$OUT/ncu.csv" "$ONLY"
+    --log-file "$OUT/ncu.csv" python3 -m scripts.ncu_check launch "$ONLY"
+python3 -m scripts.ncu_check compare "$OUT/ncu-ours.json" "$OUT/ncu.csv" "$ONLY"

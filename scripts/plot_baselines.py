@@ -1,6 +1,6 @@
 """Figures and the README table from the stored baselines of one GPU model.
 
-    python3 scripts/plot_baselines.py baselines/NVIDIA_H200 [--out docs]
+    python3 -m scripts.plot_baselines baselines/NVIDIA_H200 [--out docs]
 
 Writes <out>/<gpu>-roofline.png (newest baseline), <out>/<gpu>-trend.png
 (every saved run, per case) and prints the performance table in markdown.
@@ -12,17 +12,18 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.report.plots import performance_table, plot_roofline, plot_trend  # noqa: E402
-from harness.storage.runs import load_run, stored_runs  # noqa: E402
+from scripts.environment import needs
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.plot_baselines", description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="baselines/<gpu>")
     parser.add_argument("--out", type=Path, default=Path("docs"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    needs("plot_baselines", "matplotlib", "numpy")
+    from harness.report.plots import performance_table, plot_roofline, plot_trend
+    from harness.storage.runs import load_run, stored_runs
+
     files = stored_runs(args.folder)
     if not files:
         print(f"no baseline files in {args.folder}", file=sys.stderr)

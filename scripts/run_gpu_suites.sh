@@ -7,7 +7,7 @@
 # new baseline files and the tables stay beside it (the device tool brings
 # back at most 8 files).
 #
-#   scripts/run_gpu_suites.sh STEP [STEP ...]
+#   bash scripts/run_gpu_suites.sh STEP [STEP ...]      (from the repository root)
 #     correctness        the correctness suite (errors kept in JUnit XML for the table)
 #     record LABEL       nightly timing, saved as this GPU's newest baseline (--benchmark-save)
 #     compare[:NAME]     nightly timing with verdicts against the newest baseline (NAME: log name)
@@ -31,11 +31,20 @@
 #     xdist N            the whole suite with N workers (-n N), then the overlap check
 #     spread N NAME PROFILE EXPR
 #                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
-#                        process; prints how far their medians move between processes (scripts/spread_table.py)
+#                        process; prints how far their medians move between processes (experiments/spread_table.py)
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+case "${1:-}" in
+  "") usage >&2; exit 2;;
+  -h|--help) usage; exit 0;;
+esac
+if ! command -v nvidia-smi > /dev/null; then
+  echo "scripts/run_gpu_suites.sh needs an NVIDIA GPU: nvidia-smi is not on this machine (no NVIDIA driver)" >&2
+  exit 3
+fi
 OUT=${OUT:-out}
 WORK="$OUT/work"
 mkdir -p "$WORK"
@@ -110,7 +119,7 @@ while [ $# -gt 0 ]; do
           -p tests.plugins.slowdown --slow-down="*:$pct" --slow-down-spins="$WORK/spins.json" \
           --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
       done
-      python3 scripts/sensitivity_table.py "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
+      python3 -m experiments.sensitivity_table "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
       cat "$OUT/sensitivity.md";;
     scratch-baseline)
       profile=$2 runs=$3; shift 2
@@ -160,30 +169,30 @@ while [ $# -gt 0 ]; do
       for i in $(seq 1 "$runs"); do
         step "ab-all-$i" $AB -k "$GPU_TIMED" --compare-ref-all --benchmark-report="$WORK/ab-all-$i.md"
       done
-      python3 scripts/ab_table.py "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
+      python3 -m experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
     xdist)
       shift
       step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
         --benchmark-report="$WORK/xdist.md"
-      step overlap python3 scripts/check_overlap.py "$WORK/xdist.json";;
+      step overlap python3 -m scripts.check_overlap "$WORK/xdist.json";;
     spread)
       runs=$2 name=$3 profile=$4 expr=$5; shift 4
       for i in $(seq 1 "$runs"); do
         step "$name-$i" $PERF --profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
       done
-      python3 scripts/spread_table.py "$WORK" "$name" | tee -a "$OUT/spread.md";;
+      python3 -m experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;
     sanitize) OUT="$WORK" step sanitize bash scripts/sanitize.sh;;
     ncu) OUT="$WORK" step ncu timeout 300 bash scripts/ncu_check.sh;;
-    *) echo "unknown step $1"; exit 2;;
+    *) echo "unknown step $1" >&2; usage >&2; exit 2;;
   esac
   shift
 done
 {
   errors=(); [ -e "$WORK/correctness.xml" ] && errors=(--errors "$WORK/correctness.xml")
-  python3 scripts/summarize.py "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done)
+  python3 -m scripts.summarize "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done)
 } > "$OUT/tables.md" 2>&1
 tar czf "$OUT/run.tgz" -C "$WORK" . && rm -rf "$WORK"
 exit $status

@@ -1,6 +1,6 @@
 """Short tables from a run's outputs: the error table and the performance table.
 
-    python3 scripts/summarize.py --errors correctness.xml --bench perf.json [--bench ...]
+    python3 -m scripts.summarize --errors correctness.xml --bench perf.json [--bench ...]
 
 --errors reads the JUnit XML of the correctness suite (pytest --junitxml): each
 test_matmul_matches_float64 case records its max_error and avg_error as
@@ -13,14 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.units import format_duration  # noqa: E402
-from harness.verdict.record import records_of  # noqa: E402
+from harness.units import format_duration
+from harness.verdict.record import records_of
 
 CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")
 
@@ -51,11 +48,13 @@ def bench_table(path: Path) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m scripts.summarize", description=__doc__.splitlines()[0])
     parser.add_argument("--errors", type=Path)
     parser.add_argument("--bench", type=Path, action="append", default=[])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if not args.errors and not args.bench:
+        parser.error("give --errors FILE, --bench FILE or both")
     if args.errors and args.errors.exists():
         print(error_table(args.errors))
         print()

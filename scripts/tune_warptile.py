@@ -1,6 +1,6 @@
 """Times configurations of matmul_08_warptile.cu against cuBLAS, to choose the registry's.
 
-    python3 scripts/tune_warptile.py [sizes ...]      (default: 4096 8192)
+    python3 -m scripts.tune_warptile [sizes ...]      (default: 4096 8192)
 
 Each candidate is first checked against cuBLAS on an odd shape and on the
 largest size (plain-summation tolerance), then timed with the suite's own
@@ -10,10 +10,9 @@ timer. Prints one table: configuration, registers are in the compiler report
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.environment import needs, needs_gpu
 
 CANDIDATES = [
     # name, rm, rn, warps_m, warps_n, bk, min_blocks
@@ -27,7 +26,14 @@ CANDIDATES = [
 ]
 
 
-def main(sizes: list[int]) -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m scripts.tune_warptile", description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[4096, 8192], help="square sizes (default: 4096 8192)")
+    sizes = parser.parse_args(argv).sizes
+    if any(n <= 0 for n in sizes):
+        parser.error("sizes must be positive")
+    needs("tune_warptile", "cupy", "numpy", tox_env="gpu-cuda13")
+    needs_gpu("tune_warptile")
     import cupy
     import numpy as np
 
@@ -67,4 +73,4 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(x) for x in sys.argv[1:]] or [4096, 8192])
+    main()

@@ -81,8 +81,8 @@ def test_plot_script_reads_a_baseline_folder(tmp_path):
     folder.mkdir()
     (folder / "0001_a.json").write_text(json.dumps(recorded()))
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, str(root / "scripts" / "plot_baselines.py"), str(folder),
-                             "--out", str(tmp_path / "docs")], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "scripts.plot_baselines", str(folder),
+                             "--out", str(tmp_path / "docs")], capture_output=True, text=True, cwd=root)
     assert result.returncode == 0, result.stderr
     assert "warptile_128x256" in result.stdout
     assert (tmp_path / "docs" / "NVIDIA_H200-roofline.png").exists()
@@ -95,6 +95,6 @@ def test_plot_script_says_when_there_is_nothing(tmp_path, missing):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, str(root / "scripts" / "plot_baselines.py"), str(tmp_path / "none")],
-                            capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "scripts.plot_baselines", str(tmp_path / "none")],
+                            capture_output=True, text=True, cwd=root)
     assert result.returncode == 1 and "no baseline files" in result.stderr

@@ -1,4 +1,4 @@
-"""scripts/replay_verdicts.py on synthetic sensitivity runs: it judges with the suite's own rules."""
+"""experiments/replay_verdicts.py on synthetic sensitivity runs: it judges with the suite's own rules."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from harness.verdict.record import TIMER_CUPTI, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "replay_verdicts.py"
+MODULE = "experiments.replay_verdicts"
 QUIET = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-row_shared]"
 SHORT = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add]"
 
@@ -30,7 +30,7 @@ def write_run(folder: Path, name: str, medians: dict[str, float], seed: int) -> 
 
 
 def replay(folder: Path, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), str(folder), "--draws", "5", *options],
+    return subprocess.run([sys.executable, "-m", MODULE, str(folder), "--draws", "5", *options],
                           capture_output=True, text=True, cwd=ROOT)
 
 

@@ -1,4 +1,4 @@
-"""scripts/sensitivity_table.py on recorded-like runs: counts, exit status, and the split of a
+"""experiments/sensitivity_table.py on recorded-like runs: counts, exit status, and the split of a
 slowed ratio into the process's offset and the injected slowdown."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from harness.verdict.labels import SAME, SLOWER
 from harness.verdict.record import CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "sensitivity_table.py"
+MODULE = "experiments.sensitivity_table"
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-row_shared]"
 BASE = 448.6e-6
 
@@ -26,7 +26,7 @@ def run_file(folder: Path, name: str, median: float, verdict: str, **params) -> 
 
 
 def table(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), str(folder)], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", MODULE, str(folder)], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_a_missed_slowdown_is_split_into_the_process_offset_and_the_injection(tmp_path):

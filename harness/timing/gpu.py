@@ -51,19 +51,71 @@ THROTTLE_REASONS = {
 }
 
 
+# the CUDA runtime's error codes that cuda_available tells apart
+CUDA_ERROR_INSUFFICIENT_DRIVER = 35  # cudaErrorInsufficientDriver
+CUDA_ERROR_NO_DEVICE = 100  # cudaErrorNoDevice
+NO_DRIVER = "no NVIDIA driver on this machine (libcuda cannot be loaded and nvidia-smi is not on PATH)"
+
+
+def nvidia_driver_present() -> bool:
+    """Whether this machine has an NVIDIA driver: its library libcuda loads, or nvidia-smi is on PATH."""
+    import ctypes
+    import shutil
+
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return shutil.which("nvidia-smi") is not None
+
+
+def _cuda_version(version: int) -> str:
+    """12080 -> "12.8": the CUDA runtime's and driver's version numbers as people write them."""
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
 def cuda_available() -> tuple[bool, str]:
-    """(True, "") when CuPy can use a CUDA device, else (False, why not)."""
+    """(True, "") when CuPy can use a CUDA device, else (False, the real reason).
+
+    The reasons, in the order they are checked: CuPy missing; no NVIDIA driver (libcuda and
+    nvidia-smi both absent); CUDA_VISIBLE_DEVICES set but empty; a driver too old for CuPy's CUDA
+    runtime (both versions named); no device visible; any other CUDA error, as CUDA words it.
+    """
+    import os
+
     try:
         import cupy
     except ImportError as error:
         return False, f"CuPy is not installed ({error})"
+    if not nvidia_driver_present():
+        return False, NO_DRIVER
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and not visible.strip():
+        return False, "CUDA_VISIBLE_DEVICES is set empty, which hides every GPU from this process"
+    runtime = cupy.cuda.runtime
     try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as error:  # CUDARuntimeError without a driver
-        return False, f"no usable CUDA driver/device ({type(error).__name__}: {error})"
+        count = runtime.getDeviceCount()
+    except Exception as error:  # CUDARuntimeError, with the runtime's status code
+        status = getattr(error, "status", None)
+        if status == CUDA_ERROR_INSUFFICIENT_DRIVER:
+            return False, _driver_too_old(runtime)
+        if status == CUDA_ERROR_NO_DEVICE:
+            return False, f"no CUDA device is visible (the driver is there; CUDA_VISIBLE_DEVICES={visible!r})"
+        return False, f"CUDA cannot use a device ({type(error).__name__}: {error})"
     if count == 0:
-        return False, "no CUDA device is visible"
+        return False, f"no CUDA device is visible (the driver is there; CUDA_VISIBLE_DEVICES={visible!r})"
     return True, ""
+
+
+def _driver_too_old(runtime) -> str:
+    try:
+        driver, needed = _cuda_version(runtime.driverGetVersion()), _cuda_version(runtime.runtimeGetVersion())
+    except Exception:
+        return "the NVIDIA driver is too old for CuPy's CUDA runtime"
+    return (f"the NVIDIA driver (CUDA {driver}) is too old for CuPy's CUDA runtime (CUDA {needed}): "
+            f"update the driver, or use the -cuda12 tox environments")
 
 
 @functools.cache

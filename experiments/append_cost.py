@@ -1,6 +1,6 @@
 """What does appending a little work to a launch add to its GPU time, per CUPTI kernel kind?
 
-    python3 scripts/append_cost.py
+    python3 -m experiments.append_cost
 
 tests/plugins/slowdown.py slows a library's case (cuBLAS, CuPy's add) down by
 appending a spin kernel; under CUPTI's KERNEL kind that costs 3.5-5.1 µs even
@@ -12,11 +12,6 @@ copy; for cuBLAS 1024³ (timed with the KERNEL kind) and vector_add_vec4 on
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Which CUPTI kernel activity kind leaves a kernel's own time alone? (NOTES.md, 2026-11-30)
 
-    python3 scripts/cupti_kinds.py
+    python3 -m experiments.cupti_kinds
 
 For a few cases, 100 launches each (synchronized, no L2 flush, events around
 each launch) with CUPTI activity off, with CUPTI_ACTIVITY_KIND_KERNEL
@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from kernels import prepare_add, prepare_matmul  # noqa: E402
-from suites.perf_cases import random_device  # noqa: E402
+from kernels import prepare_add, prepare_matmul
+from suites.perf_cases import random_device
 
 CASES = {  # name: (launcher, kernel, operand shape)
     "vector_add 64M": (prepare_add, "vector_add", (8192 * 8192,)),

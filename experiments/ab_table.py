@@ -1,6 +1,6 @@
 """One table from the --compare-ref runs of scripts/run_gpu_suites.sh (step `ab`).
 
-    python3 scripts/ab_table.py FOLDER
+    python3 -m experiments.ab_table FOLDER
 
 Reads FOLDER/ab-*.md (the reports) and FOLDER/ab-*.log (pytest's output) and
 prints, per run: its summary line, pytest's exit line and wall time, and the

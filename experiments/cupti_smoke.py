@@ -1,6 +1,6 @@
 """Smoke test of the CUPTI timer on a GPU machine, and a recorder of real activity data.
 
-    python3 scripts/cupti_smoke.py OUT_DIR
+    python3 -m experiments.cupti_smoke OUT_DIR
 
 Builds a GpuTimer, measures a few cases (vector_add_vec4 at 1 M and 64 M
 floats, warptile and cuBLAS at 1024, a device-to-device memcpy, the streams
@@ -21,8 +21,6 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 MEMCPY_BYTES = 256 * 2**20
 

@@ -1,7 +1,7 @@
 """Replay today's verdict rules on recorded sensitivity runs: false alarms and misses per case.
 
-    python3 scripts/replay_verdicts.py FOLDER [--baseline-runs K] [--draws N] [--floor F] [--min-us 50]
-    python3 scripts/replay_verdicts.py FOLDER --against scratch-baseline [--floor F] [--min-us 50]
+    python3 -m experiments.replay_verdicts FOLDER [--baseline-runs K] [--draws N] [--floor F] [--min-us 50]
+    python3 -m experiments.replay_verdicts FOLDER --against scratch-baseline [--floor F] [--min-us 50]
 
 FOLDER holds same-*.json (unmodified runs) and slowed-*.json (runs with a
 calibrated slowdown), as `scripts/run_gpu_suites.sh sensitivity` writes them.
@@ -24,9 +24,8 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.verdict.against_baseline import (  # noqa: E402
+from experiments.sensitivity_table import load_docs  # (PREFIX-1.json, PREFIX-2.json, ... in run order)
+from harness.verdict.against_baseline import (
     DEFAULT_FLOORS,
     Baseline,
     floors_with_threshold,
@@ -34,9 +33,8 @@ from harness.verdict.against_baseline import (  # noqa: E402
     judge_record,
     run_gpu_uuid,
 )
-from harness.verdict.record import records_of  # noqa: E402
-from harness.verdict.stats import SLOWER  # noqa: E402
-from scripts.sensitivity_table import load_docs  # noqa: E402  (PREFIX-1.json, PREFIX-2.json, ... in run order)
+from harness.verdict.record import records_of
+from harness.verdict.stats import SLOWER
 
 
 def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], counts: dict[str, list[int]], *,

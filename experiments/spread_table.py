@@ -1,6 +1,6 @@
 """How much each case's median moves between fresh processes (scripts/run_gpu_suites.sh spread).
 
-    python3 scripts/spread_table.py FOLDER NAME
+    python3 -m experiments.spread_table FOLDER NAME
 
 Reads FOLDER/NAME-*.json (pytest-benchmark JSON of N runs of the same cases,
 each in its own process) and prints, per case, the median of the runs'
@@ -15,10 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.units import format_duration  # noqa: E402
-from scripts.sensitivity_table import load  # noqa: E402  (NAME-1.json, NAME-2.json, ... in run order)
+from experiments.sensitivity_table import load  # (NAME-1.json, NAME-2.json, ... in run order)
+from harness.units import format_duration
 
 
 def main(folder: Path, name: str) -> int:

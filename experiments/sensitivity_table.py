@@ -1,6 +1,6 @@
 """How often the verdicts flag unmodified and slowed runs (scripts/run_gpu_suites.sh sensitivity).
 
-    python3 scripts/sensitivity_table.py FOLDER [--min-us 50]
+    python3 -m experiments.sensitivity_table FOLDER [--min-us 50]
 
 Reads FOLDER/same-*.json (runs of unchanged code against a baseline) and
 FOLDER/slowed-*.json (the same runs with a calibrated slowdown injected by
@@ -23,11 +23,9 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from harness.verdict.labels import SLOWER
-from harness.verdict.record import records_of  # noqa: E402
-from harness.verdict.stats import format_duration  # noqa: E402
+from harness.verdict.record import records_of
+from harness.verdict.stats import format_duration
 
 
 def load_docs(folder: Path, prefix: str) -> list[dict]:

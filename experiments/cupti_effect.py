@@ -1,6 +1,6 @@
 """Does recording CUPTI activity change a kernel's own time? (NOTES.md, 2026-11-30)
 
-    python3 scripts/cupti_effect.py
+    python3 -m experiments.cupti_effect
 
 Times a few cases with the held-event timer while CUPTI activity is off, with
 the CUPTI timer (whose samples also carry the held events), and with the event
@@ -10,16 +10,12 @@ timer again, in one process on the same inputs, and prints the medians (µs).
 from __future__ import annotations
 
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.timing.gpu import gpu_info  # noqa: E402
+from harness.timing.gpu import gpu_info
 from harness.timing.profile import PROFILES
-from harness.timing.timer import GpuTimer  # noqa: E402
-from kernels import prepare_add, prepare_matmul  # noqa: E402
-from suites.perf_cases import random_device  # noqa: E402
+from harness.timing.timer import GpuTimer
+from kernels import prepare_add, prepare_matmul
+from suites.perf_cases import random_device
 
 CASES = {  # name: (launcher, kernel, operand shape)
     "vector_add 64M": (prepare_add, "vector_add", (8192 * 8192,)),

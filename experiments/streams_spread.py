@@ -1,6 +1,6 @@
 """Does the streams pipeline move with its pinned allocation, or with the process?
 
-    python3 scripts/streams_spread.py [ALLOCATIONS [MIN_TIME_S]]
+    python3 -m experiments.streams_spread [ALLOCATIONS [MIN_TIME_S]]
 
 The streams cases move between processes by a standard deviation of 0.2-1.9%
 (NOTES.md), against at most 0.37% for GPU-only work. One process here times the
@@ -17,9 +17,6 @@ Prints one line per allocation and the spread (std of the log medians, %).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CHUNKS = (1, 4, 16)
 

@@ -1,0 +1,92 @@
+"""Every user script: --help, exit 2 with a usage line on bad arguments, one sentence outside its environment."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ["plot_baselines", "summarize", "check_overlap", "ncu_check", "tune_warptile", "history_bench",
+           "history_benchmark", "mutation_config"]
+BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
+                 "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
+                 "history_benchmark": ["--runs", "0"], "mutation_config": []}
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_has_help(script):
+    result = run("-m", f"scripts.{script}", "--help")
+    assert result.returncode == 0, result.stderr
+    assert f"usage: python -m scripts.{script}" in result.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_bad_arguments_are_exit_2_with_a_usage_line(script):
+    result = run("-m", f"scripts.{script}", *BAD_ARGUMENTS[script])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("usage: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_plot_baselines_without_matplotlib_says_what_it_needs_in_one_sentence(tmp_path):
+    blocker = tmp_path / "matplotlib"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    result = run("-m", "scripts.plot_baselines", "baselines/NVIDIA_H200", "--out", str(tmp_path),
+                 env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 3
+    assert result.stderr.strip().count("\n") == 0
+    assert "needs matplotlib: run it through `tox exec -e unit" in result.stderr
+
+
+def test_a_gpu_script_without_a_gpu_says_why_in_one_sentence():
+    from harness.timing.gpu import cuda_available
+
+    if cuda_available()[0]:
+        pytest.skip("this machine has a GPU")
+    result = run("-m", "scripts.tune_warptile", "256")
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
+    assert "needs" in result.stderr
+
+
+def test_run_gpu_suites_without_a_step_is_usage_and_exit_2():
+    result = subprocess.run(["bash", "scripts/run_gpu_suites.sh"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: bash scripts/run_gpu_suites.sh STEP")
+
+
+def test_run_gpu_suites_without_nvidia_smi_is_one_sentence_and_non_zero(tmp_path):
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    if any((Path(d) / "nvidia-smi").exists() for d in env["PATH"].split(":")):
+        pytest.skip("nvidia-smi is on this machine")
+    result = subprocess.run(["bash", "scripts/run_gpu_suites.sh", "correctness"], capture_output=True, text=True,
+                            cwd=ROOT, env={**env, "OUT": str(tmp_path)})
+    assert result.returncode != 0
+    assert "nvidia-smi is not on this machine" in result.stderr
+
+
+def test_no_script_puts_itself_on_sys_path():
+    for path in (ROOT / "scripts").rglob("*.py"):
+        assert "sys.path" not in path.read_text(), path
+
+
+def test_the_gpu_environments_of_tox_require_a_gpu():
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini")
+    commands = tox["testenv:{gpu,bench,quick,pr,baseline,sanitize}-{cuda12,cuda13}"]["commands"]
+    lines = [line.strip() for line in commands.strip().splitlines()]
+    for env in ("gpu", "bench", "quick", "pr", "baseline"):
+        (line,) = [line for line in lines if line.startswith(f"{env}:")]
+        assert "--require-gpu" in line, line
+    assert "--require-gpu" in (ROOT / "scripts" / "sanitize.sh").read_text()
