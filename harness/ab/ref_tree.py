@@ -31,6 +31,16 @@ def _git(repo_root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(repo_root), *args], capture_output=True, text=True, check=False)
 
 
+def resolve_ref(repo_root: Path, ref: str) -> str:
+    """The commit `ref` names in the repository at `repo_root`; RefError when it names none."""
+    if _git(repo_root, "rev-parse", "--git-dir").returncode != 0:
+        raise RefError(f"{repo_root} is not a git repository")
+    resolved = _git(repo_root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if resolved.returncode != 0:
+        raise RefError(f"unknown git ref {ref!r} in {repo_root}")
+    return resolved.stdout.strip()
+
+
 def _forget_modules(alias: str) -> None:
     """Drop a package imported under `alias`, and its submodules, from sys.modules."""
     for module in [m for m in sys.modules if m == alias or m.startswith(alias + ".")]:
@@ -55,12 +65,7 @@ class RefTree:
     def __enter__(self) -> RefTree:
         if self.path is not None:
             raise RuntimeError(f"the worktree of {self.ref!r} is already checked out at {self.path}")
-        if _git(self.repo_root, "rev-parse", "--git-dir").returncode != 0:
-            raise RefError(f"{self.repo_root} is not a git repository")
-        resolved = _git(self.repo_root, "rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}")
-        if resolved.returncode != 0:
-            raise RefError(f"unknown git ref {self.ref!r} in {self.repo_root}")
-        self.sha = resolved.stdout.strip()
+        self.sha = resolve_ref(self.repo_root, self.ref)
         # the directory's unique name also names git's record of the worktree
         self.path = Path(tempfile.mkdtemp(prefix="kernel-suite-base-"))
         try:

@@ -34,7 +34,14 @@ from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
 from harness.plugin.benchmark import session_of, use_gpu_folder
 from harness.plugin.history import open_history, record_session
-from harness.plugin.options import BASELINES, ROOT, add_options, refuse_conflicts_with_compare_ref, threshold_of
+from harness.plugin.options import (
+    BASELINES,
+    ROOT,
+    add_options,
+    check_named_things,
+    refuse_conflicts_with_compare_ref,
+    threshold_of,
+)
 from harness.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
 from harness.plugin.state import STATE, SuiteState
 from harness.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
@@ -92,6 +99,8 @@ def pytest_configure(config):
     config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
     if config.option.benchmark_storage == "file://./.benchmarks":  # pytest-benchmark's default
         config.option.benchmark_storage = f"file://{BASELINES}"
+    storage = config.option.benchmark_storage
+    check_named_things(config, Path(storage.removeprefix("file://")) if storage.startswith("file://") else BASELINES)
     # the suite loads the baseline itself (one strict loader); pytest-benchmark must not
     state.compare_spec, config.option.benchmark_compare = config.option.benchmark_compare, False
 
@@ -206,6 +215,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+            state.skipped_gpu_tests += 1
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -74,3 +74,41 @@ def refuse_conflicts_with_compare_ref(config) -> None:
     for option, why in conflicts.items():
         if getattr(config.option, option, None):
             raise pytest.UsageError(f"--compare-ref cannot be combined with {why}; drop one of them")
+
+
+def check_named_things(config, baselines: Path) -> None:
+    """Every option that names a stored run, a git ref or a store, checked when pytest configures
+    the run, on any machine (with a GPU or not): UsageError (exit 4) naming the choices.
+
+    --benchmark-compare=N|NAME must name a run of some GPU's folder (the GPU's own folder is
+    checked again once the GPU is known); --compare-ref must name a commit; --history a URL.
+    """
+    from harness.ab.ref_tree import RefError, resolve_ref
+    from harness.storage.history import HistoryError, resolve_url
+    from harness.storage.runs import BaselineError, resolve_compare
+
+    spec = getattr(config.option, "benchmark_compare", None)
+    if spec and spec is not True:  # False, [] (not given) and True (the newest run) name nothing
+        folders = sorted(p for p in Path(baselines).glob("*") if p.is_dir()) or [Path(baselines)]
+        problems = []
+        for folder in folders:
+            try:
+                resolve_compare(folder, spec)
+                break
+            except BaselineError as error:
+                problems.append(str(error))
+        else:
+            raise pytest.UsageError(f"--benchmark-compare={spec}: no GPU's folder under {baselines} has it: "
+                                    + "; ".join(problems))
+    ref = config.getoption("compare_ref")
+    if ref is not None:
+        try:
+            resolve_ref(ROOT, ref)
+        except RefError as error:
+            raise pytest.UsageError(f"--compare-ref: {error}; see `git branch -a` and `git log --oneline`") from None
+    url = config.getoption("history")
+    if url:
+        try:
+            resolve_url(url)
+        except HistoryError as error:
+            raise pytest.UsageError(f"--history: {error}") from None

@@ -62,6 +62,10 @@ def publish(state: SuiteState, text: str, counts: str) -> None:
 
 
 def terminal_summary(terminalreporter, state: SuiteState) -> None:
+    if state.skipped_gpu_tests:  # written even under -q: a run without a GPU must not read as a pass
+        terminalreporter.write_line(
+            f"kernel suite: {state.skipped_gpu_tests} GPU tests skipped: needs a CUDA GPU: {state.device.why_not}. "
+            f"--require-gpu (or KERNEL_SUITE_REQUIRE_GPU=1) makes that an error", yellow=True)
     if state.notices:
         terminalreporter.section("kernel suite")
         for line in state.notices:

@@ -40,6 +40,7 @@ class SuiteState:
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
     verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference
     failures: int = 0
+    skipped_gpu_tests: int = 0  # GPU tests skipped for want of a GPU (said at the end, under -q too)
     problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
     notices: list[str] = field(default_factory=list)  # plain information shown at the end
 

@@ -1,0 +1,83 @@
+"""The front door without a GPU: options that name a run, a ref or a store are checked first (exit 4),
+a run of skipped GPU tests says so under -q, and harness.compare says what it could judge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_plugin_end_to_end import clean_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "baselines" / "NVIDIA_H200"
+
+
+def pytest_suites(*args: str) -> subprocess.CompletedProcess:
+    # the suites' perf files only: what the options do shows there, and the run stays short
+    return subprocess.run([sys.executable, "-m", "pytest", "suites/test_perf_elementwise.py", "-q",
+                           "-p", "no:cacheprovider", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=clean_environment(), timeout=120)
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--benchmark-compare=9999"], "0005_h200-5fcc19b.json"),  # the choices are listed
+    (["--compare-ref", "no-such-ref"], "no-such-ref"),
+    (["--history", "notadb://x"], "SQLite or PostgreSQL only"),
+])
+def test_an_unknown_run_ref_or_store_is_exit_4_on_a_machine_without_a_gpu(args, named):
+    result = pytest_suites(*args)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert named in result.stdout + result.stderr
+
+
+def test_a_named_run_that_exists_is_accepted_without_a_gpu():
+    result = pytest_suites("--benchmark-compare=0005")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_skipped_gpu_tests_are_counted_with_their_reason_under_q():
+    result = pytest_suites()
+    assert result.returncode == 0
+    line = next(line for line in result.stdout.splitlines() if line.startswith("kernel suite: "))
+    assert "GPU tests skipped: needs a CUDA GPU: " in line and "--require-gpu" in line
+    assert int(line.split()[2]) > 0
+
+
+def test_require_gpu_makes_a_missing_gpu_an_error_naming_the_reason():
+    result = pytest_suites("--require-gpu")
+    assert result.returncode == 4
+    assert "no usable CUDA GPU on this machine" in result.stdout + result.stderr
+
+
+def compare(*paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, paths)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge():
+    result = compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "8 of 86 cases judged; not judged: 24 other host, 54 other timer"
+
+
+def test_compare_of_a_file_with_itself_says_so():
+    path = RUNS / "0005_h200-5fcc19b.json"
+    result = compare(path, path)
+    assert "was compared with itself" in result.stdout.splitlines()[1]
+
+
+def test_compare_in_which_no_case_can_be_judged_is_exit_2(tmp_path):
+    import json
+
+    doc = json.loads((RUNS / "0005_h200-5fcc19b.json").read_text())
+    for bench in doc["benchmarks"]:
+        bench["extra_info"]["timer"] = "cuda events"  # another timer for every case: none comparable
+    other = tmp_path / "other-timer.json"
+    other.write_text(json.dumps(doc))
+    result = compare(RUNS / "0005_h200-5fcc19b.json", other)
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[0].startswith("0 of 86 cases judged")
+    assert "no case could be judged" in result.stderr
