@@ -9,9 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.verdict.against_baseline import REFERENCE_RUNS, Baseline, history_of, judge_record, reference_samples
+from harness.verdict.against_baseline import (
+    HISTORY_MIN_RUNS,
+    REFERENCE_RUNS,
+    Baseline,
+    history_of,
+    judge_against_history,
+    judge_record,
+    reference_samples,
+)
 from harness.verdict.labels import FASTER, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
-from harness.verdict.noise import history_spread, median_rel_se, relevant_history
+from harness.verdict.noise import StoredResult, history_spread, median_rel_se, relevant_history
 from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
 
 CASE = "suites/x.py::test_x[a]"
@@ -262,3 +270,49 @@ def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_assumed_pro
     if host_copies:
         assert record.detectable == pytest.approx(0.042, abs=0.002)
         assert "assumed between processes for host copies" in record.verdict_reason
+
+
+# ---- judged against this GPU's own history (--history) ------------------------------------------
+
+def stored_runs_of(gpu: str, n: int, median=1e-3, sass="sass-1", timer=TIMER_CUPTI, first_seed=10):
+    return [StoredResult(gpu, timer, median, f"history run {i}", sass, tuple(samples(median, seed=first_seed + i)))
+            for i in range(n)]
+
+
+def current(factor: float, sass="sass-1", timer=TIMER_CUPTI) -> CaseRecord:
+    return CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1), timer=timer, sass=sass)
+
+
+def test_fewer_than_the_minimum_runs_of_this_gpu_give_no_history_verdict():
+    history = stored_runs_of("GPU-A", HISTORY_MIN_RUNS - 1) + stored_runs_of("GPU-B", 10)
+    assert judge_against_history(current(1.03), history, gpu_uuid="GPU-A") is None
+    assert judge_against_history(current(1.03), history, gpu_uuid=None) is None
+
+
+def test_a_two_percent_slowdown_is_slower_against_this_gpus_own_history():
+    verdict = judge_against_history(current(1.02), stored_runs_of("GPU-A", 6), gpu_uuid="GPU-A")
+    assert verdict.label == SLOWER and verdict.detectable == pytest.approx(0.015)
+    assert (verdict.reference, verdict.reference_runs) == ("history of GPU-A", REFERENCE_RUNS)
+    assert judge_against_history(current(1.002), stored_runs_of("GPU-A", 6), gpu_uuid="GPU-A").label == SAME
+
+
+def test_a_run_of_changed_machine_code_is_judged_and_its_reason_says_so():
+    verdict = judge_against_history(current(1.03, sass="sass-2"), stored_runs_of("GPU-A", 4), gpu_uuid="GPU-A")
+    assert verdict.label == SLOWER and "machine code differs" in verdict.reason
+
+
+def test_the_reference_pools_only_the_newest_runs_code_and_this_timer():
+    old_code = stored_runs_of("GPU-A", 5, median=1.05e-3, sass="sass-0")
+    other_timer = stored_runs_of("GPU-A", 5, median=2e-3, timer=TIMER_EVENTS)
+    newest = stored_runs_of("GPU-A", 3, sass="sass-1", first_seed=40)
+    verdict = judge_against_history(current(1.0), old_code + other_timer + newest, gpu_uuid="GPU-A")
+    assert verdict.reference_runs == 3 and verdict.label == SAME
+    assert verdict.reference_median == pytest.approx(1e-3, rel=0.002)
+
+
+def test_a_host_routine_is_judged_against_its_own_machine_at_thirty_percent():
+    history = stored_runs_of("GPU-A", 4, sass=None, timer=TIMER_WALL)
+    record = current(1.2, sass=None, timer=TIMER_WALL)
+    verdict = judge_against_history(record, history, gpu_uuid="GPU-A")
+    assert verdict.label == SAME and verdict.detectable == pytest.approx(0.30)
+    assert judge_against_history(current(1.4, sass=None, timer=TIMER_WALL), history, gpu_uuid="GPU-A").label == SLOWER

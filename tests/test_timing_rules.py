@@ -427,10 +427,37 @@ def test_a_host_routine_is_sampled_to_what_a_thirty_percent_verdict_needs():
 def test_measure_wall_stops_a_noisy_routine_at_the_wall_clock_cap_not_the_profiles():
     import random
 
-    from harness.timing.timer import measure_wall
+    from harness.timing.wall import measure_wall
 
     started = time.perf_counter()
     measurement = measure_wall(lambda: time.sleep(random.uniform(0.5e-3, 1.5e-3)), PROFILES["nightly"])
     elapsed = time.perf_counter() - started
     assert measurement.timer == "wall clock" and measurement.stopped_by == "time cap"
     assert elapsed < 1.0  # the nightly profile's own cap is 1.5 s
+
+
+def test_a_launch_of_fifty_ms_or_more_may_stop_on_noise_at_five_samples():
+    rule = PROFILES["nightly"].stop_rule
+    long = [0.30, 0.3001, 0.2999, 0.3, 0.3002]
+    assert rule.stop_reason(long[:4], 0.0) is None and rule.stop_reason(long, 0.0) == "noise"
+    short = [0.049, 0.0491, 0.0489, 0.049, 0.0492]  # just under 50 ms: the nightly's ten
+    assert rule.stop_reason(short, 0.0) is None
+    assert rule.stop_reason(short * 2, 0.0) == "noise"
+    assert (PROFILES["nightly"].long_sample_s, PROFILES["nightly"].min_samples_long) == (0.05, 5)
+
+
+def test_a_launch_of_fifty_ms_is_warmed_by_one_held_round_and_sampled_five_times(fake_cupti):
+    timer = GpuTimer(50 * 2**20)
+    runs = []
+
+    def long_kernel(stream):
+        runs.append(1)
+        fake_cupti.kernel("k", 80_000_000)  # 80 ms
+
+    nightly = PROFILES["nightly"]
+    m = timer.measure(long_kernel, nightly, case="k")
+    assert m.stopped_by == "noise" and len(m.samples) == nightly.min_samples_long
+    assert len(runs) == 1 + 1 + nightly.min_samples_long  # unheld run, one warm-up round, the samples
+    runs.clear()
+    timer.measure(lambda stream: (runs.append(1), fake_cupti.kernel("k", 5_000)), STEADY, case="k")
+    assert len(runs) == 1 + STEADY.warmup + STEADY.min_samples  # a short launch keeps its warm-up rounds

@@ -22,7 +22,8 @@ from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.xdist import worker_id
-from harness.timing.timer import Measurement, measure_wall
+from harness.timing.timer import Measurement
+from harness.timing.wall import measure_wall
 from harness.units import format_duration
 from harness.verdict.against_baseline import judge_against_history, judge_record
 from harness.verdict.record import CaseRecord

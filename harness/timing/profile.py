@@ -28,8 +28,9 @@ WALL_CLOCK_TIME_CAP = 0.3
 class RelativeNoiseCriterion:
     """Stop on noise (nvbench's relative-standard-deviation criterion), a time cap or a sample cap.
 
-    "noise": at least `min_samples` samples and `min_time` seconds of measured
-    time are in and their relative standard deviation is at most `target_rsd`;
+    "noise": at least `min_samples` samples (`min_samples_long` where their median
+    is `long_sample_s` or more) and `min_time` seconds of measured time are in and
+    their relative standard deviation is at most `target_rsd`;
     "time cap": `time_cap` seconds of wall clock have passed with at least
     `min_samples_before_cap` samples in; "max samples": `max_samples` are in.
     """
@@ -40,6 +41,8 @@ class RelativeNoiseCriterion:
     time_cap: float
     min_samples_before_cap: int
     max_samples: int
+    long_sample_s: float = float("inf")
+    min_samples_long: int = 0
 
     def stop_reason(self, samples: list[float], elapsed: float) -> str | None:
         """Why sampling stops now (`elapsed`: wall-clock seconds since it began), or None to go on."""
@@ -48,7 +51,8 @@ class RelativeNoiseCriterion:
             return "max samples"
         if elapsed > self.time_cap and n >= self.min_samples_before_cap:
             return "time cap"
-        if n >= self.min_samples and sum(samples) >= self.min_time:
+        enough = self.min_samples_long if n and statistics.median(samples) >= self.long_sample_s else self.min_samples
+        if n >= max(enough, 2) and sum(samples) >= self.min_time:
             if statistics.stdev(samples) / statistics.fmean(samples) <= self.target_rsd:
                 return "noise"
         return None
@@ -71,12 +75,19 @@ class Profile:
     # process by up to 2.5% over seconds, so a window of 20 ms caught one moment of the drift
     # (NOTES.md, 2026-11-30 fifth session). Its wall-clock cap grows to fit.
     host_copy_min_time: float = 0.5
+    # A launch of LONG_SAMPLE_S or more (the seed kernels at 8192³: 66-320 ms) is warmed up by one
+    # held round and may stop on noise at MIN_SAMPLES_LONG samples: its spread is a few hundredths
+    # of a percent, far under its 1.5% floor, and 14 rounds of the seven such cases took about 20 s
+    # of the nightly (NOTES.md, 2026-12-01).
+    long_sample_s: float = 0.05
+    min_samples_long: int = 5
 
     @property
     def stop_rule(self) -> RelativeNoiseCriterion:
         """The criterion that ends a case's sampling under this profile."""
         return RelativeNoiseCriterion(self.min_samples, self.min_time, self.target_rsd, self.time_cap,
-                                      self.min_samples_before_cap, self.max_samples)
+                                      self.min_samples_before_cap, self.max_samples, self.long_sample_s,
+                                      min(self.min_samples_long, self.min_samples))
 
     def for_wall_clock(self) -> Profile:
         """This profile for a host routine timed by wall clock, whose verdict is judged at a 30%

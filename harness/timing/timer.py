@@ -67,7 +67,7 @@ from harness.timing.profile import MIN_PAIRS, Profile
 from harness.timing.spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
 
 __all__ = ["SERIAL_KIND_FROM", "TIMER_CUPTI", "TIMER_CUPTI_KERNEL", "TIMER_EVENTS", "TIMER_WALL",
-           "GpuTimer", "Measurement", "TimingError", "measure_wall"]
+           "GpuTimer", "Measurement", "TimingError"]
 
 HOLD_TIMEOUT_NS = 2_000_000_000  # the hold kernel gives up after 2 s rather than hang
 KERNEL_SOURCE = Path(__file__).with_name("kernels.cu")
@@ -113,9 +113,12 @@ class Measurement:
         return statistics.stdev(self.samples) / statistics.fmean(self.samples)
 
 
-def _collection_due(rounds: int, pending: int, started: float, profile: Profile) -> bool:
-    """Whether to flush CUPTI now: the stop rule can only be judged on collected spans."""
-    return (pending >= max(COLLECT_EVERY, (rounds - pending) // COLLECT_GROWTH) or rounds == profile.min_samples
+def _collection_due(rounds: int, pending: int, started: float, profile: Profile, last_sample_s: float = 0.0) -> bool:
+    """Whether to flush CUPTI now: the stop rule can only be judged on collected spans (a launch
+    of `long_sample_s` or more, by its last held-event time, after every round from
+    `min_samples_long` on: a flush costs milliseconds, such a sample tens of them)."""
+    long = last_sample_s >= profile.long_sample_s and rounds >= profile.min_samples_long
+    return (long or pending >= max(COLLECT_EVERY, (rounds - pending) // COLLECT_GROWTH) or rounds == profile.min_samples
             or rounds >= profile.max_samples
             or (time.perf_counter() - started > profile.time_cap and rounds >= profile.min_samples_before_cap))
 
@@ -211,6 +214,7 @@ class GpuTimer:
         serial, profile = self._warm_up([run_a, run_b], profile, flush, case)
         pair = dataclasses.replace(profile, time_cap=2 * profile.time_cap, min_samples_before_cap=MIN_PAIRS,
                                    min_samples=max(profile.min_samples, MIN_PAIRS),
+                                   min_samples_long=max(profile.min_samples_long, MIN_PAIRS),
                                    max_samples=max(profile.max_samples, MIN_PAIRS))
         a, b = self._measure_unthrottled([run_a, run_b], pair, flush, case, serial)
         return a, b
@@ -230,11 +234,14 @@ class GpuTimer:
         for run in runs:
             run(self.stream)
         self.stream.synchronize()
-        rounds = profile.warmup if self._recorder is None else max(1, profile.warmup)
+        planned = profile.warmup if self._recorder is None else max(1, profile.warmup)
+        rounds = 0
         with self._recording(serial_kernels=False):
-            for _ in range(rounds):
-                for run in runs:
-                    self.sample(run, flush)
+            while rounds < planned:
+                times = [self.sample(run, flush) for run in runs]
+                rounds += 1
+                if min(times) >= profile.long_sample_s:  # one held round warms a launch this long
+                    break
             if self._recorder is None:
                 return False, profile
             records, dropped = self._recorder.collect()
@@ -310,7 +317,7 @@ class GpuTimer:
                 if rounds % 10 == 1:  # NVML reads cost tens of µs: not every round
                     self._read_clocks(throttle, clocks)
                 if self._recorder is not None:
-                    if not _collection_due(rounds, pending, started, profile):
+                    if not _collection_due(rounds, pending, started, profile, event_samples[0][-1]):
                         continue
                     records, dropped = self._recorder.collect()
                     launches = sample_activities(records, pending * len(runs), case, dropped)
@@ -332,19 +339,3 @@ class GpuTimer:
         throttle += state.throttle
         if state.sm_clock_mhz is not None:
             clocks.append(state.sm_clock_mhz)
-
-
-def measure_wall(run, profile: Profile) -> Measurement:
-    """Wall-clock samples of a synchronous host routine `run()` (the tutorials' "Time used"),
-    sampled as `profile.for_wall_clock()` says."""
-    profile = profile.for_wall_clock()
-    for _ in range(max(1, profile.warmup)):
-        run()
-    samples: list[float] = []
-    started = time.perf_counter()
-    while True:
-        t0 = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - t0)
-        if reason := profile.stop_rule.stop_reason(samples, time.perf_counter() - started):
-            return Measurement(samples, reason, timer=TIMER_WALL)

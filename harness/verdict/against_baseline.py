@@ -24,7 +24,7 @@ routine timed by wall clock, one from another machine ("other host").
 Cases recorded while throttled are left out of the history too.
 
 With the history store (`--history`), a case whose physical GPU has at least
-HISTORY_MIN_RUNS passed runs of the same machine code and timer is judged
+HISTORY_MIN_RUNS passed runs of one machine code and this timer is judged
 against those instead (`judge_against_history`): the same-GPU floor and the
 spread its own runs show, so a runner of a pool sees a 2% change that the
 model's baseline from another GPU (5% floor) cannot, and a host routine is
@@ -202,25 +202,31 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
 
     `history` is the case's results in the history store's passed runs, oldest
     first (harness/storage/history). The reference pools the newest
-    ``REFERENCE_RUNS`` runs of this GPU (UUID) with the record's machine code
-    (SASS hash; None for a host routine, which is then its own machine's
-    history) and timer, unthrottled; at least ``HISTORY_MIN_RUNS`` are needed.
-    The floor is the same-GPU one (30% for wall-clock host routines), and the
-    spread between processes is the one those runs show.
+    ``REFERENCE_RUNS`` runs of this GPU (UUID) and the record's timer that share
+    one machine code, the newest run's (a reference of one code, as a baseline
+    is); at least ``HISTORY_MIN_RUNS`` are needed. The record's own code may
+    differ: a commit that changed the kernel is what the verdict is for, and its
+    reason then says so. The floor is the same-GPU one (30% for wall-clock host
+    routines), and the spread between processes is the one those runs show.
     """
     if gpu_uuid is None or not record.samples:
         return None
-    same = [run for run in history if run.gpu_uuid == gpu_uuid and run.timer == record.timer
-            and run.sass == record.sass and run.samples]
-    if len(same) < HISTORY_MIN_RUNS:
+    mine = [run for run in history if run.gpu_uuid == gpu_uuid and run.timer == record.timer and run.samples]
+    if not mine:
+        return None
+    same_code = [run for run in mine if run.sass == mine[-1].sass]
+    if len(same_code) < HISTORY_MIN_RUNS:
         return None
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
-    newest = same[-REFERENCE_RUNS:]
+    newest = same_code[-REFERENCE_RUNS:]
     reference = pooled_samples([run.samples for run in newest])
-    detectable = detectable_change(reference, record.samples, same_gpu=True, history=[run.median for run in same],
-                                   reference_runs=len(newest), host_copies=bool(record.host_copies), floors=floors)
+    detectable = detectable_change(reference, record.samples, same_gpu=True,
+                                   history=[run.median for run in same_code], reference_runs=len(newest),
+                                   host_copies=bool(record.host_copies), floors=floors)
     because = f"{detectable.because}; reference pooled from {len(newest)} runs of this GPU's history"
+    if record.sass != newest[-1].sass:
+        because += ", whose machine code differs from this run's"
     verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                     throttled=record.throttled, because=because)
     return dataclasses.replace(verdict, reference=f"history of {gpu_uuid}", reference_runs=len(newest))
