@@ -45,3 +45,11 @@ def change(ratio: float) -> str:
 def ratio_text(ratio: float | None) -> str:
     """``1.0213`` as ``"1.021×"``; None as the missing-value mark."""
     return MISSING if ratio is None else f"{ratio:.3f}×"
+
+
+SMALLEST_P = 1e-12  # below this a p-value is written as "< 1e-12": floating point says no more
+
+
+def p_text(p: float) -> str:
+    """A p-value with two significant figures, or "< 1e-12" for one too small to be told apart from 0."""
+    return f"{p:.2g}" if p >= SMALLEST_P else f"< {SMALLEST_P:g}"

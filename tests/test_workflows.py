@@ -84,7 +84,7 @@ def test_gpu_workflow_installs_tox_into_its_own_virtual_environment_from_the_loc
 
 @pytest.mark.parametrize("workflow", GPU_WORKFLOWS, ids=lambda p: p.name)
 def test_gpu_workflow_keeps_tox_environments_outside_the_checkout(workflow):
-    commands = tox_commands(workflow)
+    commands = [c for c in tox_commands(workflow) if " exec " not in c]  # `tox exec` runs tools, not the suite
     assert commands, f"no tox command found in {workflow.name}"
     for command in commands:
         assert '--workdir "$SUITE_TOOLS/tox"' in command, command
@@ -93,8 +93,18 @@ def test_gpu_workflow_keeps_tox_environments_outside_the_checkout(workflow):
 
 @pytest.mark.parametrize("workflow", GPU_WORKFLOWS, ids=lambda p: p.name)
 def test_gpu_workflow_fails_without_a_usable_gpu(workflow):
-    commands = tox_commands(workflow)
+    commands = [c for c in tox_commands(workflow) if " exec " not in c]  # `tox exec` runs tools, not the suite
     assert commands, f"no tox command found in {workflow.name}"
     for command in commands:
         assert re.search(r"-e \S+-cuda1[23] --", command), command
         assert "--require-gpu" in command.split(" -- ", 1)[1], command
+
+
+def test_the_nightly_records_every_run_and_looks_for_change_points():
+    nightly = GITHUB / "workflows" / "nightly.yml"
+    text = nightly.read_text()
+    suite_runs = [c for c in tox_commands(nightly) if " exec " not in c]
+    assert all("--history" in c.split(" -- ", 1)[1] for c in suite_runs)
+    assert "KERNEL_SUITE_HISTORY=$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite" in text
+    assert "python -m harness.history changes" in text and "python -m harness.history site" in text
+    assert "actions/upload-pages-artifact" in text

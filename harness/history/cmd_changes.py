@@ -14,6 +14,7 @@ import shlex
 from datetime import UTC, datetime
 
 from harness.storage.history import HistoryStore
+from harness.units import p_text
 
 from .analysis import Analysis, analyse
 from .series import Point
@@ -23,7 +24,6 @@ NAME = "changes"
 HELP = "print the steps of every case's history, newest first; exit 1 for an open slower step in the newest runs"
 DEFAULT_NEWEST = 3
 # a p-value below this is printed as "< 1e-12": smaller figures say nothing more
-SMALLEST_P = 1e-12
 
 
 def since_date(text: str) -> datetime:
@@ -64,16 +64,13 @@ def _run_text(point: Point) -> str:
     return f"run {point.run_id}, {point.started_at:%Y-%m-%d %H:%M} UTC, commit {point.commit}"
 
 
-def _p_text(p: float) -> str:
-    return f"{p:.2g}" if p >= SMALLEST_P else f"< {SMALLEST_P:g}"
-
 
 def describe(step: Step, analysis: Analysis, *, in_newest: bool, newest: int) -> list[str]:
     """The lines of one step (or creep)."""
     key = step.key
     limit = analysis.detectable[key]
     lines = [f"{step.direction} {step.kind} x{step.ratio:.3f} (95% {step.ratio_low:.3f}-{step.ratio_high:.3f}, "
-             f"p {_p_text(step.p_value)}): {key.case}",
+             f"p {p_text(step.p_value)}): {key.case}",
              f"  GPU {key.gpu}, timer {key.timer}, profile {key.profile}; detectable change "
              f"{limit.fraction * 100:.1f}% ({limit.because}); {step.runs_before} runs before, "
              f"{step.runs_after} after"]

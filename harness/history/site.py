@@ -30,7 +30,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from harness.units import format_duration
+from harness.units import format_duration, p_text
 
 from .series import Series, SeriesKey, gpu_uuids
 from .steps import SLOWER, STEP, Step
@@ -168,7 +168,7 @@ def _case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Seq
         parts.append("</g>")
         for s in steps.get(one.key, ()):
             tip = (f"{s.kind} {s.direction}: x{s.ratio:.3f} ({s.ratio_low:.3f}-{s.ratio_high:.3f}), "
-                   f"p {s.p_value:.2g}, between {s.before.run_id} and {s.after.run_id}, commits {s.commit_range}")
+                   f"p {p_text(s.p_value)}, between {s.before.run_id} and {s.after.run_id}, commits {s.commit_range}")
             if s.kind == STEP:
                 mid = (x(s.before) + x(s.after)) / 2
                 parts.append(f'<line class="step {s.direction}" data-before-run="{_e(s.before.run_id)}" '
@@ -196,7 +196,7 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
             reason = acknowledged.get((s.key.case, s.after.run_id))
             rows.append(f'<tr class="step-row"><td>{_e(one.key.gpu)}</td><td>{_e(s.kind)}</td>'
                         f'<td class="{s.direction}">{_e(s.direction)} x{s.ratio:.3f}</td>'
-                        f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{s.p_value:.2g}</td>'
+                        f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{p_text(s.p_value)}</td>'
                         f'<td>{_e(s.before.run_id)} ({_e(s.before.started_at.date())}) &rarr; {_e(s.after.run_id)} '
                         f'({_e(s.after.started_at.date())})</td><td><code>{_e(s.commit_range)}</code></td>'
                         f'<td>{_e(f"acknowledged: {reason}" if reason else "open")}</td></tr>')

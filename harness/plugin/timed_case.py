@@ -25,7 +25,7 @@ from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
 from harness.units import format_duration
-from harness.verdict.against_baseline import judge_against_history, judge_record
+from harness.verdict.against_baseline import judge_against_stored
 from harness.verdict.record import CaseRecord
 
 
@@ -81,11 +81,9 @@ class TimedCase:
         )
         verdict = None
         if state.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
-            verdict = judge_against_history(record, state.gpu_history.get(record.case, []),
-                                            gpu_uuid=state.gpu.uuid, floors=state.floors)
-            if verdict is None:
-                verdict = judge_record(record, state.baseline, current_gpu_uuid=state.gpu.uuid,
-                                       history=state.history.get(record.case, []), floors=state.floors)
+            verdict = judge_against_stored(record, baseline=state.baseline, history=state.history.get(record.case, []),
+                                           gpu_history=state.gpu_history.get(record.case, []),
+                                           gpu_uuid=state.gpu.uuid, floors=state.floors)
             record = record.judged(verdict)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:

@@ -230,3 +230,15 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
     verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                     throttled=record.throttled, because=because)
     return dataclasses.replace(verdict, reference=f"history of {gpu_uuid}", reference_runs=len(newest))
+
+
+def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, history: list[StoredResult],
+                         gpu_history: list[StoredResult], gpu_uuid: str | None,
+                         floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
+    """The nightly's verdict of one record: against this GPU's own history (`gpu_history`, from
+    the history store) where it holds enough runs, else against the model's `baseline` pooled
+    with the baseline folder's `history`, as `judge_record` does."""
+    verdict = judge_against_history(record, gpu_history, gpu_uuid=gpu_uuid, floors=floors)
+    if verdict is None:
+        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=history, floors=floors)
+    return verdict
