@@ -1,9 +1,7 @@
 """Fixtures of the history store's tests: every store test runs on SQLite and on a real PostgreSQL server.
 
-A module, not a conftest.py: the test modules import the fixtures they use
-(each defined as NAME_fixture, so that a test's NAME argument shadows no import).  A conftest.py below the
-root one makes pytest 9 hash every registered plugin, and harness.plugin registers its SuiteState, a
-dataclass, which is unhashable: `pytest tests suites` stops with an INTERNALERROR.
+A module the test modules import the fixtures from (each defined as NAME_fixture, so that a test's
+NAME argument shadows no import), so that a reader sees where each fixture comes from.
 
 PostgreSQL: the server named by $KERNEL_SUITE_TEST_POSTGRES (`eval "$(.ci/postgres.sh start)"`), one
 fresh database per test.  Without it the PostgreSQL tests skip, saying so, except in CI ($CI set),
