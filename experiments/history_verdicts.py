@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.compare import compare_runs
 from harness.storage.runs import stored_runs
 from harness.units import format_duration, percent
-from harness.verdict.labels import SLOWER
+from harness.verdict.labels import HISTORY_REFERENCE, SLOWER
 from harness.verdict.record import TIMER_WALL, records_of
 
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in same + slowed:
         records = records_of(json.loads(path.read_text()))
         labels = Counter(r.verdict for r in records)
-        own = sum((r.reference or "").startswith("history of") for r in records)
+        own = sum((r.reference or "").startswith(HISTORY_REFERENCE) for r in records)
         print(f"| {path.stem} | {len(records)} | {labels[SLOWER]} | {own} | {len(records) - own} | "
               f"{', '.join(f'{n} {label}' for label, n in sorted(labels.items()))} |")
         kind = path.stem.split("-")[0]

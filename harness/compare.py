@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.report.markdown import counts_text, markdown_report, verdict_counts, write_report
+from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from harness.storage.runs import BaselineError, load_run
 from harness.verdict.against_baseline import Baseline, judge_record, run_gpu_uuid
 from harness.verdict.labels import JUDGED, SLOWER, Verdict
@@ -42,8 +42,8 @@ def compare_runs(old_path: Path, new_path: Path) -> tuple[list[Verdict], str]:
     uuid = run_gpu_uuid(new_doc)
     records = records_of(new_doc)
     verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid) for record in records]
-    where = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
-    title = f"Kernel suite on {where.name} ({where.uuid or 'UUID unknown'}, host {where.host}) vs `{old_path}`"
+    recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
+    title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
     return verdicts, markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
 
 

@@ -31,8 +31,8 @@ def write_stored_report(state: SuiteState) -> None:
 
 def references_line(verdicts) -> str:
     """"References: 62 cases against this GPU's history, 24 against the baseline": which reference each case used."""
-    own = sum((v.reference or "").startswith("history of") for v in verdicts)
-    stored = sum(v.reference is not None and not (v.reference or "").startswith("history of") for v in verdicts)
+    own = sum(v.against_own_history for v in verdicts)
+    stored = sum(v.reference is not None for v in verdicts) - own
     return (f"References: {own} cases against this GPU's history, {stored} against the baseline, "
             f"{len(verdicts) - own - stored} without a reference")
 

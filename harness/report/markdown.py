@@ -55,7 +55,7 @@ def _reference_cell(verdict: Verdict) -> str:
     if verdict.reference_median is None:
         return MISSING
     runs = verdict.reference_runs or 1
-    if (verdict.reference or "").startswith("history of"):
+    if verdict.against_own_history:
         return f"{format_duration(verdict.reference_median)} (history, {runs} runs)"
     return format_duration(verdict.reference_median) + (f" ({runs} runs)" if runs > 1 else "")
 

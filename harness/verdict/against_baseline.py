@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.verdict.labels import OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict
+from harness.verdict.labels import HISTORY_REFERENCE, OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict
 from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
 from harness.verdict.stats import judge
@@ -229,7 +229,7 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
         because += ", whose machine code differs from this run's"
     verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                     throttled=record.throttled, because=because)
-    return dataclasses.replace(verdict, reference=f"history of {gpu_uuid}", reference_runs=len(newest))
+    return dataclasses.replace(verdict, reference=f"{HISTORY_REFERENCE}{gpu_uuid}", reference_runs=len(newest))
 
 
 def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, history: list[StoredResult],

@@ -36,6 +36,8 @@ THROTTLED = "throttled"
 # the order of the reports and summary lines: what needs attention first
 LABELS = (SLOWER, FASTER, ACCEPTED, THROTTLED, NEW, REMOVED, OTHER_HOST, OTHER_TIMER, SAME, UNCHANGED)
 FAILING = frozenset({SLOWER})
+# how a verdict names this GPU's own history as its reference: HISTORY_REFERENCE + the GPU's UUID
+HISTORY_REFERENCE = "history of "
 JUDGED = frozenset({SLOWER, FASTER, SAME, ACCEPTED})  # a ratio was tested against the detectable change
 
 
@@ -73,3 +75,8 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return not self.fails
+
+    @property
+    def against_own_history(self) -> bool:
+        """True when the reference was this GPU's own history (--history), not a baseline or a ref."""
+        return (self.reference or "").startswith(HISTORY_REFERENCE)
