@@ -415,11 +415,20 @@ def test_a_launch_that_copies_to_or_from_the_host_is_sampled_for_its_longer_wind
 
 def test_a_host_routine_is_sampled_to_what_a_thirty_percent_verdict_needs():
     nightly = PROFILES["nightly"].for_wall_clock()
-    assert (nightly.target_rsd, nightly.time_cap, nightly.min_samples, nightly.min_time) == (0.05, 0.3, 10, 0.0)
-    # a routine with 3% spread stops on noise at the tenth sample, long before the nightly's 1.5 s cap
-    spread = [1e-3 * (1 + 0.03 * (-1) ** i) for i in range(10)]
+    assert (nightly.target_rsd, nightly.time_cap, nightly.min_samples, nightly.min_time) == (0.05, 0.3, 10, 0.1)
+    assert nightly.target_median_se == 0.02
+    # a 10 ms routine with 3% spread stops on noise at the tenth sample, long before the nightly's 1.5 s cap
+    spread = [1e-2 * (1 + 0.03 * (-1) ** i) for i in range(10)]
     assert nightly.stop_rule.stop_reason(spread[:9], 0.0) is None
     assert nightly.stop_rule.stop_reason(spread, 0.0) == "noise"
+    # a 1 ms one as quiet needs 0.1 s of samples: one moment of host noise is not its median
+    short = [seconds / 10 for seconds in spread * 10]
+    assert nightly.stop_rule.stop_reason(short[:99], 0.0) is None
+    assert nightly.stop_rule.stop_reason(short, 0.0) == "noise"
+    # one with 20% spread stops once its median's standard error is 2%: about 160 samples, not 0.3 s of them
+    noisy = [2e-3 * (1 + 0.2 * (-1) ** i) for i in range(200)]
+    stops = next(n for n in range(2, 201) if nightly.stop_rule.stop_reason(noisy[:n], 0.2))
+    assert nightly.stop_rule.stop_reason(noisy[:stops], 0.2) == "precision" and 150 <= stops <= 170
     # a profile stricter than the wall-clock rule keeps its own, stricter, figures
     assert PROFILES["quick"].for_wall_clock().time_cap == 0.3
 
@@ -430,7 +439,8 @@ def test_measure_wall_stops_a_noisy_routine_at_the_wall_clock_cap_not_the_profil
     from harness.timing.wall import measure_wall
 
     started = time.perf_counter()
-    measurement = measure_wall(lambda: time.sleep(random.uniform(0.5e-3, 1.5e-3)), PROFILES["nightly"])
+    # about 45% spread: its median's standard error reaches 2% only past 700 samples, 0.8 s of them
+    measurement = measure_wall(lambda: time.sleep(random.uniform(0.2e-3, 2e-3)), PROFILES["nightly"])
     elapsed = time.perf_counter() - started
     assert measurement.timer == "wall clock" and measurement.stopped_by == "time cap"
     assert elapsed < 1.0  # the nightly profile's own cap is 1.5 s
@@ -461,3 +471,45 @@ def test_a_launch_of_fifty_ms_is_warmed_by_one_held_round_and_sampled_five_times
     runs.clear()
     timer.measure(lambda stream: (runs.append(1), fake_cupti.kernel("k", 5_000)), STEADY, case="k")
     assert len(runs) == 1 + STEADY.warmup + STEADY.min_samples  # a short launch keeps its warm-up rounds
+
+
+def test_a_case_never_quiet_enough_for_the_noise_rule_stops_once_its_median_is_known_to_0_2_percent():
+    """A 5 µs add reads 3% spread: the 0.5% rule never holds, and 2000 samples took 0.8 s of the
+    nightly; its median's standard error (sqrt(pi/2) x 3% / sqrt(n)) is 0.2% at n = 354."""
+    from harness.timing.profile import MEDIAN_SE_FACTOR, TARGET_MEDIAN_SE
+
+    assert TARGET_MEDIAN_SE == 0.002 and MEDIAN_SE_FACTOR == pytest.approx(1.2533, abs=1e-4)
+    rule = PROFILES["nightly"].stop_rule
+    assert rule.target_median_se == TARGET_MEDIAN_SE
+    add = [5e-6 * (1 + 0.03 * (-1) ** i) for i in range(2000)]
+    stops = next(n for n in range(2, 2001) if rule.stop_reason(add[:n], 0.1))
+    assert rule.stop_reason(add[:stops], 0.1) == "precision" and 350 <= stops <= 358
+    # it needs the samples to span the profile's 20 ms, of wall clock: 1.8 ms of GPU time is enough then
+    assert rule.stop_reason(add[:stops], 0.019) is None
+    # the same precision asked of a quiet case is no stricter than the noise rule: it stops at 10
+    quiet = [1e-2 * (1 + 0.001 * (-1) ** i) for i in range(10)]
+    assert rule.stop_reason(quiet, 0.0) == "noise"
+    # the quick profile asks the same precision of its medians
+    assert PROFILES["quick"].stop_rule.target_median_se == TARGET_MEDIAN_SE
+
+
+def test_the_precision_rule_waits_for_the_minimum_samples_and_span():
+    rule = Profile("t", min_samples=10, min_time=0.01, target_rsd=0.0, target_median_se=0.5, time_cap=100).stop_rule
+    assert rule.stop_reason([1e-3, 2e-3] * 4, 1.0) is None  # 8 samples
+    assert rule.stop_reason([1e-4, 2e-4] * 5, 0.005) is None  # 10 samples over 5 ms
+    assert rule.stop_reason([1e-4, 2e-4] * 5, 0.01) == "precision"
+    assert rule.stop_reason([1e-3, 2e-3] * 5, 0.0) == "precision"  # 15 ms of samples span 15 ms
+    # the noise rule still counts measured time, not the span
+    noise = Profile("t", min_samples=10, min_time=0.01, target_rsd=0.5, target_median_se=0.0, time_cap=100).stop_rule
+    assert noise.stop_reason([1e-4, 2e-4] * 5, 1.0) is None
+    assert noise.stop_reason([1e-3, 2e-3] * 5, 0.0) == "noise"
+
+
+def test_a_ceiling_is_sampled_without_the_host_copy_window():
+    """The host-copy window is for verdicts between processes; a ceiling is a figure only."""
+    from harness.timing.ceilings import for_a_figure
+
+    nightly = PROFILES["nightly"]
+    assert nightly.for_host_copies().min_time == nightly.host_copy_min_time  # a case: 0.5 s
+    ceiling = for_a_figure(nightly).for_host_copies()
+    assert (ceiling.min_time, ceiling.time_cap) == (nightly.min_time, nightly.time_cap)
