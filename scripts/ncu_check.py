@@ -39,8 +39,8 @@ from pathlib import Path
 from scripts.environment import needs, needs_gpu
 
 LAUNCHES = 5  # per case under ncu: 8192-cubed naive kernels take ~0.2 s each
-MATMUL_SIZES = (1000, 1024, 4096, 8192)  # suites/perf_cases.py MATMUL_SIZES["nightly"]
-ADD_SIDES = (1024, 8192)  # suites/perf_cases.py ADD_SIDES["nightly"]
+MATMUL_SIZES = (1000, 1024, 4096, 8192)  # suites/perf_cases.py MATMUL_SIZES["full"]
+ADD_SIDES = (1024, 8192)  # suites/perf_cases.py ADD_SIDES["full"]
 MARKER = "ncu_check_marker"
 RELATIVE_LIMIT, RELATIVE_FROM = 0.02, 20e-6  # within 2% from 20 µs up
 ABSOLUTE_LIMIT, ABSOLUTE_FROM = 1e-6, 3e-6  # within 1 µs from 3 to 20 µs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernels import MATMUL_KERNELS, matmul_host, pinned_empty, prepare_matmul
-from suites.perf_cases import MATMUL_SIZES, datasheet_rates, random_device
+from suites.perf_cases import datasheet_rates, matmul_cases, random_device
 
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]
 
@@ -14,11 +14,10 @@ HOST_SIZE = 1000  # the matmul-optimisation tutorial's size, timed end to end li
 
 def pytest_generate_tests(metafunc):
     if "n" in metafunc.fixturenames:
-        sizes = MATMUL_SIZES[metafunc.config.getoption("profile")]
-        metafunc.parametrize("n", sizes, ids=[f"{n}x{n}x{n}" for n in sizes])
+        cases = matmul_cases(metafunc.config.getoption("profile"), MATMUL_KERNELS)
+        metafunc.parametrize(("n", "name"), cases, ids=[f"{n}x{n}x{n}-{name}" for n, name in cases])
 
 
-@pytest.mark.parametrize("name", list(MATMUL_KERNELS))
 def test_matmul_time(gpu_bench, ceilings, gpu, name, n):
     gpu_bench.benchmark.group = f"matmul {n}x{n}x{n}"
     prepared = prepare_matmul(name, random_device((n, n), 1), random_device((n, n), 2))

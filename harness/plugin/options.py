@@ -23,7 +23,8 @@ REPORT_DEFAULT = ROOT / "reports" / "benchmark-report.md"
 def add_options(parser) -> None:
     group = parser.getgroup("kernel suite")
     group.addoption("--profile", choices=sorted(PROFILES), default="nightly",
-                    help="sampling and sizes: nightly (all sizes, to 0.5%% noise) or quick (pull requests)")
+                    help="sampling and sizes: nightly (to 0.5%% noise), full (the nightly's sampling over every "
+                         "size, weekly) or quick (pull requests)")
     group.addoption("--regression-threshold", default=os.environ.get("KERNEL_SUITE_THRESHOLD"),
                     help="smallest slow-down ever flagged against a baseline from this GPU, e.g. 0.02 or 2%% "
                          "(default: $KERNEL_SUITE_THRESHOLD or 1.5%%); a noisy case's own threshold is larger")
