@@ -61,6 +61,22 @@ def test_a_wall_clock_case_against_another_machine_is_reported_not_judged():
     assert judged(TIMER_WALL, 1.50, "GPU-B", baseline_uuid=None).verdict == OTHER_HOST  # unknown is not the same
 
 
+def test_a_case_that_copies_to_the_host_is_judged_only_against_its_own_machine():
+    """The streams pipeline's GPU time is the host's PCIe link and memory too: one H200 host read it
+    3-6% slower than the baseline's host, an unchanged nightly. Same machine: judged as ever."""
+    def streams(factor, current_uuid):
+        record = CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1),
+                            timer=TIMER_CUPTI, host_copies=True)
+        return judge_record(record, baseline(TIMER_CUPTI), current_gpu_uuid=current_uuid)
+
+    other = streams(1.06, "GPU-B")
+    assert other.label == OTHER_HOST and "host and device memory" in other.reason
+    assert streams(1.06, "GPU-A").label == SLOWER
+    assert streams(1.0, "GPU-A").label == SAME
+    # a GPU-only case against another GPU is still judged (at the other-GPU floor)
+    assert judged(TIMER_CUPTI, 1.06, "GPU-B").verdict == SLOWER
+
+
 @pytest.mark.parametrize("timer, base_timer, factor, as_one_timer", [
     # held events read 2.6-4.2 µs more per sample than CUPTI (NOTES.md): 4 µs of a 1 ms case
     (TIMER_CUPTI, TIMER_EVENTS, 0.996, SAME),

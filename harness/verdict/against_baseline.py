@@ -20,7 +20,9 @@ Some baseline cases are no reference, and the case is reported with its ratio
 but not judged: one timed by another timer ("other timer": held CUDA events
 read 2.6-4.2 µs more per sample than CUPTI, depending on the host; NOTES.md),
 one recorded while NVML reported throttling ("throttled"), and for a host
-routine timed by wall clock, one from another machine ("other host").
+routine timed by wall clock or a case whose GPU time includes copies between
+host and device memory (the streams pipeline over PCIe), one from another
+machine ("other host"): both measure the host as much as the GPU.
 Cases recorded while throttled are left out of the history too.
 
 With the history store (`--history`), a case whose physical GPU has at least
@@ -155,8 +157,8 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     """Judge one record against `baseline` (pooled with `history`); returns the verdict, which
     names its reference (the baseline's file name) and how many stored runs it pools.
 
-    NEW without a baseline case; OTHER_HOST for a wall-clock case
-    against another machine's baseline; OTHER_TIMER when the baseline case was
+    NEW without a baseline case; OTHER_HOST for a wall-clock case, or one
+    whose GPU time includes host copies, against another machine's baseline; OTHER_TIMER when the baseline case was
     timed by another timer; THROTTLED when either side was throttled; else the
     noise model's verdict (harness/verdict.judge).
     """
@@ -171,6 +173,11 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     elif record.timer == TIMER_WALL and not same_gpu:
         verdict = _not_judged(record, base, OTHER_HOST, "timed by wall clock, which measures the host (CPU, memory, "
                               "PCIe) as much as the GPU: judged only against a baseline from the same machine")
+    elif record.host_copies and not same_gpu:
+        verdict = _not_judged(record, base, OTHER_HOST, "its GPU time includes copies between host and device "
+                              "memory, which measure the host's PCIe link and memory as much as the GPU (one H200 "
+                              "host read the streams 3-6% slower than another): judged only against a baseline "
+                              "from the same machine")
     elif base.timer != record.timer:
         verdict = _not_judged(record, base, OTHER_TIMER, f"the baseline was timed by {base.timer or 'an unknown timer'} "
                               f"and this run by {record.timer or 'an unknown timer'}, and no two timers are compared "
