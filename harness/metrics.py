@@ -38,12 +38,16 @@ class ErrorStats:
 
 
 def _ratio(diff, magnitude, xp):
-    """diff / magnitude per element, with 0/0 -> 0, x/0 -> inf and NaN -> inf."""
+    """diff / magnitude per element, with 0/0 -> 0, x/0 -> inf and NaN -> inf.
+
+    Element-wise `where`, not boolean-mask assignment: on CuPy a mask assignment runs a scan
+    whose kernels are compiled anew for each array size, 4-6 s each on a machine without
+    CuPy's kernel cache (H200, NOTES.md, 2026-12-01 seventh session).
+    """
     with _quiet():
         error = diff / magnitude
-    error[(magnitude == 0) & (diff == 0)] = 0.0
-    error[xp.isnan(error)] = xp.inf
-    return error
+    error = xp.where((magnitude == 0) & (diff == 0), 0.0, error)
+    return xp.where(xp.isnan(error), xp.inf, error)
 
 
 def _stats(error, xp) -> ErrorStats:
@@ -90,8 +94,8 @@ def product_scale(a, b, ignore_nonfinite: bool = False):
     xp = _xp(a)
     abs_a, abs_b = xp.abs(a.astype(xp.float64)), xp.abs(b.astype(xp.float64))
     if ignore_nonfinite:
-        abs_a[~xp.isfinite(abs_a)] = 0.0
-        abs_b[~xp.isfinite(abs_b)] = 0.0
+        abs_a = xp.where(xp.isfinite(abs_a), abs_a, 0.0)
+        abs_b = xp.where(xp.isfinite(abs_b), abs_b, 0.0)
     return abs_a @ abs_b
 
 

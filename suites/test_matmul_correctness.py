@@ -88,15 +88,15 @@ def test_matmul_of_ones_is_exact(name, shape, request):
 @pytest.mark.parametrize("shape", EDGE_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("name", list(MATMUL_KERNELS))
 def test_matmul_propagates_nan_and_inf(name, shape, request):
-    import cupy
-
     a, b = operands(request.node.nodeid, *shape, "nonfinite")
     c = run_kernel(name, a, b)
-    ref = reference_product(a, b)
+    # judged on the host: these products are small, and selecting the finite elements on the
+    # device compiles CuPy's mask kernels anew for each size (4-6 s each without its kernel cache)
+    ref = reference_product(a, b).get()
+    c, scale = c.get(), product_scale(a, b, ignore_nonfinite=True).get()
     problem = same_nonfinite_pattern(c, ref)
     assert problem is None, f"{name}: {problem}"
-    finite = cupy.isfinite(ref)  # where the reference is finite, the usual error bound holds
-    scale = product_scale(a, b, ignore_nonfinite=True)
+    finite = np.isfinite(ref)  # where the reference is finite, the usual error bound holds
     errors = scaled_error(c[finite], ref[finite], scale[finite])
     assert errors.max_error <= tolerance(MATMUL_KERNELS[name], shape[2]).max_error, f"{name}: {errors}"
 
