@@ -261,3 +261,13 @@ def test_the_slowdown_plugin_refuses_a_gpu_whose_sm_clock_is_unknown(suite):
     assert result.returncode != 0
     assert "UsageError: --slow-down: the SM clock of Fake GPU 9000 is unknown" in output(result)
     assert "1 error" in output(result) and first_spin_tried(result) == []
+
+
+def test_under_xdist_the_workers_time_and_no_notice_says_benchmarks_are_disabled(suite):
+    """pytest-benchmark turns itself off under xdist and says so; the suite turns it back on in
+    each worker, so that notice must not be printed, and the run must still save every case."""
+    result = run(suite, "-n", "2", "--benchmark-save=two-workers")
+    assert result.returncode == 0, output(result)
+    assert "automatically disabled" not in output(result)
+    saved_run = json.loads((suite / "baselines" / FOLDER / "0001_two-workers.json").read_text())
+    assert len(saved_run["benchmarks"]) == 3

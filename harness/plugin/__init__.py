@@ -32,7 +32,7 @@ import pytest
 
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
-from harness.plugin.benchmark import session_of, use_gpu_folder
+from harness.plugin.benchmark import session_of, silence_xdist_notice, use_gpu_folder
 from harness.plugin.history import open_history, record_session
 from harness.plugin.options import (
     BASELINES,
@@ -72,6 +72,7 @@ def pytest_kernel_suite_device(config):
 
 
 def pytest_configure(config):
+    silence_xdist_notice()
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
     threshold = threshold_of(config)

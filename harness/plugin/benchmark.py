@@ -7,7 +7,8 @@ pinned by tox.ini (<5.3) and checked by tests/test_pytest_benchmark_contract.py:
 
 * `config._benchmarksession`: the session (its storage, benchmarks, machine id);
 * `bench._make_stats(1)`: what pytest-benchmark's own runner registers samples with;
-* `bench._mode`: set so that a fixture used without a timed call raises no warning.
+* `bench._mode`: set so that a fixture used without a timed call raises no warning;
+* the text of its xdist notice, which `silence_xdist_notice` filters.
 
 Runs are saved through `NumberedStorage` (harness/storage/runs.py): numbered
 under a lock, atomic, never overwriting, refused after a failed test.
@@ -15,6 +16,7 @@ under a lock, atomic, never overwriting, refused after a failed test.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from pytest_benchmark.storage.file import FileStorage
@@ -25,6 +27,17 @@ from harness.storage.runs import BaselineError, save_run
 def session_of(config):
     """pytest-benchmark's session of this run, or None when the plugin is not loaded (-p no:benchmark)."""
     return getattr(config, "_benchmarksession", None)
+
+
+def silence_xdist_notice() -> None:
+    """Keep pytest-benchmark from saying "Benchmarks are automatically disabled because xdist plugin
+    is active" while this pytest_configure runs: each worker turns it back on
+    (xdist.prepare_worker_session) and times its own GPU, so the notice would say the opposite of
+    what happens. Called before pytest-benchmark's own pytest_configure (trylast), which warns."""
+    from pytest_benchmark.logger import PytestBenchmarkWarning
+
+    warnings.filterwarnings("ignore", message="Benchmarks are automatically disabled because xdist",
+                            category=PytestBenchmarkWarning)
 
 
 def hand_samples(bench, samples: list[float], mode: str) -> None:
