@@ -32,11 +32,15 @@
 #     spread N NAME PROFILE EXPR
 #                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
 #                        process; prints how far their medians move between processes (experiments/spread_table.py)
+#     nightly-time NAME  the nightly as the workflow runs it (pytest suites/ --benchmark-compare), timed by
+#                        scripts/nightly_time.py: its wall time per test family ($OUT/NAME-families.md);
+#                        `env CUPY_CACHE_DIR=/tmp/fresh` before it makes the first such run a cold one
+#     session-profile    cProfile of a one-case nightly: where the run's own start-up and report go
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -181,6 +185,18 @@ while [ $# -gt 0 ]; do
         step "$name-$i" $PERF --profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
       done
       python3 -m experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
+    nightly-time)
+      name=$2; shift
+      step "$name" python3 -m scripts.nightly_time --slowest 4 -- -q -p no:cacheprovider -rfE \
+        --benchmark-json="$WORK/$name.json" --benchmark-report="$WORK/$name.md"
+      sed -n '/^| family/,$p' "$WORK/$name.log" > "$OUT/$name-families.md"
+      grep -m1 "^Summary" "$WORK/$name.md"; sed -n '/^| family/,/wall/p' "$WORK/$name.log"
+      benches+=("$WORK/$name.json");;
+    session-profile)
+      python3 -m cProfile -o "$WORK/session.prof" -m pytest suites -q -p no:cacheprovider --require-gpu \
+        --benchmark-compare -k "test_add_time and 8192x8192-vector_add_vec4" > "$WORK/session-profile.log" 2>&1
+      python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(28)" \
+        "$WORK/session.prof" | grep -E "^ +[0-9]" | cut -c1-150 | tee "$OUT/session-profile.txt";;
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;
