@@ -20,6 +20,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from scripts.environment import needs_gpu
+
 # (family, test module, test function prefix): the first row that a test matches is its family
 FAMILIES = (
     ("host routines, timed", "test_perf_matmul", "test_matmul_host_routine_time"),
@@ -79,7 +81,7 @@ def family_table(times: list[tuple[str, str, float]], wall: float | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.nightly_time", description=__doc__.splitlines()[0],
-                                     epilog="exit status: the nightly's own when it runs it; 2 bad arguments")
+                                     epilog="exit status: the nightly's own when it runs it; 2 bad arguments; 3 no GPU here")
     parser.add_argument("--junit", type=Path, help="a --junitxml file of a run already made: print its table")
     parser.add_argument("--wall", type=float, help="that run's wall time in seconds (with --junit)")
     parser.add_argument("--slowest", type=int, default=3, metavar="N", help="list the N slowest tests per family")
@@ -94,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.wall is not None:
         parser.error("--wall goes with --junit")
+    needs_gpu("nightly_time")
     with tempfile.TemporaryDirectory() as scratch:
         junit = Path(scratch) / "nightly.xml"
         command = [sys.executable, "-m", "pytest", "suites", "--benchmark-compare", "--require-gpu",

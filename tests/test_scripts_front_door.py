@@ -11,11 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["plot_baselines", "summarize", "check_overlap", "ncu_check", "tune_warptile", "history_bench",
-           "history_benchmark", "mutation_config"]
+# every module of scripts/ but the helpers they share: a new script is tested here without a word
+SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
 BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
-                 "history_benchmark": ["--runs", "0"], "mutation_config": []}
+                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "nightly_time": ["--wall", "3"]}
+
+
+def test_every_script_has_bad_arguments_to_be_tried_with():
+    assert set(BAD_ARGUMENTS) == set(SCRIPTS)
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -49,12 +53,13 @@ def test_plot_baselines_without_matplotlib_says_what_it_needs_in_one_sentence(tm
     assert "needs matplotlib: run it through `tox exec -e unit" in result.stderr
 
 
-def test_a_gpu_script_without_a_gpu_says_why_in_one_sentence():
+@pytest.mark.parametrize("command", [["tune_warptile", "256"], ["nightly_time"]])
+def test_a_gpu_script_without_a_gpu_says_why_in_one_sentence(command):
     from harness.timing.gpu import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("this machine has a GPU")
-    result = run("-m", "scripts.tune_warptile", "256")
+    result = run("-m", f"scripts.{command[0]}", *command[1:])
     assert result.returncode == 3
     assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
     assert "needs" in result.stderr
