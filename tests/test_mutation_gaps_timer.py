@@ -1,0 +1,102 @@
+"""Claims of harness/timing/timer.py and harness/timing/cupti.py that surviving mutants showed no test
+pinned (issue 22, third cosmic-ray pass), on the CPU, with the fake CUPTI of tests/test_timing_rules.py.
+
+What only a GPU can show (the hold kernel's arguments, the L2 flush's launch, the events' elapsed
+time) is left to the GPU suites: NOTES.md counts those mutants as not CPU-testable.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import harness.timing.timer as timing
+from harness.timing import cupti as cupti_recorder
+from harness.timing.gpu import ClockState
+from harness.timing.profile import PROFILES, Profile
+from harness.timing.timer import GpuTimer, _collection_due
+from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
+
+STEADY = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=2)
+
+
+def test_nvml_is_read_on_the_first_round_of_every_ten_and_once_at_the_end(fake_cupti, monkeypatch):  # noqa: F811
+    """Clock and throttle reads cost tens of µs: rounds 1, 11, 21, ... and the last."""
+    reads = []
+    monkeypatch.setattr(timing, "clock_state", lambda: reads.append(1) or ClockState(None, None))
+    twenty_one = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, target_median_se=0.0, time_cap=100,
+                         max_samples=21, warmup=0)
+    steps = iter(range(10**6))
+    measurement = GpuTimer(50 * 2**20).measure(
+        lambda stream: fake_cupti.kernel("k", 5_000 + 1_000 * (next(steps) % 3)), twenty_one, case="k")
+    assert measurement.stopped_by == "max samples" and len(measurement.samples) == 21
+    assert len(reads) == 4  # rounds 1, 11 and 21, then the closing read
+
+
+def test_measure_flushes_the_l2_before_every_sample_unless_told_not_to(fake_cupti, monkeypatch):  # noqa: F811
+    flushes = []
+    sample = GpuTimer.sample
+    monkeypatch.setattr(GpuTimer, "sample", lambda self, run, flush=True: flushes.append(flush) or sample(self, run, flush))
+    timer = GpuTimer(50 * 2**20)
+    timer.measure(lambda stream: fake_cupti.kernel("k", 4_000), STEADY, case="k")
+    assert flushes and all(flushes)
+    flushes.clear()
+    timer.measure(lambda stream: fake_cupti.kernel("k", 4_000), STEADY, flush=False, case="k")
+    assert flushes and not any(flushes)
+
+
+def test_an_interleaved_comparison_gets_twice_the_time_cap(fake_cupti):  # noqa: F811
+    """Two runs share the cap's time: each must still get about its own."""
+    capped = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, target_median_se=0.0, time_cap=0.05,
+                     warmup=0)
+
+    steps = iter(range(10**6))
+
+    def sleeping(name):
+        def run(stream):
+            time.sleep(0.001)
+            fake_cupti.kernel(name, 5_000 + 1_000 * (next(steps) % 3))
+        return run
+
+    started = time.perf_counter()
+    a, b = GpuTimer(50 * 2**20).measure_interleaved(sleeping("a"), sleeping("b"), capped, case="a/b")
+    elapsed = time.perf_counter() - started
+    assert (a.stopped_by, b.stopped_by) == ("time cap", "time cap")
+    assert 0.1 <= elapsed < 1.0
+
+
+def test_a_long_launch_is_collected_after_every_round_from_its_minimum_on():
+    """A flush costs milliseconds, a launch of 50 ms or more tens of them: from the fifth round on
+    (nightly) every round is judged, not only every tenth."""
+    nightly = PROFILES["nightly"]
+    started = time.perf_counter()
+    for rounds in (5, 6, 7, 13):
+        assert _collection_due(rounds, 1, started, nightly, last_sample_s=0.3)
+    assert not _collection_due(4, 1, started, nightly, last_sample_s=0.3)
+    assert not _collection_due(6, 1, started, nightly, last_sample_s=0.01)  # a short one waits
+
+
+def test_the_recorder_starts_with_the_concurrent_kernel_kind_by_default(fake_cupti):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    fake_cupti.calls.clear()
+    recorder.start()
+    enabled = [kind for call, kind in fake_cupti.calls if call == "enable"]
+    assert int(fake_cupti.ActivityKind.CONCURRENT_KERNEL) in enabled
+    assert int(fake_cupti.ActivityKind.KERNEL) not in enabled
+    recorder.stop()
+
+
+def test_cupti_buffers_hold_a_whole_batch_of_records():
+    """A kernel record is about 200 bytes; a batch of 2000 samples of a few activities each must fit
+    one buffer, and a buffer is not a large share of host memory (CUPTI allocates several)."""
+    assert 2000 * 4 * 200 <= cupti_recorder.BUFFER_BYTES <= 64 * 2**20
+
+
+@pytest.mark.parametrize("length", [159, 160, 161, 400])
+def test_an_error_is_cut_to_one_line_of_at_most_160_characters(length):
+    text = "x" * length
+    line = cupti_recorder._one_line(RuntimeError(text))
+    assert len(line) <= 160
+    assert line == text if length <= 160 else line == "x" * 157 + "..."
