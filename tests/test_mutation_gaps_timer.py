@@ -8,6 +8,7 @@ time) is left to the GPU suites: NOTES.md counts those mutants as not CPU-testab
 from __future__ import annotations
 
 import time
+import types
 
 import pytest
 
@@ -100,3 +101,87 @@ def test_an_error_is_cut_to_one_line_of_at_most_160_characters(length):
     line = cupti_recorder._one_line(RuntimeError(text))
     assert len(line) <= 160
     assert line == text if length <= 160 else line == "x" * 157 + "..."
+
+
+def test_under_cupti_a_profile_without_warm_up_still_gets_one_held_round(fake_cupti, monkeypatch):  # noqa: F811
+    """CUPTI's warm-up round chooses the kernel kind: one held round, not two, when warmup is 0."""
+    held = []
+    sample = GpuTimer.sample
+    monkeypatch.setattr(GpuTimer, "sample", lambda self, run, flush=True: held.append(1) or sample(self, run, flush))
+    no_warm_up = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=0)
+    measurement = GpuTimer(50 * 2**20).measure(lambda stream: fake_cupti.kernel("k", 4_000), no_warm_up, case="k")
+    assert len(measurement.samples) == 10 and len(held) == 11
+
+
+def test_a_long_launch_is_judged_by_its_newest_sample_not_its_first(fake_cupti):  # noqa: F811
+    """49 ms then 50 ms launches: from the fifth round on each round is judged (the newest sample is
+    long), so sampling stops at five, not at the ten that a short launch waits for."""
+    durations = iter([49_000_000] + [50_000_000] * 100)
+    seen = []
+
+    def run(stream):  # the unheld run and the held warm-up round come first
+        fake_cupti.kernel("k", next(durations) if len(seen) >= 2 else 50_000_000)
+        seen.append(1)
+
+    profile = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=1,
+                      long_sample_s=0.05, min_samples_long=5)
+    measurement = GpuTimer(50 * 2**20).measure(run, profile, case="k")
+    assert measurement.samples[0] < 0.05 <= measurement.samples[-1]
+    assert len(measurement.samples) == 5 and measurement.stopped_by == "noise"
+
+
+def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupti):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    recorder.start()
+    fake_cupti.completed([types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMSET), start=1, end=2),
+                          types.SimpleNamespace(kind=99, name="other", start=3, end=4),
+                          types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=1, start=5, end=6)])
+    records, dropped = recorder.collect()
+    recorder.stop()
+    assert [(r.kind, r.name) for r in records] == [("memset", "memset"), ("memcpy", "memcpy HTOD")]
+    assert dropped == 0
+
+
+def test_the_recorder_asks_for_whole_buffers_and_the_global_dropped_count(fake_cupti):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    assert fake_cupti.requested() == (cupti_recorder.BUFFER_BYTES, 0)  # 0: as many records as fit
+    fake_cupti.calls.clear()
+    recorder.dropped_records()
+    assert fake_cupti.calls == [("dropped", (0, 0))]  # context 0, stream 0: CUPTI's global queue
+
+
+def test_a_start_that_fails_part_way_disables_what_it_enabled(fake_cupti, monkeypatch):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    enable = fake_cupti.activity_enable
+
+    def refuse_memset(kind):
+        if int(kind) == int(fake_cupti.ActivityKind.MEMSET):
+            raise RuntimeError("CUPTI_ERROR_NOT_SUPPORTED")
+        enable(kind)
+
+    monkeypatch.setattr(fake_cupti, "activity_enable", refuse_memset)
+    with pytest.raises(RuntimeError, match="NOT_SUPPORTED"):
+        recorder.start()
+    assert fake_cupti.enabled == set()
+
+
+def test_stop_disables_every_kind_and_flushes_even_when_one_disable_fails(fake_cupti, monkeypatch):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    recorder.start()
+    disable = fake_cupti.activity_disable
+
+    def refuse_kernel(kind):
+        if int(kind) == int(fake_cupti.ActivityKind.CONCURRENT_KERNEL):
+            raise RuntimeError("refused")
+        disable(kind)
+
+    monkeypatch.setattr(fake_cupti, "activity_disable", refuse_kernel)
+    fake_cupti.calls.clear()
+    with pytest.raises(RuntimeError, match="refused"):
+        recorder.stop()
+    assert fake_cupti.enabled == {int(fake_cupti.ActivityKind.CONCURRENT_KERNEL)}  # the others are off
+    assert ("flush", 1) in fake_cupti.calls
