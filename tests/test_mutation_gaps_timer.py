@@ -136,10 +136,13 @@ def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupt
     recorder.start()
     fake_cupti.completed([types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMSET), start=1, end=2),
                           types.SimpleNamespace(kind=99, name="other", start=3, end=4),
-                          types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=1, start=5, end=6)])
+                          types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=1, start=5, end=6),
+                          types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=42, start=7, end=8)])
     records, dropped = recorder.collect()
     recorder.stop()
-    assert [(r.kind, r.name) for r in records] == [("memset", "memset"), ("memcpy", "memcpy HTOD")]
+    # a copy kind this cupti-python does not know is named by its number
+    assert [(r.kind, r.name) for r in records] == [("memset", "memset"), ("memcpy", "memcpy HTOD"),
+                                                   ("memcpy", "memcpy 42")]
     assert dropped == 0
 
 
@@ -185,3 +188,19 @@ def test_stop_disables_every_kind_and_flushes_even_when_one_disable_fails(fake_c
         recorder.stop()
     assert fake_cupti.enabled == {int(fake_cupti.ActivityKind.CONCURRENT_KERNEL)}  # the others are off
     assert ("flush", 1) in fake_cupti.calls
+
+
+def test_stop_raises_the_first_of_several_errors(fake_cupti, monkeypatch):  # noqa: F811
+    recorder, note = cupti_recorder.open_recorder()
+    assert recorder is not None, note
+    recorder.start()
+
+    def refuse(what):
+        def fail(*args):
+            raise RuntimeError(what)
+        return fail
+
+    monkeypatch.setattr(fake_cupti, "activity_disable", refuse("disable refused"))
+    monkeypatch.setattr(fake_cupti, "activity_flush_all", refuse("flush refused"))
+    with pytest.raises(RuntimeError, match="disable refused"):
+        recorder.stop()
