@@ -225,7 +225,7 @@ def _creep_after_a_step():
     rng = np.random.default_rng(21)
     level = np.r_[np.zeros(20), np.full(40, math.log(1.05))]
     level[30:] += np.linspace(0, math.log(1.012), 31)[1:]
-    return _series(list(1e-3 * np.exp(level + rng.normal(0, 1e-3, 60))))
+    return _series(list(1e-3 * np.exp(level + rng.normal(0, 2.5e-3, 60))))
 
 
 def test_a_creep_names_its_bend_its_runs_and_the_fitted_lines_rise():
@@ -250,7 +250,7 @@ def test_a_creep_names_its_bend_its_runs_and_the_fitted_lines_rise():
     tcrit = stats.t.ppf(0.975, dof)
     assert creep.ratio_low == pytest.approx(math.exp((slope - tcrit * se) * runs), rel=1e-9)
     assert creep.ratio_high == pytest.approx(math.exp((slope + tcrit * se) * runs), rel=1e-9)
-    assert creep.p_value == pytest.approx(2 * stats.t.sf(abs(slope / se), dof), rel=1e-6)
+    assert 0 < creep.p_value == pytest.approx(2 * stats.t.sf(abs(slope / se), dof), rel=1e-6, abs=0)
 
 
 def test_a_falling_creep_is_faster():
@@ -311,3 +311,21 @@ def test_a_ramp_is_no_creep_when_one_step_fits_better_by_more_than_eight_residua
         below, above = (middle, above) if _step_over_creep(member(middle), min_runs) <= 1 else (below, middle)
     assert 0.995 < _step_over_creep(member(below), min_runs) <= 1 < _step_over_creep(member(above), min_runs) < 1.005
     assert agrees(below) and agrees(above)
+
+
+@pytest.mark.parametrize("limit", [0.0, 1.0])
+def test_the_detectable_change_is_a_fraction_strictly_between_0_and_1(limit):
+    """0 would report any change, 1 no change at all: both are refused."""
+    with pytest.raises(ValueError, match="detectable"):
+        detect_steps(_series(QUIET), limit)
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_a_steps_interval_is_the_central_part_of_the_bootstrap_at_its_confidence(confidence, monkeypatch):
+    """The interval leaves (1 - confidence) / 2 of the resampled ratios out on each side."""
+    asked = []
+    quantile = np.quantile
+    monkeypatch.setattr(steps_module.np, "quantile", lambda a, q, **kw: asked.append(list(q)) or quantile(a, q, **kw))
+    (step,) = detect_steps(_series([1e-3] * 20 + [1.05e-3] * 20), 0.015, confidence=confidence)
+    assert step.kind == STEP
+    assert asked == [pytest.approx([(1 - confidence) / 2, (1 + confidence) / 2])]
