@@ -20,6 +20,7 @@ from kernels.registry import (
     ELEMENTWISE_KERNELS,
     MATMUL_KERNELS,
     NEGATIVE_CONTROL,
+    ElementwiseKernel,
     MatmulKernel,
     blocktile_2d,
     tolerance,
@@ -183,3 +184,17 @@ def test_registry_entries_and_tolerances_are_frozen(value):
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(value, field, getattr(value, field))
 
+
+
+@pytest.mark.parametrize("kernel", OWN_MATMUL, ids=_ids(OWN_MATMUL))
+def test_an_entry_is_vectorized_exactly_when_its_source_has_an_aligned_build(kernel):
+    """`vectorized`: the launcher passes ALIGNED=0/1, which common.cuh's load4 and store4 read: an entry is
+    vectorized exactly when its source reads ALIGNED or goes through load4/store4."""
+    text = SOURCES[kernel.source]
+    assert kernel.vectorized == bool(re.search(r"\bALIGNED\b|\b(?:load4|store4)\(", text))
+
+
+def test_a_one_dimensional_grid_refuses_a_block_of_no_rows():
+    """A 1D grid needs a block of (x, 1): (x, 0) is no block either."""
+    with pytest.raises(ValueError, match="1D grid"):
+        ElementwiseKernel("bad", "test entry", "vector_add", ndim=1, threads=(256, 0))
