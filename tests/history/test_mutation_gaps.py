@@ -329,3 +329,10 @@ def test_a_steps_interval_is_the_central_part_of_the_bootstrap_at_its_confidence
     (step,) = detect_steps(_series([1e-3] * 20 + [1.05e-3] * 20), 0.015, confidence=confidence)
     assert step.kind == STEP
     assert asked == [pytest.approx([(1 - confidence) / 2, (1 + confidence) / 2])]
+
+
+def test_a_step_is_frozen():
+    """A step found is a result: `changes` and `site` read it and cannot change it in place."""
+    (step,) = detect_steps(_series([1e-3] * 20 + [1.05e-3] * 20), 0.015)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        step.ratio = 1.0
