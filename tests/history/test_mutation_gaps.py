@@ -336,3 +336,18 @@ def test_a_step_is_frozen():
     (step,) = detect_steps(_series([1e-3] * 20 + [1.05e-3] * 20), 0.015)
     with pytest.raises(dataclasses.FrozenInstanceError):
         step.ratio = 1.0
+
+
+def test_a_steps_change_is_its_ratio_less_one():
+    """`change` is the relative change: +0.05 for a ratio of 1.05."""
+    (step,) = detect_steps(_series([1e-3] * 20 + [1.05e-3] * 20), 0.015)
+    assert step.change == pytest.approx(step.ratio - 1) and step.change == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("runs", [steps_module.MIN_RUNS_FOR_WELCH, steps_module.MIN_RUNS_FOR_WELCH + 4])
+def test_from_min_runs_for_welch_a_side_a_step_is_judged_by_welchs_test(runs):
+    """With MIN_RUNS_FOR_WELCH runs or more on each side, the p-value is Welch's t-test on the log medians."""
+    rng = np.random.default_rng(runs)
+    logs = np.r_[rng.normal(0, 0.01, runs), rng.normal(0.01, 0.01, runs)]
+    _, p = steps_module._judge(logs, 0, runs, 2 * runs, 30, 0.01)
+    assert p == pytest.approx(stats.ttest_ind(logs[runs:], logs[:runs], equal_var=False).pvalue, rel=1e-9, abs=0)
