@@ -7,6 +7,7 @@ each mutant), and passes on the product as it is. SQLite only: the mutants were 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import statistics
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from synthetic import GPU_A, GPU_B, case_name, make_document
 
-from harness.storage.history import documents, open_store
+from harness.storage.history import HistoryError, documents, open_store
 from harness.storage.history.schema import ACKNOWLEDGEMENTS, CASES, RUNS
 from harness.storage.history.store import AlreadyRecorded
 
@@ -99,3 +100,25 @@ def test_a_reference_pooled_from_three_runs_counts_the_two_others():
     """"pooled with N more stored runs": N is the runs besides the one named."""
     record = SimpleNamespace(reference="this GPU's history", reference_runs=3)
     assert documents._reference_text(record) == "this GPU's history, pooled with 2 more stored runs"
+
+
+@pytest.mark.parametrize("runs", [None, 1])
+def test_a_reference_of_one_run_says_nothing_of_pooling(runs):
+    """One run (or an unknown count) is no pool: the reference is named alone."""
+    record = SimpleNamespace(reference="this GPU's history", reference_runs=runs)
+    assert documents._reference_text(record) == "this GPU's history"
+
+
+def test_exporting_a_run_below_the_first_stored_one_is_an_error(store):
+    """export_run finds the run by its id exactly: no run 0 is no licence to export run 1."""
+    first = store.record_run(make_document(1), outcome="passed", profile="nightly")
+    with pytest.raises(HistoryError, match="no run"):
+        store.export_run(first - 1)
+
+
+def test_a_series_point_is_frozen(store):
+    """A point read from the store cannot be changed in place by the analysis that reads it."""
+    store.record_run(make_document(1, cases=1), outcome="passed", profile="nightly")
+    ((_, (point,)),) = store.case_series().items()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.median_s = 0.0
