@@ -1,0 +1,121 @@
+"""Claims that surviving mutants showed no test pinned (issue 22, third cosmic-ray pass).
+
+Modules: harness/verdict/record.py, harness/verdict/paired.py, harness/verdict/labels.py,
+harness/units.py, harness/metrics.py, harness/compare.py, harness/report/markdown.py (and further
+ones where the pass reached them). Each test fails when the part of the product it names is
+changed by one step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
+from harness.verdict.record import CaseRecord
+
+# ---- harness/verdict/record.py ------------------------------------------------------------------
+
+
+def test_a_record_is_not_retaken_for_throttling_unless_it_says_so():
+    """retaken_for_throttle defaults to False, also for a file written before the key existed."""
+    assert CaseRecord(case="s.py::t", median_s=1e-3).retaken_for_throttle is False
+    bench = {"fullname": "s.py::t", "stats": {"data": [1e-3]}, "extra_info": {}}
+    assert CaseRecord.from_benchmark(bench).retaken_for_throttle is False
+
+
+def test_the_unit_is_gb_per_second_for_bytes_and_none_without_work():
+    """`unit` (and the rate_unit written beside the fields) follows the kind of work."""
+    assert CaseRecord(case="c", median_s=1e-3, bytes=4e9).unit == "GB/s"
+    assert CaseRecord(case="c", median_s=1e-3, flops=4e9).unit == "TFLOP/s"
+    assert CaseRecord(case="c", median_s=1e-3).unit is None
+    assert CaseRecord(case="c", median_s=1e-3, bytes=4e9).to_extra_info()["rate_unit"] == "GB/s"
+
+
+def test_a_case_id_without_a_test_path_labels_as_itself():
+    """label() falls back to the last part of the node id, which is the whole id when it has no '::'."""
+    assert CaseRecord(case="vector_add[n=1024]", median_s=1e-3).label() == "vector_add[n=1024]"
+    assert CaseRecord(case="suites/a.py::k[x]", median_s=1e-3).label() == "k[x]"
+
+
+
+def test_the_rate_is_work_per_second_in_units_of_ten_to_the_twelve_and_nine():
+    """TFLOP/s is 1e12 FLOP/s and GB/s 1e9 B/s exactly (round numbers give round rates, no 1e-12 off)."""
+    assert CaseRecord(case="c", median_s=0.5, flops=3e12).rate == 6.0
+    assert CaseRecord(case="c", median_s=0.5, bytes=3e9).rate == 6.0
+    assert CaseRecord(case="c", median_s=0.5, flops=3e12, ceiling="cuBLAS", ceiling_rate=12e12).fraction_of_ceiling == 0.5
+
+# ---- harness/verdict/paired.py ------------------------------------------------------------------
+CASE = "test_matmul_time[warptile-1024x1024x1024]"
+
+
+def distinct_run(pairs, ratio=1.0, seed=0):
+    """Base and head samples with no two values alike (so every median is one sample's own)."""
+    rng = np.random.default_rng(seed)
+    base = 1e-3 * (1 + 0.01 * rng.standard_normal(pairs))
+    head = ratio * 1e-3 * (1 + 0.01 * rng.standard_normal(pairs))
+    assert np.unique(base).size == pairs and np.unique(head).size == pairs
+    return base, head
+
+
+@pytest.mark.parametrize("pairs", [5, 31])
+def test_the_bootstrap_median_of_an_odd_number_of_pairs_is_the_middle_sample(pairs):
+    """The bootstrap's median of an odd count is the middle value, not a mean of it and its neighbour."""
+    base, head = distinct_run(pairs, ratio=1.02)
+    picks = np.random.default_rng(3).integers(0, pairs, size=(400, pairs))
+    ratios = np.median(head[picks], axis=1) / np.median(base[picks], axis=1)
+    assert bootstrap_ratio_interval(base, head, 0.9, 400, 3) == tuple(np.quantile(ratios, [0.05, 0.95]))
+
+
+def test_one_hundred_resamples_are_enough():
+    """The documented least resample count, 100, is accepted."""
+    verdict = judge_paired(CASE, *distinct_run(30), detectable=0.02, resamples=100)
+    assert verdict.ci_low is not None
+
+
+def test_identical_sides_are_within_the_detectable_change_and_the_interval_is_one():
+    """Equal samples give ratio 1 and an interval of exactly 1 to 1: the reason says 'within', not
+    that the interval excludes 1."""
+    base = 1e-3 * (1 + 0.01 * np.arange(11))
+    verdict = judge_paired(CASE, base, base.copy(), detectable=0.02)
+    assert (verdict.ratio, verdict.ci_low, verdict.ci_high) == (1.0, 1.0, 1.0)
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("): within the 2% detectable change")
+
+
+def test_the_reason_names_the_confidence_in_percent():
+    verdict = judge_paired(CASE, *distinct_run(30), detectable=0.02, confidence=0.95)
+    assert "; 95% interval " in verdict.reason
+
+
+def test_the_bootstrap_ranks_more_pairs_than_sixteen_bits_can_count():
+    """Over 32767 pairs the ranks need 32 bits: the medians are still numpy's."""
+    pairs = 40_000
+    base, head = distinct_run(pairs, ratio=1.01, seed=1)
+    picks = np.random.default_rng(5).integers(0, pairs, size=(100, pairs))
+    ratios = np.median(head[picks], axis=1) / np.median(base[picks], axis=1)
+    # an even count's median is a mean of two: numpy's and the bootstrap's may differ in the last bit
+    assert bootstrap_ratio_interval(base, head, 0.9, 100, 5) == pytest.approx(np.quantile(ratios, [0.05, 0.95]), rel=1e-12)
+
+
+def exactly_scaled(factor, pairs=31):
+    """Base times whose median is exactly 1.0 s, head times exactly `factor` times as long."""
+    base = 1 + 0.001 * np.arange(-(pairs // 2), pairs // 2 + 1)
+    return base, base * factor
+
+
+def test_a_significant_speedup_inside_the_detectable_change_is_same():
+    """A 1% speed-up whose interval lies below 1 is SAME under a 2% detectable change."""
+    verdict = judge_paired(CASE, *exactly_scaled(0.99), detectable=0.02)
+    assert verdict.ci_high < 1
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 2% detectable change")
+
+
+def test_a_large_speedup_whose_interval_includes_one_says_so():
+    """Head 0.5 s in most pairs and 1 s in the rest: beyond the detectable change, but not significant."""
+    base = np.ones(31)
+    head = np.array([1.0] * 14 + [0.5] * 17)
+    verdict = judge_paired(CASE, base, head, detectable=0.02)
+    assert (verdict.ratio, verdict.ci_high, verdict.label) == (0.5, 1.0, "same")
+    assert verdict.reason.endswith("beyond the 2% detectable change, but the interval includes 1")
