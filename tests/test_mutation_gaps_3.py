@@ -119,3 +119,38 @@ def test_a_large_speedup_whose_interval_includes_one_says_so():
     verdict = judge_paired(CASE, base, head, detectable=0.02)
     assert (verdict.ratio, verdict.ci_high, verdict.label) == (0.5, 1.0, "same")
     assert verdict.reason.endswith("beyond the 2% detectable change, but the interval includes 1")
+
+
+def test_a_small_change_whose_interval_straddles_one_is_within_the_detectable_change():
+    """ratio within the detectable change and the interval across 1: the reason is plain 'within'."""
+    verdict = judge_paired(CASE, *distinct_run(30, ratio=1.0, seed=2), detectable=0.02)
+    assert verdict.ci_low < 1 < verdict.ci_high
+    assert verdict.reason.endswith("): within the 2% detectable change")
+
+
+def test_the_default_is_four_thousand_resamples():
+    """The docstring's default: 4000 resamples (20 beyond each end of a 99% interval)."""
+    base, head = distinct_run(30, ratio=1.01, seed=4)
+    assert judge_paired(CASE, base, head, detectable=0.02) == judge_paired(CASE, base, head, detectable=0.02,
+                                                                           resamples=4000)
+    assert judge_paired(CASE, base, head, detectable=0.02) != judge_paired(CASE, base, head, detectable=0.02,
+                                                                           resamples=3999)
+
+
+def test_a_speedup_beyond_the_detectable_change_whose_interval_reaches_above_one_is_same():
+    """A 5% speed-up in 10% noise over 8 pairs: beyond the change, but the interval includes 1."""
+    rng = np.random.default_rng(11)
+    base = 1e-3 * np.exp(0.1 * rng.standard_normal(8))
+    head = 0.95e-3 * np.exp(0.1 * rng.standard_normal(8))
+    verdict = judge_paired(CASE, base, head, detectable=0.02)
+    assert verdict.ratio < 0.98 and verdict.ci_low < 1 < verdict.ci_high
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("beyond the 2% detectable change, but the interval includes 1")
+
+
+def test_a_speedup_exactly_at_the_detectable_change_is_within_it():
+    """ratio == 1 - detectable (exact in binary) counts as within the detectable change."""
+    detectable = 2.0**-5
+    verdict = judge_paired(CASE, *exactly_scaled(1 - detectable), detectable=detectable)
+    assert verdict.ratio == 1 - detectable and verdict.ci_high < 1
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")
