@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.units import change, format_duration, p_text
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
 
@@ -154,3 +155,40 @@ def test_a_speedup_exactly_at_the_detectable_change_is_within_it():
     verdict = judge_paired(CASE, *exactly_scaled(1 - detectable), detectable=detectable)
     assert verdict.ratio == 1 - detectable and verdict.ci_high < 1
     assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")
+
+
+
+def test_a_slowdown_exactly_at_the_detectable_change_is_within_it():
+    """ratio == 1 + detectable (exact in binary) counts as within the detectable change."""
+    detectable = 2.0**-5
+    verdict = judge_paired(CASE, *exactly_scaled(1 + detectable), detectable=detectable)
+    assert verdict.ratio == 1 + detectable and verdict.ci_low > 1
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")
+
+
+# ---- harness/units.py ---------------------------------------------------------------------------
+
+
+def test_zero_and_one_second_are_written_as_such():
+    assert format_duration(0.0) == "0 s"
+    assert format_duration(1.0) == "1.00 s"
+
+
+def test_a_duration_of_a_thousand_seconds_or_more_has_no_decimals():
+    """Past 999 s the seconds are written whole ("1234 s"), never with a negative precision."""
+    assert format_duration(1234.0) == "1234 s"
+
+
+def test_a_change_under_one_percent_still_says_slower_or_faster():
+    """The direction word follows the sign of the change, whatever its size; no change reads slower."""
+    assert change(1.005) == "0.5% slower"
+    assert change(0.995) == "0.5% faster"
+    assert change(1.0) == "0.0% slower"
+
+
+def test_p_values_from_one_down_to_ten_to_the_minus_twelve_are_written_out():
+    """Two significant figures from 1 down to 1e-12 inclusive; below, "< 1e-12"."""
+    assert p_text(0.5) == "0.5"
+    assert p_text(0.0123) == "0.012"
+    assert p_text(1e-12) == "1e-12"
+    assert p_text(1e-13) == "< 1e-12"
