@@ -192,3 +192,14 @@ def test_p_values_from_one_down_to_ten_to_the_minus_twelve_are_written_out():
     assert p_text(0.0123) == "0.012"
     assert p_text(1e-12) == "1e-12"
     assert p_text(1e-13) == "< 1e-12"
+
+
+def test_a_negative_duration_keeps_its_sign_and_its_unit():
+    """The unit is chosen by the magnitude (format_duration takes abs), so -2.5 ms is not "0 s"."""
+    assert format_duration(-2.5e-3) == "-2.50 ms"
+    assert format_duration(-1.0) == "-1.00 s"
+
+
+def test_nine_hundred_ninety_nine_microseconds_stay_in_microseconds():
+    """A unit holds values below 1000 of it: 999 µs is not written as 0.999 ms."""
+    assert format_duration(999e-6) == "999 µs"
