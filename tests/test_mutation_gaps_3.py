@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from harness.units import change, format_duration, p_text
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
@@ -203,3 +204,27 @@ def test_a_negative_duration_keeps_its_sign_and_its_unit():
 def test_nine_hundred_ninety_nine_microseconds_stay_in_microseconds():
     """A unit holds values below 1000 of it: 999 µs is not written as 0.999 ms."""
     assert format_duration(999e-6) == "999 µs"
+
+
+
+# ---- harness/metrics.py -------------------------------------------------------------------------
+
+
+def test_an_empty_result_has_no_error():
+    empty = np.zeros((0, 3), np.float32)
+    for stats in (relative_error(empty, empty), scaled_error(empty, empty, empty)):
+        assert (stats.max_error, stats.avg_error, stats.worst_index) == (0.0, 0.0, ())
+
+
+def test_product_scale_ignores_nonfinite_entries_of_either_operand():
+    """ignore_nonfinite counts NaN and infinite entries of B as 0 too, not only those of A."""
+    a = np.array([[1.0, 2.0]], np.float32)
+    b = np.array([[np.inf], [3.0]], np.float32)
+    assert product_scale(a, b)[0, 0] == np.inf
+    assert product_scale(a, b, ignore_nonfinite=True)[0, 0] == 6.0
+    assert product_scale(a, np.array([[np.nan], [-3.0]], np.float32), ignore_nonfinite=True)[0, 0] == 6.0
+
+
+def test_an_infinity_where_the_reference_is_finite_is_a_nonfinite_mismatch():
+    message = same_nonfinite_pattern(np.array([1.0, np.inf], np.float32), np.array([1.0, 2.0]))
+    assert message is not None and "1 element(s) differ" in message and "first at (1,)" in message
