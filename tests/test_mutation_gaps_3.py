@@ -8,13 +8,19 @@ changed by one step.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from harness.units import change, format_duration, p_text
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
+
+RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
 
 # ---- harness/verdict/record.py ------------------------------------------------------------------
 
@@ -225,6 +231,40 @@ def test_product_scale_ignores_nonfinite_entries_of_either_operand():
     assert product_scale(a, np.array([[np.nan], [-3.0]], np.float32), ignore_nonfinite=True)[0, 0] == 6.0
 
 
-def test_an_infinity_where_the_reference_is_finite_is_a_nonfinite_mismatch():
-    message = same_nonfinite_pattern(np.array([1.0, np.inf], np.float32), np.array([1.0, 2.0]))
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_a_nonfinite_result_where_the_reference_is_finite_is_a_mismatch(bad):
+    message = same_nonfinite_pattern(np.array([1.0, bad], np.float32), np.array([1.0, 2.0]))
     assert message is not None and "1 element(s) differ" in message and "first at (1,)" in message
+
+
+def test_plus_infinity_for_minus_infinity_is_a_mismatch_either_way():
+    assert same_nonfinite_pattern(np.array([np.inf], np.float32), np.array([-np.inf])) is not None
+    assert same_nonfinite_pattern(np.array([-np.inf], np.float32), np.array([np.inf])) is not None
+
+
+def test_error_stats_are_frozen():
+    stats = relative_error(np.ones(2, np.float32), np.ones(2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.max_error = 1.0
+
+
+# ---- harness/compare.py -------------------------------------------------------------------------
+
+
+def test_the_help_describes_the_command_by_the_first_line_of_its_docstring(capsys):
+    with pytest.raises(SystemExit):
+        compare.main(["--help"])
+    assert "Verdicts and the markdown report from two saved runs, on any machine" in capsys.readouterr().out
+
+
+def test_two_different_files_are_not_called_a_comparison_with_itself(capsys):
+    compare.main([str(RUNS / "0004_h200-46c5004.json"), str(RUNS / "0005_h200-5fcc19b.json")])
+    assert "compared with itself" not in capsys.readouterr().out
+
+
+def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_path, capsys):
+    """--report naming a folder: the OSError is reported and the exit status is 2, no traceback."""
+    status = compare.main([str(RUNS / "0005_h200-5fcc19b.json"), str(RUNS / "0005_h200-5fcc19b.json"),
+                           "--report", str(tmp_path)])
+    assert status == compare.EXIT_UNUSABLE
+    assert "could not write the report" in capsys.readouterr().err
