@@ -237,6 +237,10 @@ def test_a_nonfinite_result_where_the_reference_is_finite_is_a_mismatch(bad):
     assert message is not None and "1 element(s) differ" in message and "first at (1,)" in message
 
 
+def test_a_finite_result_where_the_reference_is_infinite_is_a_mismatch():
+    assert same_nonfinite_pattern(np.array([1.0, 3.0], np.float32), np.array([1.0, np.inf])) is not None
+
+
 def test_plus_infinity_for_minus_infinity_is_a_mismatch_either_way():
     assert same_nonfinite_pattern(np.array([np.inf], np.float32), np.array([-np.inf])) is not None
     assert same_nonfinite_pattern(np.array([-np.inf], np.float32), np.array([np.inf])) is not None
