@@ -9,6 +9,8 @@ changed by one step.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ import pytest
 
 from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
+from harness.storage.runs import SAVE_LOCK, save_run
 from harness.units import change, format_duration, p_text
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
@@ -262,8 +265,24 @@ def test_the_help_describes_the_command_by_the_first_line_of_its_docstring(capsy
 
 
 def test_two_different_files_are_not_called_a_comparison_with_itself(capsys):
-    compare.main([str(RUNS / "0004_h200-46c5004.json"), str(RUNS / "0005_h200-5fcc19b.json")])
-    assert "compared with itself" not in capsys.readouterr().out
+    older, newer = str(RUNS / "0004_h200-46c5004.json"), str(RUNS / "0005_h200-5fcc19b.json")
+    for old, new in ((older, newer), (newer, older)):
+        compare.main([old, new])
+        assert "compared with itself" not in capsys.readouterr().out
+
+
+def test_the_report_names_the_new_runs_gpu_and_a_run_of_another_gpu_model_is_refused(tmp_path, capsys):
+    """The GPU comes from NEW's machine_info: it titles the report and OLD must have been timed on one like it."""
+    path = RUNS / "0005_h200-5fcc19b.json"
+    gpu = json.loads(path.read_text())["machine_info"]["gpu"]
+    _, text = compare.compare_runs(path, path)
+    assert text.startswith(f"# Kernel suite on {gpu['name']} ({gpu['uuid']}, host {gpu['host']}) vs ")
+    doc = json.loads(path.read_text())
+    doc["machine_info"]["gpu"]["name"] = "NVIDIA A100-SXM4-80GB"
+    other = tmp_path / "0001_a100.json"
+    other.write_text(json.dumps(doc))
+    assert compare.main([str(other), str(path)]) == compare.EXIT_UNUSABLE
+    assert "comparing across GPU models is refused" in capsys.readouterr().err
 
 
 def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_path, capsys):
@@ -272,3 +291,20 @@ def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_
                            "--report", str(tmp_path)])
     assert status == compare.EXIT_UNUSABLE
     assert "could not write the report" in capsys.readouterr().err
+
+
+# ---- harness/storage/runs.py --------------------------------------------------------------------
+
+
+def test_a_saved_run_is_json_indented_by_two_with_a_final_newline(tmp_path):
+    doc = {"machine_info": {"gpu": {"name": "G"}}, "benchmarks": [{"fullname": "a", "stats": {"data": [1.0]}}]}
+    path = save_run(tmp_path / "G", "label", doc)
+    assert path.read_text() == json.dumps(doc, indent=2) + "\n"
+
+
+def test_the_save_lock_is_created_readable_and_writable_by_its_owner_and_readable_by_others(tmp_path):
+    """The lock file is made with mode 0o644 (less the umask), like the runs beside it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    save_run(tmp_path / "G", "label", {"benchmarks": []})
+    assert (tmp_path / "G" / SAVE_LOCK).stat().st_mode & 0o777 == 0o644 & ~umask
