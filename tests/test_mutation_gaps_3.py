@@ -18,7 +18,7 @@ import pytest
 
 from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
-from harness.storage.runs import SAVE_LOCK, save_run
+from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
 from harness.units import change, format_duration, p_text
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
@@ -297,7 +297,7 @@ def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_
 
 
 def test_a_saved_run_is_json_indented_by_two_with_a_final_newline(tmp_path):
-    doc = {"machine_info": {"gpu": {"name": "G"}}, "benchmarks": [{"fullname": "a", "stats": {"data": [1.0]}}]}
+    doc = a_run([1.0])
     path = save_run(tmp_path / "G", "label", doc)
     assert path.read_text() == json.dumps(doc, indent=2) + "\n"
 
@@ -308,3 +308,33 @@ def test_the_save_lock_is_created_readable_and_writable_by_its_owner_and_readabl
     os.umask(umask)
     save_run(tmp_path / "G", "label", {"benchmarks": []})
     assert (tmp_path / "G" / SAVE_LOCK).stat().st_mode & 0o777 == 0o644 & ~umask
+
+
+def a_run(data):
+    return {"machine_info": {"gpu": {"name": "G"}}, "benchmarks": [{"fullname": "a", "stats": {"data": data}}]}
+
+
+def test_an_error_listing_the_stored_runs_names_the_newest_twelve_and_counts_the_older(tmp_path):
+    for number in range(1, 15):
+        (tmp_path / f"{number:04d}_run.json").write_text("{}")
+    with pytest.raises(BaselineError) as error:
+        resolve_compare(tmp_path, "9999")
+    message = str(error.value)
+    assert "0003_run.json" in message and "0014_run.json" in message
+    assert "0002_run.json" not in message and "and 2 older" in message
+
+
+def test_a_run_file_that_cannot_be_read_is_a_baseline_error_naming_it(tmp_path):
+    """Any OSError reading the file (here: a path under a file, not a folder) is a BaselineError."""
+    (tmp_path / "not-a-folder").write_text("x")
+    path = tmp_path / "not-a-folder" / "0001_run.json"
+    with pytest.raises(BaselineError, match="cannot be read"):
+        load_run(path)
+
+
+def test_a_stored_sample_that_is_a_boolean_is_refused(tmp_path):
+    """true is not a time, though it would pass as 1.0 (JSON booleans are Python bools)."""
+    path = tmp_path / "0001_run.json"
+    path.write_text(json.dumps(a_run([1e-3, True, 2e-3])))
+    with pytest.raises(BaselineError, match="not finite, positive times"):
+        load_run(path)
