@@ -18,8 +18,11 @@ import pytest
 
 from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
+from harness.report.markdown import markdown_report
+from harness.storage import runs as stored
 from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
 from harness.units import change, format_duration, p_text
+from harness.verdict.labels import HISTORY_REFERENCE, SAME, Verdict
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import CaseRecord
 
@@ -338,3 +341,38 @@ def test_a_stored_sample_that_is_a_boolean_is_refused(tmp_path):
     path.write_text(json.dumps(a_run([1e-3, True, 2e-3])))
     with pytest.raises(BaselineError, match="not finite, positive times"):
         load_run(path)
+
+
+def test_a_save_never_replaces_a_file_that_took_its_number_behind_the_lock(tmp_path, monkeypatch):
+    """A run file that appears under the chosen name (a copy, a git pull) is kept; the save takes the next number."""
+    folder = tmp_path / "G"
+    folder.mkdir()
+    (folder / "0001_label.json").write_text("theirs")
+    monkeypatch.setattr(stored, "stored_runs", lambda folder: [])  # the listing missed it
+    path = save_run(folder, "label", a_run([1.0]))
+    assert path.name == "0002_label.json"
+    assert (folder / "0001_label.json").read_text() == "theirs"
+
+
+# ---- harness/report/markdown.py -----------------------------------------------------------------
+
+
+def one_verdict(case="suites/a.py::t[x]", reference="0001_x.json", reference_runs=None):
+    return Verdict(case, SAME, 1e-3, 1e-3, 1.0, 0.02, "within", reference=reference, reference_runs=reference_runs)
+
+
+@pytest.mark.parametrize("count, words", [(0, "(0 cases)"), (1, "(1 case)"), (2, "(2 cases)")])
+def test_the_summary_counts_cases_in_the_singular_for_one_only(count, words):
+    verdicts = [one_verdict(case=f"suites/a.py::t[{i}]") for i in range(count)]
+    summary = markdown_report("t", verdicts, {}).splitlines()[2]
+    assert summary.startswith("Summary: ") and summary.endswith(words)
+
+
+def test_a_reference_pooling_two_runs_is_explained():
+    text = markdown_report("t", [one_verdict(reference_runs=2)], {})
+    assert "pools the newest stored runs of the same code" in text and "1.00 ms (2 runs)" in text
+
+
+def test_a_history_reference_without_a_run_count_is_counted_as_one_run():
+    text = markdown_report("t", [one_verdict(reference=HISTORY_REFERENCE + "GPU-1")], {})
+    assert "(history, 1 runs)" in text and "0 runs" not in text
