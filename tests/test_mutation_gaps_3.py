@@ -327,6 +327,12 @@ def test_an_error_listing_the_stored_runs_names_the_newest_twelve_and_counts_the
     assert "0002_run.json" not in message and "and 2 older" in message
 
 
+def test_two_older_runs_sharing_a_number_do_not_hide_the_newest(tmp_path):
+    for name in ("0001_a.json", "0001_b.json", "0002_c.json"):
+        (tmp_path / name).write_text("{}")
+    assert resolve_compare(tmp_path, True) == tmp_path / "0002_c.json"
+
+
 def test_a_run_file_that_cannot_be_read_is_a_baseline_error_naming_it(tmp_path):
     """Any OSError reading the file (here: a path under a file, not a folder) is a BaselineError."""
     (tmp_path / "not-a-folder").write_text("x")
@@ -349,6 +355,15 @@ def test_a_save_never_replaces_a_file_that_took_its_number_behind_the_lock(tmp_p
     folder.mkdir()
     (folder / "0001_label.json").write_text("theirs")
     monkeypatch.setattr(stored, "stored_runs", lambda folder: [])  # the listing missed it
+    tries = []
+    write = stored.write_text_atomically
+
+    def write_at_most_three_times(*args, **kwargs):
+        tries.append(args[0])
+        assert len(tries) <= 3, f"save_run keeps trying {tries[-1].name}"
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(stored, "write_text_atomically", write_at_most_three_times)
     path = save_run(folder, "label", a_run([1.0]))
     assert path.name == "0002_label.json"
     assert (folder / "0001_label.json").read_text() == "theirs"
