@@ -391,3 +391,9 @@ def test_a_reference_pooling_two_runs_is_explained():
 def test_a_history_reference_without_a_run_count_is_counted_as_one_run():
     text = markdown_report("t", [one_verdict(reference=HISTORY_REFERENCE + "GPU-1")], {})
     assert "(history, 1 runs)" in text and "0 runs" not in text
+
+
+def test_each_note_is_a_paragraph_after_the_summary():
+    lines = markdown_report("t", [one_verdict()], {}, ["first note", "second note"]).splitlines()
+    assert lines[2].startswith("Summary: ")
+    assert lines[3:8] == ["", "first note", "", "second note", ""]
