@@ -338,8 +338,19 @@ def test_a_run_file_that_cannot_be_read_is_a_baseline_error_naming_it(tmp_path):
     """Any OSError reading the file (here: a path under a file, not a folder) is a BaselineError."""
     (tmp_path / "not-a-folder").write_text("x")
     path = tmp_path / "not-a-folder" / "0001_run.json"
-    with pytest.raises(BaselineError, match="cannot be read"):
+    with pytest.raises(BaselineError, match="cannot be read: Not a directory$") as error:
         load_run(path)
+    assert "[Errno" not in str(error.value)  # the OS's words, not the exception's text
+
+
+@pytest.mark.parametrize("name", ["", 5, None])
+def test_a_run_whose_gpu_name_is_empty_or_not_text_does_not_say_its_gpu(tmp_path, name):
+    doc = a_run([1.0])
+    doc["machine_info"]["gpu"]["name"] = name
+    path = tmp_path / "0001_run.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineError, match="does not say which GPU it was recorded on"):
+        load_run(path, expected_gpu="NVIDIA H200")
 
 
 def test_a_stored_sample_that_is_a_boolean_is_refused(tmp_path):
