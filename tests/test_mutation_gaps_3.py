@@ -469,3 +469,32 @@ def test_a_version_one_record_keeps_a_rate_and_a_reference_it_already_has():
     assert (info["datasheet_rate"], info["reference"], info["verdict"]) == (5e12, "r", "new")
     assert "baseline" not in info
     assert migrated(version_doc(verdict="unchanged (same SASS)"))["benchmarks"][0]["extra_info"]["verdict"] == "unchanged"
+
+
+def folder_fd(fd):
+    return os.path.isdir(f"/proc/self/fd/{fd}")
+
+
+@pytest.mark.parametrize("refused", ["open", "fsync"])
+def test_a_folder_that_cannot_be_opened_or_synced_does_not_fail_the_save(tmp_path, monkeypatch, refused):
+    """Syncing the folder after the link is best effort: an OSError opening or syncing it leaves the saved run."""
+    real_open, real_fsync = os.open, os.fsync
+
+    def refusing_open(path, flags, *args, **kwargs):
+        if refused == "open" and os.path.isdir(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def refusing_fsync(fd):
+        if refused == "fsync" and folder_fd(fd):
+            raise OSError(22, "Invalid argument")
+        return real_fsync(fd)
+
+    folder = tmp_path / "G"
+    folder.mkdir()
+    (folder / SAVE_LOCK).touch()
+    monkeypatch.setattr(os, "open", refusing_open)
+    monkeypatch.setattr(os, "fsync", refusing_fsync)
+    path = save_run(folder, "label", a_run([1.0]))
+    monkeypatch.undo()
+    assert json.loads(path.read_text()) == a_run([1.0])
