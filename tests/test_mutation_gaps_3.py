@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from harness.report.markdown import markdown_report
 from harness.storage import runs as stored
 from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
 from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migrated, schema_version, short_timer_name
+from harness.timing.wall import measure_wall
 from harness.units import change, format_duration, p_text
 from harness.verdict.labels import HISTORY_REFERENCE, SAME, Verdict
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
@@ -498,3 +501,38 @@ def test_a_folder_that_cannot_be_opened_or_synced_does_not_fail_the_save(tmp_pat
     path = save_run(folder, "label", a_run([1.0]))
     monkeypatch.undo()
     assert json.loads(path.read_text()) == a_run([1.0])
+
+
+
+# ---- harness/timing/wall.py ---------------------------------------------------------------------
+
+
+class CountingRule:
+    """A stop rule that stops after `samples` samples and keeps the elapsed times it was shown."""
+
+    def __init__(self, samples):
+        self.samples, self.elapsed = samples, []
+
+    def stop_reason(self, samples, elapsed):
+        self.elapsed.append(elapsed)
+        return "enough" if len(samples) >= self.samples else None
+
+
+@pytest.mark.parametrize("warmup, warm_calls", [(0, 1), (1, 1), (3, 3)])
+def test_a_host_routine_is_warmed_up_at_least_once_before_its_samples(warmup, warm_calls):
+    rule = CountingRule(4)
+    profile = SimpleNamespace(for_wall_clock=lambda: SimpleNamespace(warmup=warmup, stop_rule=rule))
+    calls = []
+    measurement = measure_wall(lambda: calls.append(1), profile)
+    assert len(measurement.samples) == 4 and measurement.stopped_by == "enough"
+    assert len(calls) == 4 + warm_calls
+
+
+def test_the_stop_rule_is_shown_the_wall_clock_time_since_sampling_began():
+    rule = CountingRule(5)
+    profile = SimpleNamespace(for_wall_clock=lambda: SimpleNamespace(warmup=1, stop_rule=rule))
+    started = time.perf_counter()
+    measurement = measure_wall(lambda: time.sleep(1e-3), profile)
+    outside = time.perf_counter() - started
+    for count, elapsed in enumerate(rule.elapsed, start=1):
+        assert sum(measurement.samples[:count]) <= elapsed <= outside
