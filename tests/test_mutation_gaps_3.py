@@ -536,3 +536,28 @@ def test_the_stop_rule_is_shown_the_wall_clock_time_since_sampling_began():
     outside = time.perf_counter() - started
     for count, elapsed in enumerate(rule.elapsed, start=1):
         assert sum(measurement.samples[:count]) <= elapsed <= outside
+
+
+# (harness/storage/runs.py, continued)
+
+
+def test_run_number_one_given_as_an_int_is_that_run_not_the_newest(tmp_path):
+    """1 == True in Python: the number 1 must still pick run 0001, not mean "the newest"."""
+    for name in ("0001_a.json", "0002_b.json"):
+        (tmp_path / name).write_text("{}")
+    assert resolve_compare(tmp_path, 1) == tmp_path / "0001_a.json"
+    assert resolve_compare(tmp_path, True) == tmp_path / "0002_b.json"
+
+
+def test_a_stored_run_of_a_newer_schema_is_a_baseline_error_naming_the_file(tmp_path):
+    path = tmp_path / "0001_run.json"
+    doc = a_run([1.0])
+    doc["machine_info"][SCHEMA_KEY] = SCHEMA_VERSION + 1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineError, match=f"^{path}: it was written with schema version"):
+        load_run(path)
+
+
+def test_a_save_creates_the_missing_folders_above_its_own(tmp_path):
+    path = save_run(tmp_path / "new" / "store" / "G", "label", a_run([1.0]))
+    assert path == tmp_path / "new" / "store" / "G" / "0001_label.json" and path.is_file()
