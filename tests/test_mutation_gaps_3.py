@@ -24,6 +24,7 @@ from harness.report.markdown import markdown_report
 from harness.storage import runs as stored
 from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
 from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migrated, schema_version, short_timer_name
+from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s
 from harness.timing.wall import measure_wall
 from harness.units import change, format_duration, p_text
 from harness.verdict.labels import HISTORY_REFERENCE, SAME, Verdict
@@ -561,3 +562,25 @@ def test_a_stored_run_of_a_newer_schema_is_a_baseline_error_naming_the_file(tmp_
 def test_a_save_creates_the_missing_folders_above_its_own(tmp_path):
     path = save_run(tmp_path / "new" / "store" / "G", "label", a_run([1.0]))
     assert path == tmp_path / "new" / "store" / "G" / "0001_label.json" and path.is_file()
+
+
+
+# ---- harness/timing/ceilings.py (the CPU-reachable part: the datasheet figures) -----------------
+
+# FP32 lanes per SM, CUDA C Programming Guide, "Arithmetic Instructions" throughput table
+GUIDE_FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128,
+                    "12.0": 128}
+
+
+@pytest.mark.parametrize("capability, lanes", sorted(GUIDE_FP32_LANES.items()))
+def test_the_datasheet_fp32_peak_is_lanes_times_two_flops_times_sms_times_the_clock(capability, lanes):
+    assert datasheet_fp32_flops_per_s(capability, 100, 1000) == 2.0 * lanes * 100 * 1000 * 1e6
+
+
+@pytest.mark.parametrize("capability", ["6.1", "7.2", "7.6", "8.5", "8.8", "9.1", "11.0"])
+def test_a_compute_capability_the_guide_table_does_not_list_has_no_datasheet_peak(capability):
+    assert datasheet_fp32_flops_per_s(capability, 100, 1000) is None
+
+
+def test_the_device_copy_ceiling_moves_one_gib_each_way():
+    assert COPY_BYTES == 2**30
