@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import harness.ab.against_ref as ab_compare
 from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from harness.report.markdown import markdown_report
@@ -27,9 +28,10 @@ from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migr
 from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s
 from harness.timing.wall import measure_wall
 from harness.units import change, format_duration, p_text
-from harness.verdict.labels import HISTORY_REFERENCE, SAME, Verdict
+from harness.verdict.labels import HISTORY_REFERENCE, REMOVED, SAME, Verdict
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired
 from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
+from tests.test_ab_compare import NAIVE, BaseCompile, BasePackage, FakeCase, FakeRefTree, ReplayTimer, recorded_pairs
 
 RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
 
@@ -584,3 +586,41 @@ def test_a_compute_capability_the_guide_table_does_not_list_has_no_datasheet_pea
 
 def test_the_device_copy_ceiling_moves_one_gib_each_way():
     assert COPY_BYTES == 2**30
+
+
+
+# ---- harness/ab/against_ref.py (with tests/test_ab_compare.py's fakes: no git, no GPU) ---------
+
+
+def ref_comparison(monkeypatch, package, **options):
+    monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: FakeRefTree(package))
+    return ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90", **options)
+
+
+def changed_naive():
+    return BasePackage({"naive": NAIVE}, BaseCompile({"float sum = 0.0f;": "float sum = -0.0f;"}))
+
+
+def test_an_ab_verdict_names_the_ref_and_its_short_commit(monkeypatch):
+    ref = ref_comparison(monkeypatch, changed_naive())
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert ref.reference == "main (0123456789)" and verdict.reference == "main (0123456789)"
+
+
+def test_accepting_slowdowns_leaves_a_case_that_is_not_slower_as_it_is(monkeypatch):
+    ref = ref_comparison(monkeypatch, changed_naive(), accepted="label accept-slowdown")
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert verdict.label == SAME and "accepted" not in verdict.reason
+
+
+def test_registry_entries_of_the_ref_that_head_lacks_are_removed(monkeypatch):
+    base = changed_naive()
+    base.MATMUL_KERNELS = {"naive": None, "gone": None}
+    base.ELEMENTWISE_KERNELS = {"add": None}
+    ref = ref_comparison(monkeypatch, base)
+    head = SimpleNamespace(MATMUL_KERNELS={"naive": None, "added": None}, ELEMENTWISE_KERNELS={"add": None})
+    gone = ref.removed_kernels(head)
+    assert [(v.case, v.label) for v in gone] == [("MATMUL_KERNELS[gone]", REMOVED)]
+    assert ref.verdicts == gone
