@@ -624,3 +624,24 @@ def test_registry_entries_of_the_ref_that_head_lacks_are_removed(monkeypatch):
     gone = ref.removed_kernels(head)
     assert [(v.case, v.label) for v in gone] == [("MATMUL_KERNELS[gone]", REMOVED)]
     assert ref.verdicts == gone
+
+
+def test_an_unchanged_case_stays_unchanged_when_slowdowns_are_accepted(monkeypatch):
+    ref = ref_comparison(monkeypatch, BasePackage({"naive": NAIVE}), accepted="label accept-slowdown")
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert verdict.label == "unchanged" and "accepted" not in verdict.reason
+
+
+def test_the_launch_part_of_a_case_identity_is_the_one_stored_runs_were_pooled_by(monkeypatch):
+    """A record's `sass` is case_identity: machine code, then the first 16 hex digits of the launch
+    text's SHA-256. Run 0005 stored it for the naive 1024^3 matmul (32 x 32 blocks of 32 x 32 threads);
+    a change of the launch digest splits every stored history."""
+    stored_sass = next(bench["extra_info"]["sass"] for bench in json.loads((RUNS / "0005_h200-5fcc19b.json").read_text())
+                       ["benchmarks"] if bench["fullname"].endswith("test_matmul_time[1024x1024x1024-naive]"))
+    monkeypatch.setattr(ab_compare, "build_identity", lambda *args, **kwargs: "code")
+    package = SimpleNamespace(compile=SimpleNamespace(load_source=lambda name: "", BASE_OPTIONS=(),
+                                                      define_options=lambda defines: ()))
+    build = dataclasses.replace(NAIVE, launch="grid=(32, 32, 1) block=(32, 32) shared=0 pitched=False")
+    assert ab_compare.case_identity(package, build, "sm_90") == "code:" + stored_sass.split(":")[1]
+    assert ab_compare.case_identity(package, None, "sm_90") == "library"
