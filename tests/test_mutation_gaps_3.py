@@ -645,3 +645,15 @@ def test_the_launch_part_of_a_case_identity_is_the_one_stored_runs_were_pooled_b
     build = dataclasses.replace(NAIVE, launch="grid=(32, 32, 1) block=(32, 32) shared=0 pitched=False")
     assert ab_compare.case_identity(package, build, "sm_90") == "code:" + stored_sass.split(":")[1]
     assert ab_compare.case_identity(package, None, "sm_90") == "library"
+
+
+def test_a_base_package_that_fails_to_load_leaves_no_tree_checked_out(monkeypatch):
+    class FailingTree(FakeRefTree):
+        def load_package(self, alias):
+            raise RuntimeError("the base does not import")
+
+    tree = FailingTree(None)
+    monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: tree)
+    with pytest.raises(RuntimeError, match="does not import"):
+        ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90")
+    assert not tree.open
