@@ -25,7 +25,7 @@ from harness.report.markdown import markdown_report
 from harness.storage import runs as stored
 from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
 from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migrated, schema_version, short_timer_name
-from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s
+from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 from harness.timing.wall import measure_wall
 from harness.units import change, format_duration, p_text
 from harness.verdict.labels import HISTORY_REFERENCE, REMOVED, SAME, Verdict
@@ -582,6 +582,11 @@ def test_the_datasheet_fp32_peak_is_lanes_times_two_flops_times_sms_times_the_cl
 @pytest.mark.parametrize("capability", ["6.1", "7.2", "7.6", "8.5", "8.8", "9.1", "11.0"])
 def test_a_compute_capability_the_guide_table_does_not_list_has_no_datasheet_peak(capability):
     assert datasheet_fp32_flops_per_s(capability, 100, 1000) is None
+
+
+def test_the_datasheet_memory_peak_is_double_data_rate_over_the_bus_in_bytes():
+    """2 transfers per clock x MHz x 1e6 x bus bits / 8: 1000 MHz over 4096 bits is 1.024 TB/s exactly."""
+    assert datasheet_memory_bytes_per_s(1000, 4096) == 2.0 * 1000 * 1e6 * 4096 / 8 == 1.024e12
 
 
 def test_the_device_copy_ceiling_moves_one_gib_each_way():
