@@ -23,7 +23,7 @@ from harness import compare
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from harness.report.markdown import markdown_report
 from harness.storage import runs as stored
-from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run
+from harness.storage.runs import SAVE_LOCK, BaselineError, load_run, resolve_compare, save_run, write_text_atomically
 from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migrated, schema_version, short_timer_name
 from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 from harness.timing.wall import measure_wall
@@ -386,6 +386,30 @@ def test_a_save_never_replaces_a_file_that_took_its_number_behind_the_lock(tmp_p
     assert path.name == "0002_label.json"
     assert (folder / "0001_label.json").read_text() == "theirs"
 
+
+
+@pytest.mark.parametrize("recorded", ["NVIDIA A100-SXM4-80GB", "NVIDIA L40S"])
+def test_a_run_of_another_gpu_model_is_refused_whichever_name_sorts_first(tmp_path, recorded):
+    doc = a_run([1.0])
+    doc["machine_info"]["gpu"]["name"] = recorded
+    path = tmp_path / "0001_run.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineError, match="comparing across GPU models is refused"):
+        load_run(path, expected_gpu="NVIDIA H200")
+
+
+def test_two_runs_sharing_a_newest_number_above_256_are_an_error(tmp_path):
+    """Run numbers are compared by value: 10000 and 10000 are the same number (not the same int object)."""
+    for name in ("9999_a.json", "10000_b.json", "10000_c.json"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(BaselineError, match="share the newest number"):
+        resolve_compare(tmp_path, True)
+
+
+def test_an_atomic_write_creates_the_missing_folders_above_the_file(tmp_path):
+    path = tmp_path / "reports" / "2026" / "report.md"
+    write_text_atomically(path, "text", replace=True)
+    assert path.read_text() == "text"
 
 # ---- harness/report/markdown.py -----------------------------------------------------------------
 
