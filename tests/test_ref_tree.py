@@ -204,5 +204,40 @@ def test_base_package_that_fails_to_import_is_a_ref_error(suite_repo):
 
 def test_missing_package_is_a_ref_error(suite_repo):
     with RefTree(suite_repo, "HEAD") as tree:
-        with pytest.raises(RefError, match="has no package 'harness'"):
+        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package 'harness'$"):
             tree.load_package(name="harness", alias="kernel_suite_base_harness")
+
+
+def killed_git(step: str, returncode: int):
+    """The real git, except that the call whose arguments hold `step` ends with `returncode`."""
+    from harness.ab import ref_tree
+
+    real = ref_tree._git
+
+    def git_(repo_root, *args):
+        if step in args:
+            return subprocess.CompletedProcess(args, returncode, "", f"git: {step} ended with {returncode}")
+        return real(repo_root, *args)
+    return git_
+
+
+@pytest.mark.parametrize("returncode", [128, -9], ids=["failed", "killed by a signal"])
+@pytest.mark.parametrize("step, message", [("--git-dir", "is not a git repository"), ("--verify", "unknown git ref")])
+def test_a_git_that_fails_or_is_killed_while_resolving_is_an_error(suite_repo, monkeypatch, returncode, step, message):
+    from harness.ab import ref_tree
+
+    monkeypatch.setattr(ref_tree, "_git", killed_git(step, returncode))
+    with pytest.raises(RefError, match=message):
+        ref_tree.resolve_ref(suite_repo, "HEAD")
+
+
+@pytest.mark.parametrize("returncode", [128, -9], ids=["failed", "killed by a signal"])
+def test_a_worktree_that_git_cannot_add_is_an_error_naming_the_commit(suite_repo, monkeypatch, returncode):
+    from harness.ab import ref_tree
+
+    monkeypatch.setattr(ref_tree, "_git", killed_git("add", returncode))
+    sha = git(suite_repo, "rev-parse", "HEAD")
+    with pytest.raises(RefError, match=rf"^git could not check out 'HEAD' \({sha[:12]}\): git: add ended with"):
+        with RefTree(suite_repo, "HEAD"):
+            pass
+    assert_no_worktree_left(suite_repo)
