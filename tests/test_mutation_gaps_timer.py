@@ -23,16 +23,21 @@ STEADY = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100,
 
 
 def test_nvml_is_read_on_the_first_round_of_every_ten_and_once_at_the_end(fake_cupti, monkeypatch):  # noqa: F811
-    """Clock and throttle reads cost tens of µs: rounds 1, 11, 21, ... and the last."""
-    reads = []
-    monkeypatch.setattr(timing, "clock_state", lambda: reads.append(1) or ClockState(None, None))
+    """Clock and throttle reads cost tens of µs: rounds 1, 11, 21, ... and the last. Each read
+    notes how many launches had run (two before sampling: the unheld run and one held round)."""
+    launches, reads = [], []
+    monkeypatch.setattr(timing, "clock_state", lambda: reads.append(len(launches)) or ClockState(1980, 0))
     twenty_one = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, target_median_se=0.0, time_cap=100,
                          max_samples=21, warmup=0)
-    steps = iter(range(10**6))
-    measurement = GpuTimer(50 * 2**20).measure(
-        lambda stream: fake_cupti.kernel("k", 5_000 + 1_000 * (next(steps) % 3)), twenty_one, case="k")
+
+    def run(stream):
+        launches.append(1)
+        fake_cupti.kernel("k", 5_000 + 1_000 * (len(launches) % 3))
+
+    measurement = GpuTimer(50 * 2**20).measure(run, twenty_one, case="k")
     assert measurement.stopped_by == "max samples" and len(measurement.samples) == 21
-    assert len(reads) == 4  # rounds 1, 11 and 21, then the closing read
+    assert reads == [3, 13, 23, 23]  # rounds 1, 11 and 21, then the closing read
+    assert measurement.sm_clock_mhz == [1980] * 4  # every read's SM clock is kept
 
 
 def test_measure_flushes_the_l2_before_every_sample_unless_told_not_to(fake_cupti, monkeypatch):  # noqa: F811
@@ -45,11 +50,15 @@ def test_measure_flushes_the_l2_before_every_sample_unless_told_not_to(fake_cupt
     flushes.clear()
     timer.measure(lambda stream: fake_cupti.kernel("k", 4_000), STEADY, flush=False, case="k")
     assert flushes and not any(flushes)
+    flushes.clear()
+    timer.measure_interleaved(lambda stream: fake_cupti.kernel("a", 4_000),
+                              lambda stream: fake_cupti.kernel("b", 4_000), STEADY, case="a/b")
+    assert flushes and all(flushes)
 
 
 def test_an_interleaved_comparison_gets_twice_the_time_cap(fake_cupti):  # noqa: F811
     """Two runs share the cap's time: each must still get about its own."""
-    capped = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, target_median_se=0.0, time_cap=0.05,
+    capped = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, target_median_se=0.0, time_cap=0.1,
                      warmup=0)
 
     steps = iter(range(10**6))
@@ -64,7 +73,7 @@ def test_an_interleaved_comparison_gets_twice_the_time_cap(fake_cupti):  # noqa:
     a, b = GpuTimer(50 * 2**20).measure_interleaved(sleeping("a"), sleeping("b"), capped, case="a/b")
     elapsed = time.perf_counter() - started
     assert (a.stopped_by, b.stopped_by) == ("time cap", "time cap")
-    assert 0.1 <= elapsed < 1.0
+    assert 0.2 <= elapsed < 0.28  # twice the cap, and a round or two past it
 
 
 def test_a_long_launch_is_collected_after_every_round_from_its_minimum_on():
@@ -76,6 +85,22 @@ def test_a_long_launch_is_collected_after_every_round_from_its_minimum_on():
         assert _collection_due(rounds, 1, started, nightly, last_sample_s=0.3)
     assert not _collection_due(4, 1, started, nightly, last_sample_s=0.3)
     assert not _collection_due(6, 1, started, nightly, last_sample_s=0.01)  # a short one waits
+
+
+def test_collection_comes_at_a_quarter_more_samples_and_at_the_time_cap():
+    nightly = PROFILES["nightly"]
+    now = time.perf_counter()
+    # 1300 collected, 325 pending: a quarter more (whatever the size of the numbers)
+    assert _collection_due(1625, 325, now, nightly) and not _collection_due(1624, 324, now, nightly)
+    # past the case's 1.5 s cap: collect now, so that the cap can stop it
+    assert _collection_due(13, 3, now - 2.0, nightly) and not _collection_due(13, 3, now, nightly)
+
+
+def test_the_spread_of_two_samples_is_their_relative_standard_deviation():
+    from harness.timing.timer import Measurement
+
+    assert Measurement([1.0, 3.0], "noise").rsd == pytest.approx(2 ** 0.5 / 2)
+    assert Measurement([2.0], "noise").rsd == 0.0
 
 
 def test_the_recorder_starts_with_the_concurrent_kernel_kind_by_default(fake_cupti):  # noqa: F811
@@ -138,7 +163,9 @@ def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupt
                           types.SimpleNamespace(kind=99, name="other", start=3, end=4),
                           types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=1, start=5, end=6),
                           types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMCPY), copy_kind=42, start=7, end=8)])
+    fake_cupti.calls.clear()
     records, dropped = recorder.collect()
+    assert ("flush", 1) in fake_cupti.calls  # forced: the buffers that are not full too
     recorder.stop()
     # a copy kind this cupti-python does not know is named by its number
     assert [(r.kind, r.name) for r in records] == [("memset", "memset"), ("memcpy", "memcpy HTOD"),
