@@ -40,8 +40,9 @@ Sampling stops on noise rather than a fixed count: once at least
 `min_samples` samples and `min_time` seconds of GPU time are in (at least
 `host_copy_min_time` for a launch that copies to or from host memory, whose
 median drifts over seconds) and their relative standard deviation is under
-`target_rsd` (nvbench: 0.5%), or when
-the case's wall-clock cap is reached with at least `min_samples_before_cap`
+`target_rsd` (nvbench: 0.5%); or, for a case never that quiet, once the
+standard error of their median is `target_median_se` (0.2%) and they span
+`min_time` of wall clock; or when the case's wall-clock cap is reached with at least `min_samples_before_cap`
 samples in (2 for one case, paired.MIN_PAIRS pairs for an interleaved
 comparison, whose verdict needs that many). The rule judges the active timer's
 samples. NVML's clock event reasons are read around the samples; a
@@ -93,7 +94,7 @@ class Measurement:
     """The samples of one case (seconds), which timer took them, and how sampling went."""
 
     samples: list[float]  # the timer's: CUPTI spans, held-event times or wall clock
-    stopped_by: str  # "noise", "time cap" or "max samples"
+    stopped_by: str  # "noise", "precision", "time cap" or "max samples" (profile.RelativeNoiseCriterion)
     throttle: list[str] = field(default_factory=list)  # NVML heat/power reasons seen
     sm_clock_mhz: list[int] = field(default_factory=list)  # SM clocks read during sampling
     retaken: bool = False
