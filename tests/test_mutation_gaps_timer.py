@@ -231,3 +231,39 @@ def test_stop_raises_the_first_of_several_errors(fake_cupti, monkeypatch):  # no
     monkeypatch.setattr(fake_cupti, "activity_flush_all", refuse("flush refused"))
     with pytest.raises(RuntimeError, match="disable refused"):
         recorder.stop()
+
+
+def test_the_throttle_bits_and_cuda_error_codes_are_the_libraries_own():
+    """Derived from nvidia-ml-py's and cuda-bindings' constants, not copied from them."""
+    import pynvml
+    from cuda.bindings import runtime
+
+    from harness.timing import gpu
+
+    assert gpu.THROTTLE_REASONS == {
+        pynvml.nvmlClocksEventReasonSwPowerCap: "SW power cap",
+        pynvml.nvmlClocksEventReasonHwSlowdown: "HW slowdown",
+        pynvml.nvmlClocksEventReasonSwThermalSlowdown: "SW thermal slowdown",
+        pynvml.nvmlClocksEventReasonHwThermalSlowdown: "HW thermal slowdown",
+        pynvml.nvmlClocksEventReasonHwPowerBrakeSlowdown: "HW power brake slowdown",
+    }
+    assert gpu.CUDA_ERROR_INSUFFICIENT_DRIVER == int(runtime.cudaError_t.cudaErrorInsufficientDriver)
+    assert gpu.CUDA_ERROR_NO_DEVICE == int(runtime.cudaError_t.cudaErrorNoDevice)
+
+
+@pytest.mark.parametrize("number, written", [(12080, "12.8"), (13000, "13.0"), (12040, "12.4"), (11020, "11.2")])
+def test_cuda_version_numbers_are_written_as_people_write_them(number, written):
+    from harness.timing import gpu
+
+    assert gpu._cuda_version(number) == written
+    assert gpu._version(number) == written
+
+
+def test_the_nightly_caps_a_case_at_one_and_a_half_seconds_and_profiles_are_frozen():
+    import dataclasses
+
+    assert PROFILES["nightly"].time_cap == 1.5 and PROFILES["full"].time_cap == 1.5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PROFILES["nightly"].time_cap = 10.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PROFILES["nightly"].stop_rule.min_samples = 1
