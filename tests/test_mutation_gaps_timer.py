@@ -267,3 +267,20 @@ def test_the_nightly_caps_a_case_at_one_and_a_half_seconds_and_profiles_are_froz
         PROFILES["nightly"].time_cap = 10.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         PROFILES["nightly"].stop_rule.min_samples = 1
+
+
+def test_work_that_overlaps_by_up_to_a_microsecond_still_runs_one_at_a_time():
+    """CUPTI's timestamps of back-to-back kernels can overlap by a little: 1000 ns is the slack."""
+    from harness.timing.spans import SERIAL_SLACK_NS, Activity, runs_one_at_a_time
+
+    assert SERIAL_SLACK_NS == 1000
+    assert runs_one_at_a_time([Activity("kernel", "a", 0, 5000), Activity("kernel", "b", 4000, 9000)])
+    assert not runs_one_at_a_time([Activity("kernel", "a", 0, 5000), Activity("kernel", "b", 3999, 9000)])
+
+
+def test_a_record_of_no_duration_is_a_record_not_an_error():
+    from harness.timing.spans import HOLD_KERNEL, Activity, sample_activities, span
+
+    records = [Activity("kernel", HOLD_KERNEL, 0, 1000), Activity("kernel", "k", 1500, 1500),
+               Activity("kernel", "k", 1600, 2600)]
+    assert [span(activities) for activities in sample_activities(records, 1, "case")] == [1100e-9]
