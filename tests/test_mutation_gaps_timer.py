@@ -251,7 +251,8 @@ def test_the_throttle_bits_and_cuda_error_codes_are_the_libraries_own():
     assert gpu.CUDA_ERROR_NO_DEVICE == int(runtime.cudaError_t.cudaErrorNoDevice)
 
 
-@pytest.mark.parametrize("number, written", [(12080, "12.8"), (13000, "13.0"), (12040, "12.4"), (11020, "11.2")])
+@pytest.mark.parametrize("number, written", [(12080, "12.8"), (13000, "13.0"), (12040, "12.4"), (11020, "11.2"),
+                                             (12090, "12.9")])
 def test_cuda_version_numbers_are_written_as_people_write_them(number, written):
     from harness.timing import gpu
 
@@ -284,3 +285,12 @@ def test_a_record_of_no_duration_is_a_record_not_an_error():
     records = [Activity("kernel", HOLD_KERNEL, 0, 1000), Activity("kernel", "k", 1500, 1500),
                Activity("kernel", "k", 1600, 2600)]
     assert [span(activities) for activities in sample_activities(records, 1, "case")] == [1100e-9]
+
+
+def test_what_nvml_said_of_a_gpu_and_its_clocks_cannot_be_changed_afterwards():
+    import dataclasses
+
+    from harness.timing.gpu import ClockState
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ClockState(1980, 0).sm_clock_mhz = 345
