@@ -23,7 +23,6 @@ from .steps import SLOWER, STEP, Step, newest_first, steps_in_newest
 NAME = "changes"
 HELP = "print the steps of every case's history, newest first; exit 1 for an open slower step in the newest runs"
 DEFAULT_NEWEST = 3
-# a p-value below this is printed as "< 1e-12": smaller figures say nothing more
 
 
 def since_date(text: str) -> datetime:
@@ -62,7 +61,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_text(point: Point) -> str:
     return f"run {point.run_id}, {point.started_at:%Y-%m-%d %H:%M} UTC, commit {point.commit}"
-
 
 
 def describe(step: Step, analysis: Analysis, *, in_newest: bool, newest: int) -> list[str]:
