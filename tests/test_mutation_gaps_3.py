@@ -324,6 +324,13 @@ def a_run(data):
     return {"machine_info": {"gpu": {"name": "G"}}, "benchmarks": [{"fullname": "a", "stats": {"data": data}}]}
 
 
+def stored_run(tmp_path, doc) -> Path:
+    """`doc` written as the stored run tmp_path/0001_run.json."""
+    path = tmp_path / "0001_run.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def test_an_error_listing_the_stored_runs_names_the_newest_twelve_and_counts_the_older(tmp_path):
     for number in range(1, 15):
         (tmp_path / f"{number:04d}_run.json").write_text("{}")
@@ -353,16 +360,14 @@ def test_a_run_file_that_cannot_be_read_is_a_baseline_error_naming_it(tmp_path):
 def test_a_run_whose_gpu_name_is_empty_or_not_text_does_not_say_its_gpu(tmp_path, name):
     doc = a_run([1.0])
     doc["machine_info"]["gpu"]["name"] = name
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(doc))
+    path = stored_run(tmp_path, doc)
     with pytest.raises(BaselineError, match="does not say which GPU it was recorded on"):
         load_run(path, expected_gpu="NVIDIA H200")
 
 
 def test_a_stored_sample_that_is_a_boolean_is_refused(tmp_path):
     """true is not a time, though it would pass as 1.0 (JSON booleans are Python bools)."""
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(a_run([1e-3, True, 2e-3])))
+    path = stored_run(tmp_path, a_run([1e-3, True, 2e-3]))
     with pytest.raises(BaselineError, match="not finite, positive times"):
         load_run(path)
 
@@ -387,13 +392,11 @@ def test_a_save_never_replaces_a_file_that_took_its_number_behind_the_lock(tmp_p
     assert (folder / "0001_label.json").read_text() == "theirs"
 
 
-
 @pytest.mark.parametrize("recorded", ["NVIDIA A100-SXM4-80GB", "NVIDIA L40S"])
 def test_a_run_of_another_gpu_model_is_refused_whichever_name_sorts_first(tmp_path, recorded):
     doc = a_run([1.0])
     doc["machine_info"]["gpu"]["name"] = recorded
-    path = tmp_path / "0001_run.json"
-    path.write_text(json.dumps(doc))
+    path = stored_run(tmp_path, doc)
     with pytest.raises(BaselineError, match="comparing across GPU models is refused"):
         load_run(path, expected_gpu="NVIDIA H200")
 
@@ -577,10 +580,9 @@ def test_run_number_one_given_as_an_int_is_that_run_not_the_newest(tmp_path):
 
 
 def test_a_stored_run_of_a_newer_schema_is_a_baseline_error_naming_the_file(tmp_path):
-    path = tmp_path / "0001_run.json"
     doc = a_run([1.0])
     doc["machine_info"][SCHEMA_KEY] = SCHEMA_VERSION + 1
-    path.write_text(json.dumps(doc))
+    path = stored_run(tmp_path, doc)
     with pytest.raises(BaselineError, match=f"^{path}: it was written with schema version"):
         load_run(path)
 

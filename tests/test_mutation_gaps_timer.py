@@ -22,6 +22,14 @@ from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
 STEADY = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=2)
 
 
+@pytest.fixture
+def recorder(fake_cupti):  # noqa: F811
+    """An ActivityRecorder opened on the fake CUPTI."""
+    opened, note = cupti_recorder.open_recorder()
+    assert opened is not None, note
+    return opened
+
+
 def test_nvml_is_read_on_the_first_round_of_every_ten_and_once_at_the_end(fake_cupti, monkeypatch):  # noqa: F811
     """Clock and throttle reads cost tens of µs: rounds 1, 11, 21, ... and the last. Each read
     notes how many launches had run (two before sampling: the unheld run and one held round)."""
@@ -103,9 +111,7 @@ def test_the_spread_of_two_samples_is_their_relative_standard_deviation():
     assert Measurement([2.0], "noise").rsd == 0.0
 
 
-def test_the_recorder_starts_with_the_concurrent_kernel_kind_by_default(fake_cupti):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_the_recorder_starts_with_the_concurrent_kernel_kind_by_default(fake_cupti, recorder):  # noqa: F811
     fake_cupti.calls.clear()
     recorder.start()
     enabled = [kind for call, kind in fake_cupti.calls if call == "enable"]
@@ -155,9 +161,7 @@ def test_a_long_launch_is_judged_by_its_newest_sample_not_its_first(fake_cupti):
     assert len(measurement.samples) == 5 and measurement.stopped_by == "noise"
 
 
-def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupti):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupti, recorder):  # noqa: F811
     recorder.start()
     fake_cupti.completed([types.SimpleNamespace(kind=int(fake_cupti.ActivityKind.MEMSET), start=1, end=2),
                           types.SimpleNamespace(kind=99, name="other", start=3, end=4),
@@ -173,18 +177,14 @@ def test_memset_records_are_named_memset_and_unknown_kinds_are_dropped(fake_cupt
     assert dropped == 0
 
 
-def test_the_recorder_asks_for_whole_buffers_and_the_global_dropped_count(fake_cupti):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_the_recorder_asks_for_whole_buffers_and_the_global_dropped_count(fake_cupti, recorder):  # noqa: F811
     assert fake_cupti.requested() == (cupti_recorder.BUFFER_BYTES, 0)  # 0: as many records as fit
     fake_cupti.calls.clear()
     recorder.dropped_records()
     assert fake_cupti.calls == [("dropped", (0, 0))]  # context 0, stream 0: CUPTI's global queue
 
 
-def test_a_start_that_fails_part_way_disables_what_it_enabled(fake_cupti, monkeypatch):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_a_start_that_fails_part_way_disables_what_it_enabled(fake_cupti, recorder, monkeypatch):  # noqa: F811
     enable = fake_cupti.activity_enable
 
     def refuse_memset(kind):
@@ -198,9 +198,7 @@ def test_a_start_that_fails_part_way_disables_what_it_enabled(fake_cupti, monkey
     assert fake_cupti.enabled == set()
 
 
-def test_stop_disables_every_kind_and_flushes_even_when_one_disable_fails(fake_cupti, monkeypatch):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_stop_disables_every_kind_and_flushes_even_when_one_disable_fails(fake_cupti, recorder, monkeypatch):  # noqa: F811
     recorder.start()
     disable = fake_cupti.activity_disable
 
@@ -217,9 +215,7 @@ def test_stop_disables_every_kind_and_flushes_even_when_one_disable_fails(fake_c
     assert ("flush", 1) in fake_cupti.calls
 
 
-def test_stop_raises_the_first_of_several_errors(fake_cupti, monkeypatch):  # noqa: F811
-    recorder, note = cupti_recorder.open_recorder()
-    assert recorder is not None, note
+def test_stop_raises_the_first_of_several_errors(fake_cupti, recorder, monkeypatch):  # noqa: F811
     recorder.start()
 
     def refuse(what):
