@@ -253,7 +253,6 @@ def test_cuda_version_numbers_are_written_as_people_write_them(number, written):
     from harness.timing import gpu
 
     assert gpu._cuda_version(number) == written
-    assert gpu._version(number) == written
 
 
 def test_the_nightly_caps_a_case_at_one_and_a_half_seconds_and_profiles_are_frozen():

@@ -178,10 +178,6 @@ class GpuInfo:
         return asdict(self)
 
 
-def _version(v: int) -> str:
-    return f"{v // 1000}.{(v % 1000) // 10}"
-
-
 @functools.cache
 def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     import cupy
@@ -215,8 +211,8 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
         l2_bytes=int(props["l2CacheSize"]),
         memory_bytes=int(props["totalGlobalMem"]),
         driver=driver,
-        cuda_runtime=_version(cupy.cuda.runtime.runtimeGetVersion()),
-        cuda_driver_api=_version(cupy.cuda.runtime.driverGetVersion()),
+        cuda_runtime=_cuda_version(cupy.cuda.runtime.runtimeGetVersion()),
+        cuda_driver_api=_cuda_version(cupy.cuda.runtime.driverGetVersion()),
         cupy=cupy.__version__,
         sm_clock_max_mhz=sm_max,
         memory_clock_max_mhz=mem_max,

@@ -1,0 +1,232 @@
+"""Replay mutants that cosmic-ray made against tests that need a machine cosmic-ray is not on (the GPU).
+
+    python -m scripts.mutation_replay export SESSION.sqlite [...] [--module PATH ...] [--outcome OUTCOME] -o M.jsonl
+    python -m scripts.mutation_replay run M.jsonl --test-command CMD [--workers N] [--timeout S] -o RESULTS.jsonl
+    python -m scripts.mutation_replay table RESULTS.jsonl
+
+cosmic-ray (tox -e mutation) makes the mutants and runs the CPU tests on them; code that only runs on
+a GPU (the timer's hold kernel and L2 flush, NVML queries, the ceilings) survives there by construction.
+`export` reads the diffs of such mutants from cosmic-ray's session files (SQLite), or makes them with
+cosmic-ray's mutator for the mutants a session has not run (`--outcome pending`); `run` applies each
+to a private copy of this tree, runs the test command in it, and restores the file: killed when the
+command fails, survived when it passes, timeout past --timeout. It first runs the command on each
+unmutated copy and stops (exit 3) if that fails, so a failure is the mutant's, not the machine's.
+Workers run side by side; the GPU lock that the suite's timed tests take (harness/plugin/fixtures.py)
+keeps their timing one at a time. `run` and `table` need only the Python standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import difflib
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COPIED = ("conftest.py", "pyproject.toml", "harness", "kernels", "suites", "tests")
+
+
+def export(sessions: list[Path], modules: list[str], outcome: str) -> list[dict]:
+    """The mutants of `modules` in cosmic-ray's `sessions` whose test outcome was `outcome` ("pending":
+    not run yet, their diffs made here with cosmic-ray's own mutator), one per (module, operator,
+    occurrence), with their diffs."""
+    select = ("select m.job_id, m.module_path, m.operator_name, m.operator_args, m.occurrence, m.start_pos_row,"
+              " m.definition_name, r.diff from mutation_specs m left join work_results r on r.job_id = m.job_id")
+    where = " where r.job_id is null" if outcome == "pending" else " where lower(r.test_outcome) = ?"
+    mutants, seen = [], set()
+    for session in sessions:
+        db = sqlite3.connect(f"file:{session}?mode=ro", uri=True)
+        rows = db.execute(select + where, () if outcome == "pending" else (outcome,))
+        for job_id, module, operator, arguments, occurrence, line, definition, diff in rows:
+            key = (module, operator, occurrence)
+            if (modules and module not in modules) or key in seen:
+                continue
+            if outcome == "pending":
+                diff = _mutant_diff(module, operator, _arguments(arguments), occurrence)
+            if not diff:
+                continue
+            seen.add(key)
+            mutants.append({"job_id": job_id, "module": module, "operator": operator, "occurrence": occurrence,
+                            "line": line, "definition": definition, "diff": diff})
+    return sorted(mutants, key=lambda m: (m["module"], m["line"], m["operator"], m["occurrence"]))
+
+
+def _arguments(stored: str | None) -> dict:
+    """An operator's arguments as cosmic-ray stores them: JSON, sometimes a JSON string of JSON."""
+    value = json.loads(stored) if stored else {}
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _mutant_diff(module: str, operator: str, arguments: dict, occurrence: int) -> str | None:
+    """The unified diff of one mutant of this tree's `module`, as cosmic-ray would apply it."""
+    try:
+        from cosmic_ray.mutating import mutate_code
+        from cosmic_ray.plugins import get_operator
+    except ImportError as error:
+        raise SystemExit(f"exporting pending mutants needs cosmic-ray (tox -e mutation installs it): {error}") from None
+    source = (ROOT / module).read_text()
+    mutated = mutate_code(source, get_operator(operator)(**arguments), occurrence)
+    if mutated is None:
+        return None
+    return "".join(difflib.unified_diff(source.splitlines(keepends=True), mutated.splitlines(keepends=True),
+                                        f"a/{module}", f"b/{module}"))
+
+
+def _copy_tree(target: Path) -> None:
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        elif source.exists():
+            shutil.copy2(source, target / name)
+
+
+def _run_command(command: str, cwd: Path, timeout: float) -> tuple[str, str]:
+    try:
+        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+    return ("survived" if done.returncode == 0 else "killed"), " | ".join(tail)
+
+
+def apply_diff(text: str, diff: str) -> str:
+    """`text` with cosmic-ray's unified diff of it applied; ValueError where the diff's context differs."""
+    lines = text.splitlines(keepends=True)
+    out, at = [], 0
+    hunks = re.split(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@.*\n", diff, flags=re.M)
+    for start, body in zip(hunks[1::2], hunks[2::2], strict=True):
+        begin = int(start) - 1 if int(start) > 0 else 0
+        out += lines[at:begin]
+        at = begin
+        for line in body.splitlines(keepends=True):
+            tag, content = line[:1], line[1:]
+            if tag in (" ", "-"):
+                if at >= len(lines) or lines[at].rstrip("\n") != content.rstrip("\n"):
+                    raise ValueError(f"the diff does not match line {at + 1}: {content.strip()!r}")
+                at += 1
+                if tag == " ":
+                    out.append(lines[at - 1])
+            elif tag == "+":
+                out.append(content if content.endswith("\n") else content + "\n")
+    return "".join(out + lines[at:])
+
+
+def _replay_one(mutant: dict, tree: Path, command: str, timeout: float) -> dict:
+    module = tree / mutant["module"]
+    original = module.read_text()
+    diff = mutant["diff"].split("--- mutation diff ---\n", 1)[-1]
+    try:
+        try:
+            module.write_text(apply_diff(original, diff))
+        except ValueError as error:
+            return {**_described(mutant), "outcome": "not applied", "tail": str(error)}
+        started = time.perf_counter()
+        outcome, tail = _run_command(command, tree, timeout)
+        return {**_described(mutant), "outcome": outcome, "tail": tail,
+                "seconds": round(time.perf_counter() - started, 1)}
+    finally:
+        module.write_text(original)
+
+
+def _described(mutant: dict) -> dict:
+    return {key: value for key, value in mutant.items() if key != "diff"}
+
+
+def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path) -> int:
+    with tempfile.TemporaryDirectory(prefix="mutation-replay-") as scratch:
+        trees = []
+        for index in range(workers):
+            tree = Path(scratch) / f"tree{index}"
+            tree.mkdir()
+            _copy_tree(tree)
+            trees.append(tree)
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            checks = list(pool.map(lambda tree: _run_command(command, tree, timeout), trees))
+        failed = [(tree.name, tail) for tree, (outcome, tail) in zip(trees, checks, strict=True) if outcome != "survived"]
+        if failed:
+            print(f"the unmutated tree fails the test command, so no mutant can be judged: {failed}", file=sys.stderr)
+            return 3
+        print(f"unmutated tree passes in each of {workers} copies; replaying {len(mutants)} mutants", flush=True)
+        free = list(trees)
+        results = []
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool, out.open("w") as sink:
+            pending = {}
+            queue = collections.deque(mutants)
+            while queue or pending:
+                while queue and free:
+                    tree = free.pop()
+                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout)] = tree
+                done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    free.append(pending.pop(future))
+                    result = future.result()
+                    results.append(result)
+                    sink.write(json.dumps(result) + "\n")
+                    sink.flush()
+    print(table(results))
+    return 0
+
+
+def table(results: list[dict]) -> str:
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for result in results:
+        counts[result["module"]][result["outcome"]] += 1
+    kinds = ["killed", "survived", "timeout", "not applied"]
+    lines = ["| module | replayed | " + " | ".join(kinds) + " |", "| --- | --- |" + " --- |" * len(kinds)]
+    for module in sorted(counts):
+        row = counts[module]
+        lines.append(f"| {module} | {sum(row.values())} | " + " | ".join(str(row[k]) for k in kinds) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_replay", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p_export = commands.add_parser("export", help="mutants of cosmic-ray sessions, with their diffs, as JSON lines")
+    p_export.add_argument("sessions", nargs="+", type=Path, help="cosmic-ray session files (SQLite)")
+    p_export.add_argument("--module", action="append", default=[], help="only this module (repeatable)")
+    p_export.add_argument("--outcome", default="survived", choices=["survived", "killed", "pending"],
+                          help="the CPU run's outcome to export (default: survived); pending: not run")
+    p_export.add_argument("-o", "--out", type=Path, required=True)
+    p_run = commands.add_parser("run", help="apply each mutant to a copy of this tree and run the test command")
+    p_run.add_argument("mutants", type=Path)
+    p_run.add_argument("--test-command", required=True, help="a shell command; exit 0 means the mutant survived")
+    p_run.add_argument("--workers", type=int, default=4, help="copies of the tree replayed side by side (default 4)")
+    p_run.add_argument("--timeout", type=float, default=120.0, help="seconds before a mutant counts as a timeout")
+    p_run.add_argument("-o", "--out", type=Path, required=True)
+    p_table = commands.add_parser("table", help="killed/survived per module of a run's results")
+    p_table.add_argument("results", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "export":
+        for session in args.sessions:
+            if not session.is_file():
+                parser.error(f"no such session file: {session}")
+        mutants = export(args.sessions, args.module, args.outcome)
+        args.out.write_text("".join(json.dumps(m) + "\n" for m in mutants))
+        print(f"{len(mutants)} mutants written to {args.out}")
+        return 0
+    if args.command == "run":
+        if not args.mutants.is_file():
+            parser.error(f"no such file: {args.mutants}")
+        if args.workers < 1:
+            parser.error("--workers must be at least 1")
+        mutants = [json.loads(line) for line in args.mutants.read_text().splitlines() if line.strip()]
+        return run(mutants, args.test_command, args.workers, args.timeout, args.out)
+    if not args.results.is_file():
+        parser.error(f"no such file: {args.results}")
+    print(table([json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
