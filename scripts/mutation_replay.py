@@ -21,6 +21,7 @@ import argparse
 import collections
 import concurrent.futures
 import difflib
+import importlib.util
 import json
 import re
 import shutil
@@ -32,7 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("conftest.py", "pyproject.toml", "harness", "kernels", "suites", "tests")
+# not copied into the replay's trees: version control, environments, caches and outputs
+SKIPPED = (".git", ".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
+           ".ruff_cache")
 
 
 def export(sessions: list[Path], modules: list[str], outcome: str) -> list[dict]:
@@ -68,11 +71,9 @@ def _arguments(stored: str | None) -> dict:
 
 def _mutant_diff(module: str, operator: str, arguments: dict, occurrence: int) -> str | None:
     """The unified diff of one mutant of this tree's `module`, as cosmic-ray would apply it."""
-    try:
-        from cosmic_ray.mutating import mutate_code
-        from cosmic_ray.plugins import get_operator
-    except ImportError as error:
-        raise SystemExit(f"exporting pending mutants needs cosmic-ray (tox -e mutation installs it): {error}") from None
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+
     source = (ROOT / module).read_text()
     mutated = mutate_code(source, get_operator(operator)(**arguments), occurrence)
     if mutated is None:
@@ -82,12 +83,7 @@ def _mutant_diff(module: str, operator: str, arguments: dict, occurrence: int) -
 
 
 def _copy_tree(target: Path) -> None:
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-        elif source.exists():
-            shutil.copy2(source, target / name)
+    shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*SKIPPED), symlinks=True, dirs_exist_ok=True)
 
 
 def _run_command(command: str, cwd: Path, timeout: float) -> tuple[str, str]:
@@ -124,7 +120,7 @@ def apply_diff(text: str, diff: str) -> str:
 def _replay_one(mutant: dict, tree: Path, command: str, timeout: float) -> dict:
     module = tree / mutant["module"]
     original = module.read_text()
-    diff = mutant["diff"].split("--- mutation diff ---\n", 1)[-1]
+    diff = _strip_header(mutant["diff"])
     try:
         try:
             module.write_text(apply_diff(original, diff))
@@ -136,6 +132,11 @@ def _replay_one(mutant: dict, tree: Path, command: str, timeout: float) -> dict:
                 "seconds": round(time.perf_counter() - started, 1)}
     finally:
         module.write_text(original)
+
+
+def _strip_header(diff: str) -> str:
+    """The diff without the "--- mutation diff ---" line that cosmic-ray puts before its own."""
+    return diff.split("--- mutation diff ---\n", 1)[-1]
 
 
 def _described(mutant: dict) -> dict:
@@ -211,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         for session in args.sessions:
             if not session.is_file():
                 parser.error(f"no such session file: {session}")
+        if args.outcome == "pending" and importlib.util.find_spec("cosmic_ray") is None:
+            print("exporting pending mutants needs cosmic-ray: run it in tox -e mutation's environment "
+                  "(.tox/mutation/bin/python -m scripts.mutation_replay ...)", file=sys.stderr)
+            return 3
         mutants = export(args.sessions, args.module, args.outcome)
         args.out.write_text("".join(json.dumps(m) + "\n" for m in mutants))
         print(f"{len(mutants)} mutants written to {args.out}")

@@ -36,11 +36,16 @@
 #                        scripts/nightly_time.py: its wall time per test family ($OUT/NAME-families.md);
 #                        `env CUPY_CACHE_DIR=/tmp/fresh` before it makes the first such run a cold one
 #     session-profile    cProfile of a one-case nightly: where the run's own start-up and report go
+#     mutation FILE      replays the mutants in FILE (python -m scripts.mutation_replay export) against the CPU
+#                        tests of harness/timing/ and metrics.py, then, for those they leave alive, the GPU
+#                        tests of the harness (suites/test_harness_on_gpu.py, test_verdict_gpu.py, the
+#                        elementwise correctness suite); `env MUTATION_WORKERS=N` (default 12) copies side by side.
+#                        A test that fails here unmutated is left out, and named
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -197,6 +202,27 @@ while [ $# -gt 0 ]; do
         --benchmark-compare -k "test_add_time and 8192x8192-vector_add_vec4" > "$WORK/session-profile.log" 2>&1
       python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(28)" \
         "$WORK/session.prof" | grep -E "^ +[0-9]" | cut -c1-150 | tee "$OUT/session-profile.txt";;
+    mutation)
+      file=$2; shift
+      cpu_tests="tests/test_gpu_queries.py tests/test_cuda_available.py tests/test_timing_rules.py
+        tests/test_cupti_spans.py tests/test_timed_case.py tests/test_mutation_gaps.py tests/test_mutation_gaps_2.py
+        tests/test_mutation_gaps_3.py tests/test_mutation_gaps_4.py tests/test_mutation_gaps_timer.py
+        tests/test_ab_compare.py tests/test_baselines.py tests/test_streams_plan.py tests/test_metrics.py
+        tests/test_tolerances.py tests/test_checks.py"
+      gpu_tests="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
+      failing() {  # the node ids of the tests that fail unmutated; their messages to the log and the screen
+        python3 -m pytest "$@" -q -p no:cacheprovider -p no:randomly -rfE >> "$WORK/mutation-unmutated.log" 2>&1
+        grep -E "^(FAILED|ERROR) " "$WORK/mutation-unmutated.log" | cut -c1-300 >&2
+        awk '/^(FAILED|ERROR) / {print $2}' "$WORK/mutation-unmutated.log"; : > "$WORK/mutation-unmutated.log"
+      }
+      left_out="$(failing $cpu_tests) $(failing $gpu_tests --require-gpu)"
+      echo "=== mutation: tests failing here unmutated, left out: $(echo $left_out)"
+      deselect=$(for t in $left_out; do printf -- '--deselect %s ' "$t"; done)
+      cmd="python3 -m pytest $(echo $cpu_tests) $deselect -x -q -p no:cacheprovider -p no:randomly"
+      cmd="$cmd && python3 -m pytest $gpu_tests $deselect -x -q -p no:cacheprovider --require-gpu"
+      step mutation python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
+        --timeout 180 --test-command "$cmd" -o "$OUT/mutation-results.jsonl"
+      sed -n '/^| module/,$p' "$WORK/mutation.log";;
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
 BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
-                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "nightly_time": ["--wall", "3"]}
+                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "nightly_time": ["--wall", "3"],
+                 "mutation_replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"]}
 
 
 def test_every_script_has_bad_arguments_to_be_tried_with():
@@ -51,6 +52,19 @@ def test_plot_baselines_without_matplotlib_says_what_it_needs_in_one_sentence(tm
     assert result.returncode == 3
     assert result.stderr.strip().count("\n") == 0
     assert "needs matplotlib: run it through `tox exec -e unit" in result.stderr
+
+
+def test_mutation_replay_without_cosmic_ray_says_what_it_needs_in_one_sentence(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("cosmic_ray") is not None:
+        pytest.skip("cosmic-ray is installed here")
+    session = tmp_path / "session.sqlite"
+    session.write_bytes(b"")
+    result = run("-m", "scripts.mutation_replay", "export", str(session), "--outcome", "pending", "-o",
+                 str(tmp_path / "m.jsonl"))
+    assert result.returncode == 3
+    assert result.stderr.strip().count("\n") == 0 and "needs cosmic-ray" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["tune_warptile", "256"], ["nightly_time"]])

@@ -1,0 +1,114 @@
+"""scripts/mutation_replay.py: cosmic-ray's diffs applied exactly, each mutant judged in a copy of its
+own, the tree restored after it, and no verdict when the unmutated tree already fails."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+import sys
+
+import pytest
+
+from scripts import mutation_replay
+
+
+def unified(before: str, after: str, module: str = "pkg/mod.py") -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{module}", f"b/{module}"))
+
+
+SOURCE = "".join(f"# line {i}\n" for i in range(30)) + "def f():\n    return 1\n" + "".join(
+    f"# tail {i}\n" for i in range(10))
+
+
+@pytest.mark.parametrize("change", [("return 1", "return 2"), ("line 0\n", "line zero\n"), ("# tail 9\n", "")])
+def test_a_diff_applied_gives_exactly_the_mutated_source(change):
+    mutated = SOURCE.replace(*change, 1)
+    assert mutation_replay.apply_diff(SOURCE, unified(SOURCE, mutated)) == mutated
+
+
+def test_a_diff_of_two_places_applies_both():
+    mutated = SOURCE.replace("line 2\n", "line two\n").replace("tail 7\n", "tail seven\n")
+    assert mutation_replay.apply_diff(SOURCE, unified(SOURCE, mutated)) == mutated
+
+
+def test_cosmic_rays_header_line_is_skipped():
+    mutated = SOURCE.replace("return 1", "return 0")
+    assert mutation_replay.apply_diff(SOURCE, unified(SOURCE, mutated)) == mutated
+    assert mutation_replay._strip_header("--- mutation diff ---\n" + unified(SOURCE, mutated)) == unified(
+        SOURCE, mutated)
+
+
+def test_a_diff_of_another_version_of_the_file_is_refused():
+    diff = unified(SOURCE, SOURCE.replace("return 1", "return 2"))
+    with pytest.raises(ValueError, match="does not match line"):
+        mutation_replay.apply_diff(SOURCE.replace("return 1", "return 3"), diff)
+
+
+def session_file(tmp_path, rows):
+    """A cosmic-ray session with its two tables as cosmic-ray 8.7 writes them (the columns export reads)."""
+    path = tmp_path / "session.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("create table mutation_specs (module_path, operator_name, operator_args, occurrence, start_pos_row,"
+               " definition_name, job_id primary key)")
+    db.execute("create table work_results (worker_outcome, output, test_outcome, diff, job_id primary key)")
+    for job, module, outcome, diff in rows:
+        db.execute("insert into mutation_specs values (?, 'core/NumberReplacer', '\"{}\"', 0, 3, 'f', ?)", (module, job))
+        if outcome is not None:
+            db.execute("insert into work_results values ('NORMAL', '', ?, ?, ?)", (outcome, diff, job))
+    db.commit()
+    return path
+
+
+def test_export_keeps_the_asked_outcome_and_module_once_each(tmp_path):
+    path = session_file(tmp_path, [("a", "pkg/mod.py", "SURVIVED", "d1"), ("b", "pkg/mod.py", "KILLED", "d2"),
+                                   ("c", "pkg/other.py", "SURVIVED", "d3"), ("d", "pkg/mod.py", None, None)])
+    survivors = mutation_replay.export([path, path], ["pkg/mod.py"], "survived")
+    assert [(m["job_id"], m["diff"]) for m in survivors] == [("a", "d1")]
+    assert [m["job_id"] for m in mutation_replay.export([path], [], "killed")] == ["b"]
+
+
+@pytest.fixture
+def toy_tree(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "mod.py").write_text(SOURCE)
+    (root / ".git").mkdir()  # never copied
+    monkeypatch.setattr(mutation_replay, "ROOT", root)
+    return root
+
+
+TEST = f"{sys.executable} -c \"import pkg.mod; assert pkg.mod.f() == 1\""
+
+
+def mutants(*pairs):
+    return [{"job_id": str(i), "module": "pkg/mod.py", "operator": "op", "occurrence": i, "line": 31,
+             "definition": "f", "diff": unified(SOURCE, SOURCE.replace(*pair))} for i, pair in enumerate(pairs)]
+
+
+def test_each_mutant_is_judged_in_its_copy_and_the_tree_is_left_as_it_was(toy_tree, tmp_path, capsys):
+    out = tmp_path / "results.jsonl"
+    replay = mutants(("return 1", "return 2"), ("line 5\n", "line five\n"), ("line 6\n", "not applicable\n"))
+    replay[2]["diff"] = replay[2]["diff"].replace("-# line 6", "-# line six")  # context of another version
+    assert mutation_replay.run(replay, TEST, workers=2, timeout=30, out=out) == 0
+    results = {r["job_id"]: r["outcome"] for r in map(json.loads, out.read_text().splitlines())}
+    assert results == {"0": "killed", "1": "survived", "2": "not applied"}
+    assert (toy_tree / "pkg" / "mod.py").read_text() == SOURCE
+    assert "| pkg/mod.py | 3 | 1 | 1 | 0 | 1 |" in capsys.readouterr().out
+
+
+def test_a_mutant_past_the_timeout_is_a_timeout(toy_tree, tmp_path):
+    out = tmp_path / "results.jsonl"
+    slow = f"{sys.executable} -c \"import pkg.mod, time; pkg.mod.f() == 1 or time.sleep(30)\""
+    assert mutation_replay.run(mutants(("return 1", "return 2")), slow, workers=1, timeout=2, out=out) == 0
+    assert json.loads(out.read_text())["outcome"] == "timeout"
+
+
+def test_no_mutant_is_judged_when_the_unmutated_tree_fails(toy_tree, tmp_path, capsys):
+    out = tmp_path / "results.jsonl"
+    failing = f"{sys.executable} -c \"import pkg.mod; assert pkg.mod.f() == 2\""
+    assert mutation_replay.run(mutants(("return 1", "return 2")), failing, workers=1, timeout=30, out=out) == 3
+    assert "the unmutated tree fails the test command" in capsys.readouterr().err
+    assert not out.exists()
