@@ -68,8 +68,8 @@ def chain(gpu):
     import cupy
 
     words_per_line = 128 // 4
-    lines = np.random.default_rng(7).choice(CHAIN_SPAN_BYTES // 128, CHAIN_LINKS, replace=False) * words_per_line
-    lines[0] = 0  # the chase starts at word 0
+    others = np.random.default_rng(7).choice(np.arange(1, CHAIN_SPAN_BYTES // 128), CHAIN_LINKS - 1, replace=False)
+    lines = np.concatenate(([0], others)) * words_per_line  # the chase starts at word 0
     host = np.zeros(CHAIN_SPAN_BYTES // 4, np.uint32)
     host[lines] = np.roll(lines, -1)
     return cupy.asarray(host), cupy.zeros(1, np.uint32)
@@ -83,8 +83,9 @@ def chase(kernels, chain, stream) -> None:
 def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels):
     length = 200e-6
     times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
-    # the spin ends on the GPU's clock; the events add their fixed cost of a few µs (NOTES.md), never less
-    assert length <= statistics.median(times) < length + 20e-6, times
+    # the spin ends on the GPU's clock; the events add their fixed cost of a few µs (NOTES.md); 1% below
+    # the length allows for the two clocks' resolution and is still 100 times less than a unit slip
+    assert 0.99 * length <= statistics.median(times) < length + 20e-6, times
 
 
 def test_the_held_stream_keeps_host_time_between_launches_out_of_a_sample(gpu_timer, kernels):
@@ -122,7 +123,7 @@ def test_a_sample_starts_with_the_l2_flushed_unless_asked_not_to(gpu_timer, kern
 def test_a_measurement_of_a_spin_reads_its_length_with_the_timer_it_names(gpu, gpu_timer, kernels, profile):
     length = 100e-6
     measured = gpu_timer.measure(lambda stream: spin(kernels, stream, int(length * 1e9)), profile, case="spin")
-    assert length <= measured.median < length + 10e-6, measured.samples[:10]
+    assert 0.99 * length <= measured.median < length + 10e-6, measured.samples[:10]
     assert len(measured.samples) >= profile.min_samples
     assert measured.stopped_by in ("noise", "precision", "time cap", "max samples")
     assert len(measured.event_samples) == len(measured.samples)
