@@ -80,12 +80,13 @@ def chase(kernels, chain, stream) -> None:
         kernels[1]((1,), (1,), (chain[0], np.uint32(CHAIN_LINKS), chain[1]))
 
 
-def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels):
-    length = 200e-6
-    times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
-    # the spin ends on the GPU's clock; the events add their fixed cost of a few µs (NOTES.md); 1% below
-    # the length allows for the two clocks' resolution and is still 100 times less than a unit slip
-    assert 0.99 * length <= statistics.median(times) < length + 20e-6, times
+@pytest.mark.parametrize("length", [200e-6, 20e-3], ids=["200us", "20ms"])
+def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels, length):
+    times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(3)]
+    # the spin ends on the GPU's clock and the events add their fixed cost (2.6-4.2 µs on H200 hosts,
+    # NOTES.md). The 8 µs allowance below the length covers the two clocks' resolution; at 20 ms a
+    # figure 0.1% off (20 µs) falls outside either bound
+    assert length - 8e-6 <= statistics.median(times) < length + 15e-6, times
 
 
 def test_the_held_stream_keeps_host_time_between_launches_out_of_a_sample(gpu_timer, kernels):
@@ -198,8 +199,10 @@ def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(ceili
     chunk = 4 << 20
     one = ceilings.host_copy_seconds(True, chunk, 1)
     four = ceilings.host_copy_seconds(True, chunk, 4)
+    sixteen = ceilings.host_copy_seconds(True, chunk, 16)  # the streams case's largest count
     back = ceilings.host_copy_seconds(False, chunk, 4)
-    assert 3.0 < four / one < 4.5, (one, four)  # four copies back to back on one engine, a launch cost saved
-    for seconds in (four, back):
+    # copies back to back on one engine: each as long as the one before, a launch cost saved
+    assert 3.0 < four / one < 4.5 and 3.5 < sixteen / four < 4.5, (one, four, sixteen)
+    for count, seconds in ((4, four), (16, sixteen), (4, back)):
         # PCIe 3 x16 moves about 12 GB/s, PCIe 5 x16 about 55 GB/s (63 on paper)
-        assert 5e9 < 4 * chunk / seconds < 64e9, seconds
+        assert 5e9 < count * chunk / seconds < 64e9, (count, seconds)
