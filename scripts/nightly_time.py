@@ -33,6 +33,7 @@ FAMILIES = (
     ("host routines, correctness", "test_host_routines", ""),
     ("elementwise correctness", "test_elementwise_correctness", ""),
     ("verdicts on the GPU", "test_verdict_gpu", ""),
+    ("harness on the GPU", "test_harness_on_gpu", ""),
 )
 OTHER = "other"
 
