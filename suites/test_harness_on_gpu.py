@@ -82,11 +82,12 @@ def chase(kernels, chain, stream) -> None:
 
 @pytest.mark.parametrize("length", [200e-6, 20e-3], ids=["200us", "20ms"])
 def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels, length):
-    times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(3)]
+    times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
     # the spin ends on the GPU's clock and the events add their fixed cost (2.6-4.2 µs on H200 hosts,
-    # NOTES.md). The 8 µs allowance below the length covers the two clocks' resolution; at 20 ms a
+    # NOTES.md). The shortest sample is judged: other work on the GPU (another process's context)
+    # can only lengthen one. 8 µs below the length covers the two clocks' resolution; at 20 ms a
     # figure 0.1% off (20 µs) falls outside either bound
-    assert length - 8e-6 <= statistics.median(times) < length + 15e-6, times
+    assert length - 8e-6 <= min(times) < length + 15e-6, times
 
 
 def test_the_held_stream_keeps_host_time_between_launches_out_of_a_sample(gpu_timer, kernels):
