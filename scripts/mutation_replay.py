@@ -23,6 +23,7 @@ import concurrent.futures
 import difflib
 import importlib.util
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -35,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # not copied into the replay's trees: version control, environments, caches and outputs
 SKIPPED = (".git", ".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
-           ".ruff_cache")
+           ".ruff_cache", ".tmp")
 
 
 def export(sessions: list[Path], modules: list[str], outcome: str) -> list[dict]:
@@ -86,9 +87,13 @@ def _copy_tree(target: Path) -> None:
     shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*SKIPPED), symlinks=True, dirs_exist_ok=True)
 
 
-def _run_command(command: str, cwd: Path, timeout: float) -> tuple[str, str]:
+def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = False) -> tuple[str, str]:
+    env = None
+    if private_tmp:  # the copy's own TMPDIR: its tests' lock files and scratch folders meet no other copy's
+        (cwd / ".tmp").mkdir(exist_ok=True)
+        env = {**os.environ, "TMPDIR": str(cwd / ".tmp")}
     try:
-        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", ""
     tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
@@ -117,7 +122,7 @@ def apply_diff(text: str, diff: str) -> str:
     return "".join(out + lines[at:])
 
 
-def _replay_one(mutant: dict, tree: Path, command: str, timeout: float) -> dict:
+def _replay_one(mutant: dict, tree: Path, command: str, timeout: float, private_tmp: bool = False) -> dict:
     module = tree / mutant["module"]
     original = module.read_text()
     diff = _strip_header(mutant["diff"])
@@ -127,7 +132,7 @@ def _replay_one(mutant: dict, tree: Path, command: str, timeout: float) -> dict:
         except ValueError as error:
             return {**_described(mutant), "outcome": "not applied", "tail": str(error)}
         started = time.perf_counter()
-        outcome, tail = _run_command(command, tree, timeout)
+        outcome, tail = _run_command(command, tree, timeout, private_tmp)
         return {**_described(mutant), "outcome": outcome, "tail": tail,
                 "seconds": round(time.perf_counter() - started, 1)}
     finally:
@@ -143,7 +148,7 @@ def _described(mutant: dict) -> dict:
     return {key: value for key, value in mutant.items() if key != "diff"}
 
 
-def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path) -> int:
+def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path, private_tmp: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="mutation-replay-") as scratch:
         trees = []
         for index in range(workers):
@@ -152,7 +157,7 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
             _copy_tree(tree)
             trees.append(tree)
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            checks = list(pool.map(lambda tree: _run_command(command, tree, timeout), trees))
+            checks = list(pool.map(lambda tree: _run_command(command, tree, timeout, private_tmp), trees))
         failed = [(tree.name, tail) for tree, (outcome, tail) in zip(trees, checks, strict=True) if outcome != "survived"]
         if failed:
             print(f"the unmutated tree fails the test command, so no mutant can be judged: {failed}", file=sys.stderr)
@@ -166,7 +171,7 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
             while queue or pending:
                 while queue and free:
                     tree = free.pop()
-                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout)] = tree
+                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout, private_tmp)] = tree
                 done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
                     free.append(pending.pop(future))
@@ -204,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--test-command", required=True, help="a shell command; exit 0 means the mutant survived")
     p_run.add_argument("--workers", type=int, default=4, help="copies of the tree replayed side by side (default 4)")
     p_run.add_argument("--timeout", type=float, default=120.0, help="seconds before a mutant counts as a timeout")
+    p_run.add_argument("--private-tmp", action="store_true",
+                       help="give each copy its own TMPDIR (tests on a fake GPU; not where the real GPU's lock matters)")
     p_run.add_argument("-o", "--out", type=Path, required=True)
     p_table = commands.add_parser("table", help="killed/survived per module of a run's results")
     p_table.add_argument("results", type=Path)
@@ -226,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.workers < 1:
             parser.error("--workers must be at least 1")
         mutants = [json.loads(line) for line in args.mutants.read_text().splitlines() if line.strip()]
-        return run(mutants, args.test_command, args.workers, args.timeout, args.out)
+        return run(mutants, args.test_command, args.workers, args.timeout, args.out, args.private_tmp)
     if not args.results.is_file():
         parser.error(f"no such file: {args.results}")
     print(table([json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]))

@@ -41,11 +41,12 @@
 #                        tests of the harness (suites/test_harness_on_gpu.py, test_verdict_gpu.py, the
 #                        elementwise correctness suite); `env MUTATION_WORKERS=N` (default 12) copies side by side.
 #                        A test that fails here unmutated is left out, and named
+#     mutation-plugin FILE  the same for mutants of harness/plugin/, against the plugin's own (CPU) tests
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-plugin FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -90,6 +91,34 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
   echo "--- $name: exit $rc (expected $code): $(grep -m1 -E 'ERROR|error' "$WORK/$name.log" | cut -c1-200)"
   [ $rc -ne "$code" ] && status=1
   return 0
+}
+
+# the tests that judge mutants of harness/timing/ and metrics.py (step mutation)
+TIMING_CPU_TESTS="tests/test_gpu_queries.py tests/test_cuda_available.py tests/test_timing_rules.py
+  tests/test_cupti_spans.py tests/test_timed_case.py tests/test_mutation_gaps.py tests/test_mutation_gaps_2.py
+  tests/test_mutation_gaps_3.py tests/test_mutation_gaps_4.py tests/test_mutation_gaps_timer.py
+  tests/test_ab_compare.py tests/test_baselines.py tests/test_streams_plan.py tests/test_metrics.py
+  tests/test_tolerances.py tests/test_checks.py"
+HARNESS_GPU_TESTS="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
+# the plugin's own tests, fastest first (several run pytest in a subprocess with the fake GPU)
+PLUGIN_TESTS="tests/test_timed_case.py tests/test_workers.py tests/test_pytest_benchmark_contract.py
+  tests/test_front_door_options.py tests/test_plugin_history.py tests/test_plugin_end_to_end.py"
+replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_replay over FILE, CPU then GPU tests
+  local name=$1 file=$2 cpu=$3 gpu=$4 option=${5:-}
+  failing() {  # the node ids of the tests that fail unmutated; their messages to the log and the screen
+    python3 -m pytest "$@" -q -p no:cacheprovider -p no:randomly -rfE >> "$WORK/$name-unmutated.log" 2>&1
+    grep -E "^(FAILED|ERROR) " "$WORK/$name-unmutated.log" | cut -c1-300 >&2
+    awk '/^(FAILED|ERROR) / {print $2}' "$WORK/$name-unmutated.log"; : > "$WORK/$name-unmutated.log"
+  }
+  local left_out deselect cmd
+  left_out="$(failing $cpu) $([ -n "$gpu" ] && failing $gpu --require-gpu)"
+  echo "=== $name: tests failing here unmutated, left out: $(echo $left_out)"
+  deselect=$(for t in $left_out; do printf -- '--deselect %s ' "$t"; done)
+  cmd="python3 -m pytest $(echo $cpu) $deselect -x -q -p no:cacheprovider -p no:randomly"
+  [ -n "$gpu" ] && cmd="$cmd && python3 -m pytest $gpu $deselect -x -q -p no:cacheprovider --require-gpu"
+  step "$name" python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
+    --timeout 300 --test-command "$cmd" -o "$OUT/$name-results.jsonl" $option
+  sed -n '/^| module/,$p' "$WORK/$name.log"
 }
 
 bundled=$([ -f .gitbundle ] && git bundle list-heads .gitbundle refs/heads/main 2>/dev/null | cut -d' ' -f1)
@@ -203,26 +232,9 @@ while [ $# -gt 0 ]; do
       python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(28)" \
         "$WORK/session.prof" | grep -E "^ +[0-9]" | cut -c1-150 | tee "$OUT/session-profile.txt";;
     mutation)
-      file=$2; shift
-      cpu_tests="tests/test_gpu_queries.py tests/test_cuda_available.py tests/test_timing_rules.py
-        tests/test_cupti_spans.py tests/test_timed_case.py tests/test_mutation_gaps.py tests/test_mutation_gaps_2.py
-        tests/test_mutation_gaps_3.py tests/test_mutation_gaps_4.py tests/test_mutation_gaps_timer.py
-        tests/test_ab_compare.py tests/test_baselines.py tests/test_streams_plan.py tests/test_metrics.py
-        tests/test_tolerances.py tests/test_checks.py"
-      gpu_tests="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
-      failing() {  # the node ids of the tests that fail unmutated; their messages to the log and the screen
-        python3 -m pytest "$@" -q -p no:cacheprovider -p no:randomly -rfE >> "$WORK/mutation-unmutated.log" 2>&1
-        grep -E "^(FAILED|ERROR) " "$WORK/mutation-unmutated.log" | cut -c1-300 >&2
-        awk '/^(FAILED|ERROR) / {print $2}' "$WORK/mutation-unmutated.log"; : > "$WORK/mutation-unmutated.log"
-      }
-      left_out="$(failing $cpu_tests) $(failing $gpu_tests --require-gpu)"
-      echo "=== mutation: tests failing here unmutated, left out: $(echo $left_out)"
-      deselect=$(for t in $left_out; do printf -- '--deselect %s ' "$t"; done)
-      cmd="python3 -m pytest $(echo $cpu_tests) $deselect -x -q -p no:cacheprovider -p no:randomly"
-      cmd="$cmd && python3 -m pytest $gpu_tests $deselect -x -q -p no:cacheprovider --require-gpu"
-      step mutation python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
-        --timeout 180 --test-command "$cmd" -o "$OUT/mutation-results.jsonl"
-      sed -n '/^| module/,$p' "$WORK/mutation.log";;
+      replay mutation "$2" "$TIMING_CPU_TESTS" "$HARNESS_GPU_TESTS"; shift;;
+    mutation-plugin)
+      replay mutation-plugin "$2" "$PLUGIN_TESTS" "" --private-tmp; shift;;
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;

@@ -112,3 +112,12 @@ def test_no_mutant_is_judged_when_the_unmutated_tree_fails(toy_tree, tmp_path, c
     assert mutation_replay.run(mutants(("return 1", "return 2")), failing, workers=1, timeout=30, out=out) == 3
     assert "the unmutated tree fails the test command" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_private_tmp_gives_each_copy_its_own_tmpdir(toy_tree, tmp_path):
+    out = tmp_path / "results.jsonl"
+    own_tmp = f"{sys.executable} -c \"import os, pathlib; assert pathlib.Path(os.environ['TMPDIR']) == pathlib.Path.cwd() / '.tmp'\""
+    assert mutation_replay.run(mutants(("return 1", "return 2")), own_tmp, workers=1, timeout=30, out=out,
+                               private_tmp=True) == 0
+    assert json.loads(out.read_text())["outcome"] == "survived"
+    assert mutation_replay.run(mutants(("return 1", "return 2")), own_tmp, workers=1, timeout=30, out=out) == 3

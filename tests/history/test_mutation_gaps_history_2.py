@@ -1,0 +1,261 @@
+"""What mutation testing of harness/history/ (site, bisect, the commands) found no test pinning.
+
+The dashboard's chart is checked against its contract, not against its own arithmetic: time runs
+left to right from MARGIN to WIDTH - MARGIN, the value range (8% padded) bottom to top from
+HEIGHT - MARGIN to MARGIN, and every mark lies inside the drawing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from synthetic import make_document, write_document
+
+from harness.history import bisect as bisect_module
+from harness.history import cmd_bisect
+from harness.history.cli import main
+from harness.history.series import Point, Series, SeriesKey
+from harness.history.site import HEIGHT, MARGIN, WIDTH, case_page_name, sparkline, write_site
+from harness.history.steps import CREEP, FASTER, SLOWER, STEP, Step
+from harness.units import format_duration
+
+START = datetime(2026, 11, 1, tzinfo=UTC)
+CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile]"
+KEY = SeriesKey(gpu="GPU-aaaa", case=CASE, timer="cupti", profile="quick")
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def point(day: int, median: float, commit: str = COMMIT) -> Point:
+    return Point(run_id=f"run-{day}", started_at=START + timedelta(days=day), commit=commit, branch="main",
+                 median_s=median, low_s=median * 0.9, high_s=median * 1.1, sample_count=50, gpu_uuid="GPU-aaaa")
+
+
+def series(*medians: float, key: SeriesKey = KEY) -> Series:
+    return Series(key, tuple(point(day, m, commit=f"{day:08d}{COMMIT[8:]}") for day, m in enumerate(medians)))
+
+
+def step(one: Series, before: int, after: int, kind: str = STEP, direction: str = SLOWER) -> Step:
+    return Step(key=one.key, kind=kind, direction=direction, index=after, before=one.points[before],
+                after=one.points[after], ratio=1.05, ratio_low=1.03, ratio_high=1.07, p_value=1e-4,
+                runs_before=after, runs_after=len(one) - after)
+
+
+def plot(tmp_path, one: Series, steps=()) -> ET.Element:
+    write_site(tmp_path, [one], {one.key: list(steps)})
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    return ET.fromstring(re.search(r'<svg class="case-plot".*?</svg>', page, re.S).group(0))
+
+
+def expected_y(value: float, lows: list[float], highs: list[float]) -> float:
+    low, high = min(lows), max(highs)
+    pad = (high - low) * 0.08
+    low, high = low - pad, high + pad
+    return (HEIGHT - MARGIN) - (value - low) / (high - low) * (HEIGHT - 2 * MARGIN)
+
+
+def test_points_run_left_to_right_in_time_and_bottom_to_top_in_value(tmp_path):
+    one = series(1e-3, 2e-3, 3e-3)
+    svg = plot(tmp_path, one)
+    assert (svg.get("width"), svg.get("height"), svg.get("viewBox")) == ("900", "320", "0 0 900 320")
+    circles = svg.findall(".//circle")
+    assert [float(c.get("cx")) for c in circles] == [MARGIN, WIDTH / 2, WIDTH - MARGIN]
+    lows, highs = [p.low_s for p in one.points], [p.high_s for p in one.points]
+    for circle, p in zip(circles, one.points, strict=True):
+        assert float(circle.get("cy")) == pytest.approx(expected_y(p.median_s, lows, highs), abs=0.06)
+    band = [tuple(map(float, xy.split(","))) for xy in svg.find(".//polygon").get("points").split()]
+    assert band[0][1] == pytest.approx(expected_y(one.points[0].high_s, lows, highs), abs=0.06)
+    assert band[-1][1] == pytest.approx(expected_y(one.points[0].low_s, lows, highs), abs=0.06)
+    assert [x for x, _ in band] == [MARGIN, WIDTH / 2, WIDTH - MARGIN, WIDTH - MARGIN, WIDTH / 2, MARGIN]
+
+
+def test_the_axes_frame_the_plot_and_the_value_labels_sit_left_of_it(tmp_path):
+    one = series(1e-3, 2e-3, 3e-3)
+    svg = plot(tmp_path, one)
+    axes = [tuple(float(line.get(a)) for a in ("x1", "y1", "x2", "y2")) for line in svg.findall("line")[:2]]
+    assert axes == [(MARGIN, HEIGHT - MARGIN, WIDTH - MARGIN, HEIGHT - MARGIN), (MARGIN, MARGIN, MARGIN, HEIGHT - MARGIN)]
+    lows, highs = [p.low_s for p in one.points], [p.high_s for p in one.points]
+    low, high = min(lows), max(highs)
+    pad = (high - low) * 0.08
+    labels = [t for t in svg.findall("text") if t.get("text-anchor") == "end"]
+    assert [float(t.get("x")) for t in labels] == [MARGIN - 4] * 3
+    for label, fraction in zip(labels, (0.1, 0.5, 0.9), strict=True):
+        value = low - pad + (high - low + 2 * pad) * fraction
+        assert label.text == format_duration(value)
+        assert float(label.get("y")) == pytest.approx(expected_y(value, lows, highs) + 4, abs=0.06)
+    dates = [t for t in svg.findall("text") if t.get("text-anchor") == "middle"]
+    assert [(float(t.get("x")), float(t.get("y")), t.text) for t in dates] == [
+        (MARGIN, HEIGHT - MARGIN + 16, "2026-11-01"), (WIDTH - MARGIN, HEIGHT - MARGIN + 16, "2026-11-03")]
+
+
+def test_a_step_is_a_full_height_line_midway_between_its_runs_labelled_with_its_commits(tmp_path):
+    one = series(1e-3, 1e-3, 2e-3)
+    svg = plot(tmp_path, one, [step(one, 0, 1)])
+    line = svg.find(".//line[@class='step slower']")
+    middle = (MARGIN + WIDTH / 2) / 2
+    assert [float(line.get(a)) for a in ("x1", "y1", "x2", "y2")] == [middle, MARGIN, middle, HEIGHT - MARGIN]
+    label = [t for t in svg.findall("text") if t.text and ".." in t.text][0]
+    assert (float(label.get("x")), float(label.get("y")), label.text) == (middle + 3, MARGIN - 6,
+                                                                         "00000000..00000001")
+
+
+def test_a_creep_is_a_full_height_stretch_from_its_first_run_to_its_last(tmp_path):
+    one = series(1e-3, 1.5e-3, 2e-3)
+    svg = plot(tmp_path, one, [step(one, 0, 2, kind=CREEP)])
+    rect = svg.find(".//rect")
+    assert [float(rect.get(a)) for a in ("x", "y", "width", "height")] == [MARGIN, MARGIN, WIDTH - 2 * MARGIN,
+                                                                            HEIGHT - 2 * MARGIN]
+
+
+def test_a_points_tooltip_names_its_commit_by_twelve_characters(tmp_path):
+    svg = plot(tmp_path, series(1e-3, 2e-3))
+    tip = svg.find(".//circle/title").text
+    assert " commit 0000000089ab " in tip and "0000000089abc" not in tip
+
+
+def test_the_sparkline_spans_its_box_from_the_first_run_to_the_last():
+    assert 'points="0.0,26.0 80.0,14.0 160.0,2.0"' in sparkline(series(1e-3, 2e-3, 3e-3))
+    assert 'points="0.0,26.0 160.0,26.0"' in sparkline(series(2e-3, 2e-3))  # flat: on the floor line
+
+
+@pytest.mark.parametrize("medians, steps_at, ratio", [
+    ((4.0, 4.0, 1.0, 1.0, 2.0), None, "0.800"),  # against the median of every earlier run
+    ((4.0, 4.0, 1.0, 1.0, 2.0), 2, "2.000"),  # against the runs since the latest step only
+])
+def test_the_latest_median_is_compared_with_the_earlier_runs_since_the_latest_step(tmp_path, medians, steps_at,
+                                                                                     ratio):
+    one = series(*(m * 1e-3 for m in medians))
+    steps = [] if steps_at is None else [step(one, steps_at - 1, steps_at, direction=FASTER)]
+    index = write_site(tmp_path, [one], {one.key: steps}).read_text()
+    assert f"<td>{ratio}</td>" in index
+
+
+def test_a_case_page_is_named_after_the_test_readably_and_uniquely():
+    name = case_page_name("suites/test_perf_matmul.py::test_time[a/b c-d_e]")
+    assert re.fullmatch(r"test_time_a_b_c-d_e_-[0-9a-f]{10}\.html", name)
+    assert len(case_page_name("suites/x.py::" + "t" * 100).rsplit("-", 1)[0]) == 60
+
+
+def test_two_gpus_of_one_case_are_listed_in_gpu_order(tmp_path):
+    later = series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu="GPU-bbbb"))
+    earlier = series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu="GPU-aaaa"))
+    index = write_site(tmp_path, [later, earlier], {}).read_text()
+    assert re.findall(r'data-gpu="(GPU-[ab]+)" data-uuids', index) == ["GPU-aaaa", "GPU-bbbb"]
+
+
+# bisect
+
+
+def test_cannot_judge_is_the_exit_status_git_bisect_run_skips_a_commit_on():
+    assert bisect_module.CANNOT_JUDGE == 125  # git-bisect(1): "exit code 125 ... cannot be tested"
+
+
+def test_a_probe_cannot_be_changed_after_it_judged():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        bisect_module.Probe("abc", bisect_module.GOOD).verdict = bisect_module.BAD
+
+
+@pytest.mark.parametrize("candidates, probes", [(0, 0), (1, 0), (2, 1), (3, 2), (8, 3), (9, 4)])
+def test_the_probes_a_bisection_needs(candidates, probes):
+    assert bisect_module.probes_needed(candidates) == probes
+
+
+def test_an_ab_that_failed_otherwise_than_by_a_slower_case_cannot_judge():
+    report = "| case |\n| `k` | **slower** |\n"
+    assert bisect_module.judge(1, report) == bisect_module.BAD
+    assert bisect_module.judge(2, report) is None  # pytest's exit 2: interrupted or a usage error
+
+
+def test_the_result_lines_name_commits_by_twelve_characters():
+    result = bisect_module.BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40],
+                                        probes=[bisect_module.Probe("c" * 40, bisect_module.BAD, "exit 1")])
+    assert bisect_module.result_lines(result) == [
+        f"{'c' * 12} bad (exit 1)", f"first bad commit: {'b' * 40} (last good {'a' * 12}; 1 candidates, 1 probes)"]
+
+
+@pytest.mark.parametrize("verdict, status", [(bisect_module.BAD, 1), (bisect_module.GOOD, 0)])
+def test_the_probe_mode_exits_as_git_bisect_run_reads_it(monkeypatch, verdict, status):
+    monkeypatch.setattr(bisect_module, "probe_tree", lambda *args: bisect_module.Probe("c" * 40, verdict))
+    assert bisect_module.main(["case", "--good", "HEAD~1", "--probe"]) == status
+
+
+def test_the_probe_mode_that_cannot_judge_exits_125(monkeypatch, capsys):
+    def cannot(*args):
+        raise bisect_module.BisectError("no GPU")
+
+    monkeypatch.setattr(bisect_module, "probe_tree", cannot)
+    assert bisect_module.main(["case", "--good", "HEAD~1", "--probe"]) == 125
+    assert "no GPU" in capsys.readouterr().err
+
+
+def test_a_bisection_with_a_bad_ref_runs_and_exits_0(monkeypatch, capsys):
+    result = bisect_module.BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
+    monkeypatch.setattr(bisect_module, "bisect", lambda *args: result)
+    assert bisect_module.main(["case", "--good", "HEAD~1", "--bad", "HEAD"]) == 0
+    assert capsys.readouterr().out.startswith(f"first bad commit: {'b' * 40}")
+    with pytest.raises(SystemExit) as exited:
+        bisect_module.main(["case", "--good", "HEAD~1"])
+    assert exited.value.code == 2
+
+
+def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path, capsys):
+    result = bisect_module.BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
+    monkeypatch.setattr(cmd_bisect, "bisect", lambda *args: result)
+    unusable = tmp_path / "not-a-folder"
+    unusable.write_text("")
+    # a store under a file cannot be opened: bisect must not try
+    assert main(["bisect", "case", "--good", "HEAD~1", "--bad", "HEAD", "--history", str(unusable / "h.sqlite")]) == 0
+    assert cmd_bisect.USES_STORE is False
+
+
+def test_a_failed_git_command_is_named_with_the_last_line_it_wrote(monkeypatch, capsys):
+    def failing(*args):
+        raise subprocess.CalledProcessError(128, ["git", "-C", ".", "rev-parse", "nope"],
+                                            stderr="warning: first\nfatal: ambiguous argument 'nope'\n")
+
+    monkeypatch.setattr(cmd_bisect, "bisect", failing)
+    assert main(["bisect", "case", "--good", "nope", "--bad", "HEAD"]) == 1
+    assert capsys.readouterr().err.strip() == "error: git -C . rev-parse failed: fatal: ambiguous argument 'nope'"
+
+
+# runs, export, changes
+
+
+def test_an_empty_store_says_so_and_says_matches_only_under_a_filter(history_url, capsys):
+    assert main(["runs", "--history", history_url]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("no stored run in ") and not out.endswith(" matches")
+    assert main(["runs", "--gpu", "GPU-x", "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip().endswith(" matches")
+
+
+def test_export_writes_json_indented_by_two(history_url, tmp_path, capsys):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    capsys.readouterr()
+    assert main(["export", "1", "--history", history_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "{" and lines[1].startswith('  "') and not lines[1].startswith('   ')
+
+
+def test_export_to_a_file_it_cannot_write_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["export", "1", "-o", str(blocker / "run.json"), "--history", history_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write run 1 to ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ["three", "2.5", ""])
+def test_a_run_count_that_is_not_a_whole_number_is_a_usage_error(text, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["changes", "--newest", text])
+    assert exited.value.code == 2
+    assert "not a whole number of runs" in capsys.readouterr().err
