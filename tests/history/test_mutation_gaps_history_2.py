@@ -18,7 +18,8 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import make_document, write_document
 
 from harness.history import bisect as bisect_module
-from harness.history import cmd_bisect
+from harness.history import cmd_bisect, cmd_changes
+from harness.history.analysis import Analysis, Detectable
 from harness.history.cli import main
 from harness.history.series import Point, Series, SeriesKey
 from harness.history.site import HEIGHT, MARGIN, WIDTH, case_page_name, sparkline, write_site
@@ -216,7 +217,7 @@ def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path, capsys):
 def test_a_failed_git_command_is_named_with_the_last_line_it_wrote(monkeypatch, capsys):
     def failing(*args):
         raise subprocess.CalledProcessError(128, ["git", "-C", ".", "rev-parse", "nope"],
-                                            stderr="warning: first\nfatal: ambiguous argument 'nope'\n")
+                                            stderr="warning: one\nwarning: two\nfatal: ambiguous argument 'nope'\n")
 
     monkeypatch.setattr(cmd_bisect, "bisect", failing)
     assert main(["bisect", "case", "--good", "nope", "--bad", "HEAD"]) == 1
@@ -259,3 +260,36 @@ def test_a_run_count_that_is_not_a_whole_number_is_a_usage_error(text, capsys):
         main(["changes", "--newest", text])
     assert exited.value.code == 2
     assert "not a whole number of runs" in capsys.readouterr().err
+
+
+def fake_analysis(monkeypatch, one: Series, steps: list[Step]) -> None:
+    analysis = Analysis(series=[one], detectable={one.key: Detectable(0.015, "same GPU")}, steps={one.key: steps},
+                        acknowledged={})
+    monkeypatch.setattr(cmd_changes, "analyse", lambda store, by, gpu: analysis)
+
+
+def changes(*argv: str) -> int:
+    return cmd_changes.run(main_parser_args("changes", *argv), store=type("Store", (), {"safe_url": "memory"})())
+
+
+def main_parser_args(*argv: str):
+    from harness.history.cli import parser
+
+    return parser().parse_args(list(argv))
+
+
+def test_a_slower_creep_in_the_newest_runs_is_shown_but_fails_nothing(monkeypatch, capsys):
+    one = series(1e-3, 1.1e-3, 1.2e-3, 1.3e-3)
+    fake_analysis(monkeypatch, one, [step(one, 1, 3, kind=CREEP)])
+    assert changes() == 0  # only a step is an open slower step; a creep is shown for a person to judge
+    assert "0 open slower steps" in capsys.readouterr().out
+    fake_analysis(monkeypatch, one, [step(one, 2, 3)])
+    assert changes() == 1
+
+
+def test_since_includes_a_step_whose_first_run_after_is_at_that_moment(monkeypatch, capsys):
+    one = series(1e-3, 1e-3, 2e-3)
+    fake_analysis(monkeypatch, one, [step(one, 1, 2)])
+    at = one.points[2].started_at.strftime("%Y-%m-%dT%H:%M")
+    assert changes("--since", at) == 1
+    assert capsys.readouterr().out.count("slower step x1.050") == 1
