@@ -76,7 +76,12 @@ def _mutant_diff(module: str, operator: str, arguments: dict, occurrence: int) -
     from cosmic_ray.plugins import get_operator
 
     source = (ROOT / module).read_text()
-    mutated = mutate_code(source, get_operator(operator)(**arguments), occurrence)
+    try:
+        mutated = mutate_code(source, get_operator(operator)(**arguments), occurrence)
+    except Exception as error:  # noqa: BLE001 (cosmic-ray's own exec records these as incompetent: no mutant)
+        print(f"cosmic-ray cannot make {module} {operator} #{occurrence}: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return None
     if mutated is None:
         return None
     return "".join(difflib.unified_diff(source.splitlines(keepends=True), mutated.splitlines(keepends=True),
