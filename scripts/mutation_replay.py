@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -97,10 +98,17 @@ def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = Fa
     if private_tmp:  # the copy's own TMPDIR: its tests' lock files and scratch folders meet no other copy's
         (cwd / ".tmp").mkdir(exist_ok=True)
         env = {**os.environ, "TMPDIR": str(cwd / ".tmp")}
+    # a session of its own, so that a timeout kills the whole command (the shell and every test
+    # process under it), not the shell alone: a mutant that loops forever must not outlive its turn
+    process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, start_new_session=True)
     try:
-        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+        stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
         return "timeout", ""
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
     return ("survived" if done.returncode == 0 else "killed"), " | ".join(tail)
 

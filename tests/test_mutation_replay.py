@@ -7,6 +7,7 @@ import difflib
 import json
 import sqlite3
 import sys
+import time
 
 import pytest
 
@@ -121,3 +122,15 @@ def test_a_private_tmp_gives_each_copy_its_own_tmpdir(toy_tree, tmp_path):
                                private_tmp=True) == 0
     assert json.loads(out.read_text())["outcome"] == "survived"
     assert mutation_replay.run(mutants(("return 1", "return 2")), own_tmp, workers=1, timeout=30, out=out) == 3
+
+
+def test_a_timeout_kills_every_process_of_the_command(toy_tree, tmp_path):
+    out = tmp_path / "results.jsonl"
+    marker = tmp_path / "still-running"
+    # the shell starts a child that would write the marker after the timeout, unless killed with it
+    slow = (f"{sys.executable} -c \"import pkg.mod, sys; sys.exit(pkg.mod.f() != 1)\" || "
+            f"({sys.executable} -c \"import time, pathlib; time.sleep(4); pathlib.Path('{marker}').write_text('')\"; true)")
+    assert mutation_replay.run(mutants(("return 1", "return 2")), slow, workers=1, timeout=1, out=out) == 0
+    assert json.loads(out.read_text())["outcome"] == "timeout"
+    time.sleep(5)
+    assert not marker.exists()
