@@ -289,3 +289,25 @@ def test_what_nvml_said_of_a_gpu_and_its_clocks_cannot_be_changed_afterwards():
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         ClockState(1980, 0).sm_clock_mhz = 345
+
+
+def test_in_an_ab_the_first_runs_long_launch_makes_every_round_a_collection(fake_cupti):  # noqa: F811
+    # A (80 ms) and B (5 µs) interleaved: A's last sample decides that each round is flushed from
+    # min_samples_long on (a flush costs milliseconds, such a round 80); B's short one must not
+    timer = GpuTimer(50 * 2**20)
+    profile = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=1,
+                      long_sample_s=0.05, min_samples_long=5)
+    collections = []
+    original = timer._recorder.collect
+
+    def counted():
+        collections.append(1)
+        return original()
+
+    timer._recorder.collect = counted
+    long_a, short_b = timer.measure_interleaved(lambda stream: fake_cupti.kernel("a", 80_000_000),
+                                                lambda stream: fake_cupti.kernel("b", 5_000), profile, case="ab")
+    rounds = len(long_a.samples)
+    assert rounds == len(short_b.samples) >= profile.min_samples
+    # one collection for the warm-up, then one per round from the fifth on
+    assert len(collections) == 1 + rounds - (profile.min_samples_long - 1)
