@@ -1,0 +1,110 @@
+"""What the timer and the ceilings ask of CuPy, recorded by a fake of it on this CPU machine.
+
+The GPU tests (suites/test_harness_on_gpu.py) show the effects on one GPU: the held stream, the L2
+flush, the ceilings' figures. What they cannot show is what holds on another GPU (a flush buffer
+for an L2 larger than the H200's) or what no figure reveals (a copy out of its buffer, a copy the
+wrong way round at a rate alike both ways): those are checked here, call by call.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from harness.timing import ceilings as ceilings_module
+from harness.timing import timer as timer_module
+from harness.timing.profile import PROFILES
+
+MiB = 2**20
+
+
+class FakePointer(bytearray):
+    ptr = 0x7000_0000
+
+
+def fake_cupy(monkeypatch) -> types.SimpleNamespace:
+    made = types.SimpleNamespace(streams=[], ones=[], copies=[], device_arrays=[])
+
+    def stream(non_blocking=False):
+        made.streams.append(non_blocking)
+        return types.SimpleNamespace(non_blocking=non_blocking, ptr=0)
+
+    def device_array(count, dtype=np.float32):
+        array = types.SimpleNamespace(size=count, nbytes=count * np.dtype(dtype).itemsize,
+                                      data=types.SimpleNamespace(ptr=0x1000_0000 * (1 + len(made.device_arrays))))
+        made.device_arrays.append(array)
+        return array
+
+    def ones(count, dtype=np.float32):
+        made.ones.append(count)
+        return device_array(count, dtype)
+
+    runtime = types.SimpleNamespace(hostAllocMapped=2, memcpyHostToDevice=1, memcpyDeviceToHost=2,
+                                    memcpyAsync=lambda dst, src, size, kind, stream: made.copies.append(
+                                        (dst, src, size, kind)))
+    module = types.SimpleNamespace(get_function=lambda name: name)
+    cuda = types.SimpleNamespace(
+        Stream=stream, Event=object, runtime=runtime,
+        PinnedMemory=lambda size, flags: size, PinnedMemoryPointer=lambda memory, offset: FakePointer(memory),
+        Device=lambda index=None: types.SimpleNamespace(id=0, attributes={"MultiProcessorCount": 132}))
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        cuda=cuda, ones=ones, zeros=device_array, empty=device_array, RawModule=lambda **kwargs: module))
+    timer_module._timer_module.cache_clear()
+    return made
+
+
+@pytest.fixture
+def made(monkeypatch):
+    yield fake_cupy(monkeypatch)
+    timer_module._timer_module.cache_clear()
+
+
+def test_the_timers_stream_does_not_wait_on_the_legacy_default_stream(made):
+    timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
+    # a blocking stream would serialise with anything queued on CuPy's default (legacy) stream
+    assert made.streams == [True]
+
+
+@pytest.mark.parametrize("l2_mib", [4, 40, 50, 96, 126, 256])
+def test_the_flush_buffer_is_at_least_twice_the_l2_on_any_gpu(made, l2_mib):
+    timer_module.GpuTimer(l2_mib * MiB, prefer_cupti=False)
+    flush_bytes = made.ones[0] * 4
+    assert flush_bytes >= 2 * l2_mib * MiB and flush_bytes >= 64 * MiB
+
+
+class FakeTimer:
+    def measure(self, run, profile, flush=True, case=""):
+        run(types.SimpleNamespace(ptr=0))
+        return types.SimpleNamespace(median=1e-3)
+
+
+@pytest.mark.parametrize("to_device", [True, False], ids=["to device", "to host"])
+@pytest.mark.parametrize("count", [1, 4, 16])
+def test_host_copies_move_each_chunk_once_within_both_buffers_and_the_asked_way(made, monkeypatch, to_device,
+                                                                                 count):
+    hosts = []
+
+    def pinned_empty(floats, dtype=np.float32):
+        hosts.append(np.empty(floats, dtype))
+        return hosts[-1]
+
+    monkeypatch.setitem(sys.modules, "kernels.device", types.SimpleNamespace(pinned_empty=pinned_empty))
+    chunk = 64 * 1024
+    assert ceilings_module.Ceilings(FakeTimer(), PROFILES["quick"]).host_copy_seconds(to_device, chunk, count) == 1e-3
+    (host,), (device,) = hosts, made.device_arrays
+    host_start, device_start = host.ctypes.data, device.data.ptr
+    assert host.nbytes == device.nbytes == chunk * count
+    assert len(made.copies) == count
+    seen = set()
+    for dst, src, size, kind in made.copies:
+        h, d = (src, dst) if to_device else (dst, src)
+        assert kind == (1 if to_device else 2)
+        assert size == chunk
+        assert host_start <= h and h + size <= host_start + host.nbytes
+        assert device_start <= d and d + size <= device_start + device.nbytes
+        assert h - host_start == d - device_start
+        seen.add(h - host_start)
+    assert seen == {i * chunk for i in range(count)}
