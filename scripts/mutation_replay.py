@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# not copied into the replay's trees: version control, environments, caches and outputs
-SKIPPED = (".git", ".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
+# not copied into the replay's trees: environments, caches and outputs (.git is: tests of --compare-ref need it)
+SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
            ".ruff_cache", ".tmp")
 
 

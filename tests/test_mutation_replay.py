@@ -76,7 +76,7 @@ def toy_tree(tmp_path, monkeypatch):
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "mod.py").write_text(SOURCE)
-    (root / ".git").mkdir()  # never copied
+    (root / ".tox").mkdir()  # never copied
     monkeypatch.setattr(mutation_replay, "ROOT", root)
     return root
 
