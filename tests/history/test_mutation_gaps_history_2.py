@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 
@@ -293,3 +294,107 @@ def test_since_includes_a_step_whose_first_run_after_is_at_that_moment(monkeypat
     at = one.points[2].started_at.strftime("%Y-%m-%dT%H:%M")
     assert changes("--since", at) == 1
     assert capsys.readouterr().out.count("slower step x1.050") == 1
+
+
+# the second sample (NOTES.md, eighth session)
+
+
+def test_a_case_of_one_run_has_a_sparkline_of_one_point():
+    assert 'points="0.0,26.0"' in sparkline(series(1e-3))
+
+
+def test_a_case_whose_runs_each_had_one_sample_is_still_drawn_inside_the_plot(tmp_path):
+    flat = Series(KEY, tuple(Point(run_id=f"run-{d}", started_at=START + timedelta(days=d), commit=COMMIT,
+                                   branch=None, median_s=1e-3, low_s=1e-3, high_s=1e-3, sample_count=1,
+                                   gpu_uuid=None) for d in range(3)))
+    svg = plot(tmp_path, flat)
+    # no spread at all: 1% of the value either side, the points on the middle line
+    assert {float(c.get("cy")) for c in svg.findall(".//circle")} == {HEIGHT / 2}
+
+
+def test_the_latest_median_is_compared_with_at_most_the_thirty_runs_before_it(tmp_path):
+    one = series(*([9.0] * 5 + [1.0] * 30 + [2.0]))  # the five slow runs are older than the thirty
+    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+
+
+def test_one_case_on_one_gpu_under_two_profiles_gets_two_rows(tmp_path):
+    quick = series(1e-3, 1e-3)
+    full = series(1e-3, 1e-3, key=dataclasses.replace(KEY, profile="full"))
+    index = write_site(tmp_path, [quick, full], {}).read_text()
+    assert index.count('class="case-row"') == 2
+
+
+def test_a_case_id_without_a_module_still_names_its_page():
+    assert re.fullmatch(r"test_alone-[0-9a-f]{10}\.html", case_page_name("test_alone"))
+
+
+def test_bisect_runs_as_a_module_of_its_own_for_git_bisect_run(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "harness.history.bisect", "--help"], capture_output=True, text=True,
+                          cwd=root)
+    assert done.returncode == 0
+    assert "".join(bisect_module.__doc__.splitlines()[0].split()) in "".join(done.stdout.split())  # wrapped
+
+
+def test_a_bisection_needs_a_good_ref(capsys):
+    for argv in (["case", "--bad", "HEAD"], ["case", "--bad", "HEAD", "--probe"]):
+        with pytest.raises(SystemExit) as exited:
+            bisect_module.main(argv)
+        assert exited.value.code == 2
+    with pytest.raises(SystemExit) as exited:
+        main(["bisect", "case", "--bad", "HEAD"])
+    assert exited.value.code == 2
+
+
+def test_an_unknown_ref_stops_the_bisection_with_gits_error(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    with pytest.raises(subprocess.CalledProcessError):
+        bisect_module.bisect(tmp_path, "case", "no-such-ref", "HEAD", probe=lambda commit: None)
+
+
+def test_a_probe_that_cannot_judge_shows_the_last_five_lines_of_the_ab(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    printer = [sys.executable, "-c", "print('\\n'.join(f'line {i}' for i in range(1, 8))); raise SystemExit(3)"]
+    with pytest.raises(bisect_module.BisectError) as raised:
+        bisect_module.probe_tree(tmp_path, "case", "HEAD", command=lambda *args: printer)
+    tail = str(raised.value).splitlines()[-5:]
+    assert tail == [f"line {i}" for i in range(3, 8)] and "line 2" not in str(raised.value)
+
+
+def test_export_to_a_file_returns_0_and_a_write_error_names_the_systems_words(history_url, tmp_path, capsys):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    assert main(["export", "1", "-o", str(tmp_path / "run.json"), "--history", history_url]) == 0
+    assert (tmp_path / "run.json").read_text().startswith("{\n")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    capsys.readouterr()
+    assert main(["export", "1", "-o", str(blocker / "run.json"), "--history", history_url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot write run 1 to ") and "[Errno" not in err  # the words alone
+
+
+def test_changes_on_an_empty_store_names_the_gpu_only_when_asked_for_one(history_url, capsys):
+    assert main(["changes", "--history", history_url]) == 0
+    assert " on " not in capsys.readouterr().out
+    assert main(["changes", "--gpu", "GPU-x", "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip().endswith(" on GPU-x")
+
+
+def test_the_runs_table_names_a_commit_by_ten_characters(history_url, tmp_path, capsys):
+    doc = make_document(1)
+    write_document(tmp_path / "runs", 1, doc)
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--history", history_url]) == 0
+    commit = main_commit(doc)
+    row = capsys.readouterr().out.splitlines()[1]
+    assert f" {commit[:10]} " in row and commit[:11] not in row
+
+
+def main_commit(doc: dict) -> str:
+    return doc["commit_info"]["id"]
