@@ -310,10 +310,12 @@ def test_a_case_whose_runs_each_had_one_sample_is_still_drawn_inside_the_plot(tm
     svg = plot(tmp_path, flat)
     # no spread at all: 1% of the value either side, the points on the middle line
     assert {float(c.get("cy")) for c in svg.findall(".//circle")} == {HEIGHT / 2}
+    labels = [t.text for t in svg.findall("text") if t.get("text-anchor") == "end"]
+    assert labels == [format_duration(1e-3 * (1 + 0.01 * (2 * f - 1))) for f in (0.1, 0.5, 0.9)]
 
 
 def test_the_latest_median_is_compared_with_at_most_the_thirty_runs_before_it(tmp_path):
-    one = series(*([9.0] * 5 + [1.0] * 30 + [2.0]))  # the five slow runs are older than the thirty
+    one = series(*([9.0] * 40 + [1.0] * 30 + [2.0]))  # the forty slow runs are older than the thirty
     assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
 
 
