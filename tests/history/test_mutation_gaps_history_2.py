@@ -263,8 +263,8 @@ def test_a_run_count_that_is_not_a_whole_number_is_a_usage_error(text, capsys):
     assert "not a whole number of runs" in capsys.readouterr().err
 
 
-def fake_analysis(monkeypatch, one: Series, steps: list[Step]) -> None:
-    analysis = Analysis(series=[one], detectable={one.key: Detectable(0.015, "same GPU")}, steps={one.key: steps},
+def fake_analysis(monkeypatch, one: Series, steps: list[Step], detectable: float = 0.015) -> None:
+    analysis = Analysis(series=[one], detectable={one.key: Detectable(detectable, "same GPU")}, steps={one.key: steps},
                         acknowledged={})
     monkeypatch.setattr(cmd_changes, "analyse", lambda store, by, gpu: analysis)
 
@@ -400,3 +400,67 @@ def test_the_runs_table_names_a_commit_by_ten_characters(history_url, tmp_path, 
 
 def main_commit(doc: dict) -> str:
     return doc["commit_info"]["id"]
+
+
+# the third sample (NOTES.md, eighth session)
+
+
+def test_a_case_of_one_run_gets_a_page_with_its_point_at_the_left_edge(tmp_path):
+    svg = plot(tmp_path, series(1e-3))
+    assert [float(c.get("cx")) for c in svg.findall(".//circle")] == [MARGIN]
+
+
+def test_the_chart_keeps_its_layout(tmp_path):
+    # a layout a reader's eye (and the screenshots in docs/) knows: 900 x 320, 56 px of margin, a
+    # creep at least 1 px wide however short
+    from harness.history import site
+
+    assert (site.WIDTH, site.HEIGHT, site.MARGIN, site.EARLIER_RUNS) == (900, 320, 56, 30)
+    one = Series(KEY, (point(0, 1e-3), dataclasses.replace(point(0, 1.2e-3), run_id="run-0b"),
+                       point(1, 1.2e-3)))
+    svg = plot(tmp_path, one, [step(one, 0, 1, kind=CREEP)])  # the creep's two runs at one moment
+    assert float(svg.find(".//rect").get("width")) == 1.0
+
+
+def test_text_from_the_store_is_escaped_in_attributes_too(tmp_path):
+    odd = series(1e-3, 2e-3, key=dataclasses.replace(KEY, case='suites/x.py::test_q["a" & <b>]'))
+    write_site(tmp_path, [odd], {})
+    index = (tmp_path / "index.html").read_text()
+    assert 'data-kernel="suites/x.py::test_q[&quot;a&quot; &amp; &lt;b&gt;]"' in index
+
+
+def test_an_open_slower_step_marks_its_row_and_a_quiet_row_is_not_marked(tmp_path):
+    stepped = series(1e-3, 1e-3, 2e-3)
+    quiet = series(1e-3, 1e-3, key=dataclasses.replace(KEY, case=KEY.case.replace("warptile", "naive")))
+    index = write_site(tmp_path, [stepped, quiet], {stepped.key: [step(stepped, 1, 2)]}).read_text()
+    cells = re.findall(r'<td class="([^"]*)">([^<]*)</td></tr>', index)
+    assert [cls for cls, _ in cells] == ["slower", ""]
+
+
+def test_one_newest_run_is_a_valid_window(capsys):
+    assert cmd_changes.positive_int("1") == 1
+    with pytest.raises(SystemExit):
+        main(["changes", "--newest", "0"])
+
+
+def test_a_step_names_its_detectable_change_in_percent(monkeypatch, capsys):
+    one = series(1e-3, 1e-3, 2e-3)
+    fake_analysis(monkeypatch, one, [step(one, 1, 2)], detectable=0.5)
+    changes()
+    assert "detectable change 50.0% (same GPU)" in capsys.readouterr().out
+
+
+def test_importing_nothing_is_exit_1(history_url, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["import", str(tmp_path / "empty"), "--history", history_url]) == 1
+    assert capsys.readouterr().err.startswith("error: no stored run in ")
+
+
+def test_the_runs_table_names_the_host(history_url, tmp_path, capsys):
+    doc = make_document(1)
+    write_document(tmp_path / "runs", 1, doc)
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--history", history_url]) == 0
+    host = doc["machine_info"]["node"]
+    assert host and f" {host} " in capsys.readouterr().out.splitlines()[1]
