@@ -1,0 +1,91 @@
+"""What mutation testing of harness/storage/history/ found no test pinning (NOTES.md, eighth session)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import sqlalchemy as sa
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from synthetic import case_name, make_document
+
+from harness.storage.history import HistoryError, open_store
+from harness.storage.history import connection, documents
+from harness.storage.history.samples import SamplesError, decode_samples
+from harness.storage.history.store import HistoryCase
+from harness.verdict.record import CaseRecord
+
+# the columns that every stored run and case has; a store with one of them empty is corrupt
+NOT_NULL = {
+    "runs": {"id", "content_hash", "started_at", "recorded_at", "outcome", "gpu_uuids", "case_count",
+             "document_rest"},
+    "cases": {"id", "run_id", "position", "node_id", "median_s", "q25_s", "q75_s", "sample_count", "throttled",
+              "record", "benchmark", "stats", "samples"},
+}
+
+
+def test_the_created_tables_refuse_an_empty_value_where_every_run_has_one(history_url):
+    with open_store(history_url) as store:
+        inspector = sa.inspect(store.engine)
+        for table, expected in NOT_NULL.items():
+            not_null = {c["name"] for c in inspector.get_columns(table) if not c["nullable"]}
+            assert not_null == expected, table
+
+
+def test_a_case_compares_equal_whatever_its_encoded_samples():
+    # the samples are decoded on demand; two reads of one case must compare equal
+    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
+                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
+    assert one == dataclasses.replace(one, encoded_samples=b"b")
+
+
+def test_an_unknown_samples_format_names_its_first_byte_only():
+    with pytest.raises(SamplesError, match=r"unknown stored-samples format 07$"):
+        decode_samples(bytes([7, 8, 9]))
+
+
+@pytest.mark.parametrize("runs, text", [(None, "baseline 0005"), (1, "baseline 0005"),
+                                        (4, "baseline 0005, pooled with 3 more stored runs")])
+def test_the_reference_names_the_runs_pooled_into_it(runs, text):
+    record = CaseRecord(case="c", median_s=1e-3, samples=[1e-3], timer="t", reference="baseline 0005",
+                        reference_runs=runs)
+    assert documents._reference_text(record) == text
+
+
+def test_a_drivers_error_is_told_in_its_first_two_lines():
+    class Driver(Exception):
+        pass
+
+    wrapped = type("Wrapped", (Exception,), {})("outer words")
+    wrapped.orig = Driver("first line\nsecond line\nthird line")
+    url = sa.engine.make_url("postgresql://u:secret@host/db")
+    assert connection._reason(wrapped, url) == "first line; second line"
+
+
+def test_only_sqlite_words_a_non_database_file_as_such():
+    class NotADatabase(sa.exc.DBAPIError):
+        def __init__(self):
+            Exception.__init__(self, "file is not a database")
+            self.orig = Exception("file is not a database")
+
+    for url, sqlite_words in (("sqlite:///x.sqlite", True), ("postgresql://u@h/db", False)):
+        with pytest.raises(HistoryError) as raised, connection.translated_errors(sa.engine.make_url(url), "read"):
+            raise NotADatabase()
+        assert ("the file is not a SQLite database" in str(raised.value)) is sqlite_words
+
+
+def test_an_acknowledgement_names_a_run_that_is_not_there_and_a_case_its_run_does_not_hold(history_url, tmp_path):
+    from synthetic import write_document
+
+    from harness.history.cli import main
+
+    for number in (1, 2):
+        write_document(tmp_path / "runs", number, make_document(number))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    with open_store(history_url) as store:
+        with pytest.raises(HistoryError, match="there is no run 3 in"):
+            store.acknowledge(case_name(0), 3, reason="why")
+        with pytest.raises(HistoryError, match=r"run 1 holds no case 'suites/none.py::test'"):
+            store.acknowledge("suites/none.py::test", 1, reason="why")
+        store.acknowledge(case_name(0), 1, reason="intended")  # run 2 exists too: the check is for run 1 only
+        store.acknowledge(case_name(0), 2, reason="intended")
