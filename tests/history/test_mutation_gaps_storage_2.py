@@ -9,8 +9,7 @@ import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import case_name, make_document
 
-from harness.storage.history import HistoryError, open_store
-from harness.storage.history import connection, documents
+from harness.storage.history import HistoryError, connection, documents, open_store
 from harness.storage.history.samples import SamplesError, decode_samples
 from harness.storage.history.store import HistoryCase
 from harness.verdict.record import CaseRecord
