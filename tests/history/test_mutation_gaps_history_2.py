@@ -464,3 +464,60 @@ def test_the_runs_table_names_the_host(history_url, tmp_path, capsys):
     assert main(["runs", "--history", history_url]) == 0
     host = doc["machine_info"]["node"]
     assert host and f" {host} " in capsys.readouterr().out.splitlines()[1]
+
+
+# the fourth sample (NOTES.md, eighth session): faster steps and creeps in every view
+
+
+def test_a_faster_step_is_not_an_open_slower_step_anywhere(tmp_path, monkeypatch, capsys):
+    one = series(2e-3, 2e-3, 1e-3)
+    faster = step(one, 1, 2, direction=FASTER)
+    index = write_site(tmp_path, [one], {one.key: [faster]}).read_text()
+    assert re.findall(r'<td class="([^"]*)">([^<]*)</td></tr>', index) == [("", "")]
+    fake_analysis(monkeypatch, one, [faster])
+    assert changes() == 0
+    assert "OPEN" not in capsys.readouterr().out
+
+
+def test_a_creep_is_described_from_and_to_and_never_as_open(monkeypatch, capsys):
+    one = series(1e-3, 1.1e-3, 1.2e-3, 1.3e-3)
+    fake_analysis(monkeypatch, one, [step(one, 1, 3, kind=CREEP)])
+    changes()
+    out = capsys.readouterr().out
+    assert "  from: run run-1" in out and "  to:   run run-3" in out
+    assert "last run before" not in out and "OPEN" not in out
+
+
+def test_a_creep_does_not_move_the_runs_the_latest_median_is_compared_with(tmp_path):
+    one = series(4.0, 4.0, 1.0, 1.0, 2.0)
+    ratio = re.findall(r"<td>(\d\.\d{3})</td>", write_site(tmp_path, [one], {one.key: [
+        step(one, 1, 2, kind=CREEP)]}).read_text())
+    assert ratio == ["0.800"]  # against all earlier runs, as without the creep
+
+
+def test_export_replaces_a_file_it_wrote_before(history_url, tmp_path):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    target = tmp_path / "run.json"
+    target.write_text("old")
+    assert main(["export", "1", "-o", str(target), "--history", history_url]) == 0
+    assert target.read_text().startswith("{\n")
+
+
+def test_a_site_that_cannot_be_written_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    capsys.readouterr()
+    assert main(["site", str(blocker / "site"), "--history", history_url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: cannot write the site into {blocker / 'site'}: ") and "[Errno" not in err
+
+
+def test_importing_a_run_again_counts_it_once_as_skipped(history_url, tmp_path, capsys):
+    write_document(tmp_path / "runs", 1, make_document(1))
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("0 imported, 1 skipped (already recorded), 0 failed")
