@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 import sqlalchemy as sa
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import case_name, make_document
 
 from harness.storage.history import HistoryError, connection, documents, open_store
@@ -88,3 +88,47 @@ def test_an_acknowledgement_names_a_run_that_is_not_there_and_a_case_its_run_doe
             store.acknowledge("suites/none.py::test", 1, reason="why")
         store.acknowledge(case_name(0), 1, reason="intended")  # run 2 exists too: the check is for run 1 only
         store.acknowledge(case_name(0), 2, reason="intended")
+
+
+# the sample after the tests above
+
+
+def test_a_stored_case_cannot_be_changed_after_it_was_read():
+    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
+                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.median_s = 2e-3
+
+
+def test_samples_written_by_earlier_versions_still_read():
+    import zlib
+
+    import numpy as np
+
+    blob = bytes([1]) + zlib.compress(np.array([1e-3, 2e-3], np.float64).tobytes())  # format 1, as on disk
+    assert decode_samples(blob) == (1e-3, 2e-3)
+    with pytest.raises(SamplesError, match=r"format 00$"):
+        decode_samples(bytes([0]) + blob[1:])
+
+
+def test_the_newest_run_alone_is_a_reference_history(store):
+    from synthetic import GPU_A
+
+    ids = [store.record_run(make_document(i, gpu_uuid=GPU_A), outcome="passed", profile="nightly") for i in range(3)]
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=1)
+    assert [entry.run_id for entry in history[case_name(0)]] == [ids[-1]]
+    assert isinstance(store.safe_url, str) and store.safe_url in repr(store)
+
+
+def test_an_acknowledgement_keeps_who_made_it(store):
+    store.record_run(make_document(1), outcome="passed", profile="nightly")
+    store.acknowledge(case_name(0), 1, reason="intended", who="alice")
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.text("select who from acknowledgements")).scalar() == "alice"
+
+
+def test_the_default_store_opens_again_in_its_existing_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(connection.ENV_URL, raising=False)
+    monkeypatch.setattr(connection, "default_path", lambda: tmp_path / "cache" / "history.sqlite")
+    first = connection.resolve_url(None)
+    assert connection.resolve_url(None) == first and (tmp_path / "cache").is_dir()
