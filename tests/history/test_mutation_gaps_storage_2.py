@@ -132,3 +132,26 @@ def test_the_default_store_opens_again_in_its_existing_folder(tmp_path, monkeypa
     monkeypatch.setattr(connection, "default_path", lambda: tmp_path / "cache" / "history.sqlite")
     first = connection.resolve_url(None)
     assert connection.resolve_url(None) == first and (tmp_path / "cache").is_dir()
+
+
+@pytest.mark.parametrize("text, stored", [("2026-11-01T12:00:00+02:00", "2026-11-01 10:00:00"),
+                                          ("2026-11-01T12:00:00", "2026-11-01 12:00:00")])
+def test_a_runs_time_is_stored_in_utc(text, stored):
+    assert str(documents._started_at({"datetime": text})) == stored
+
+
+def test_a_nightly_reference_reads_no_run_of_another_profile(store):
+    from synthetic import GPU_A
+
+    nightly = store.record_run(make_document(1, gpu_uuid=GPU_A), outcome="passed", profile="nightly")
+    store.record_run(make_document(2, gpu_uuid=GPU_A), outcome="passed", profile="full")  # "full" < "nightly"
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=5)
+    assert [entry.run_id for entry in history[case_name(0)]] == [nightly]
+
+
+@pytest.mark.parametrize("samples", [[[1e-3, 2e-3]], 1e-3])
+def test_samples_are_a_flat_list(samples):
+    from harness.storage.history.samples import encode_samples
+
+    with pytest.raises(SamplesError, match="at least one sample"):
+        encode_samples(samples)
