@@ -521,3 +521,45 @@ def test_importing_a_run_again_counts_it_once_as_skipped(history_url, tmp_path, 
     capsys.readouterr()
     assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("0 imported, 1 skipped (already recorded), 0 failed")
+
+
+# the rest of the history modules' mutants, run in full
+
+
+@pytest.mark.parametrize("returncode", [-9, -15])
+def test_an_ab_killed_by_a_signal_judges_nothing(returncode):
+    report = "| case |\n| `k` | **slower** |\n"
+    assert bisect_module.judge(returncode, report) is None
+    assert bisect_module.judge(returncode, "| case |\n| `k` | same |\n") is None
+
+
+def test_a_probe_that_cannot_judge_names_its_commit_by_twelve_characters(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    commit = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    with pytest.raises(bisect_module.BisectError) as raised:
+        bisect_module.probe_tree(tmp_path, "case", "HEAD", command=lambda *args: [sys.executable, "-c", "pass"])
+    assert str(raised.value).startswith(f"{commit[:12]}: the A/B exited 0")
+
+
+@pytest.mark.parametrize("error", [bisect_module.BisectError("no commits between a and b"),
+                                   subprocess.CalledProcessError(128, ["git"])])
+def test_a_bisection_that_stops_is_exit_3_with_one_sentence(monkeypatch, capsys, error):
+    def stops(*args):
+        raise error
+
+    monkeypatch.setattr(bisect_module, "bisect", stops)
+    assert bisect_module.main(["case", "--good", "HEAD~1", "--bad", "HEAD"]) == 3
+    assert capsys.readouterr().err.startswith("bisect: ")
+
+
+def test_the_runs_table_names_the_branch(history_url, tmp_path, capsys):
+    doc = make_document(1)
+    write_document(tmp_path / "runs", 1, doc)
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--history", history_url]) == 0
+    branch = doc["commit_info"]["branch"]
+    assert branch and f" {branch} " in capsys.readouterr().out.splitlines()[1]
