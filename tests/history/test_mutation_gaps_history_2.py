@@ -563,3 +563,15 @@ def test_the_runs_table_names_the_branch(history_url, tmp_path, capsys):
     assert main(["runs", "--history", history_url]) == 0
     branch = doc["commit_info"]["branch"]
     assert branch and f" {branch} " in capsys.readouterr().out.splitlines()[1]
+
+
+def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
+    # the 30 runs before the latest: fifteen at 1 ms, fifteen at 2 ms (median 1.5 ms); a 31st, at 9 ms,
+    # would move the median to 2 ms
+    one = series(*([9.0] * 40 + [1.0] * 15 + [2.0] * 15 + [3.0]))
+    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+
+
+def test_a_points_tooltip_ends_with_its_gpus_uuid(tmp_path):
+    svg = plot(tmp_path, series(1e-3, 2e-3))
+    assert svg.find(".//circle/title").text.endswith(", GPU-aaaa")
