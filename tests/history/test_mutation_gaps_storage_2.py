@@ -155,3 +155,43 @@ def test_samples_are_a_flat_list(samples):
 
     with pytest.raises(SamplesError, match="at least one sample"):
         encode_samples(samples)
+
+
+# the full run of the remaining storage mutants (on the lent machine's cores)
+
+
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_a_cases_band_is_its_quartiles_and_one_sample_is_its_own_band(count):
+    import statistics
+
+    doc = make_document(1, cases=1, samples=count)
+    row = documents.case_rows(doc)[0]
+    samples = doc["benchmarks"][0]["stats"]["data"]
+    q25, _, q75 = statistics.quantiles(samples, n=4) if count > 1 else [samples[0]] * 3
+    assert (row["q25_s"], row["q75_s"], row["sample_count"]) == (q25, q75, count)
+
+
+def test_sqlite_writers_wait_sixty_seconds_for_each_other(tmp_path):
+    with open_store(str(tmp_path / "h.sqlite")) as store, store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60_000
+
+
+def test_a_runs_content_hash_ignores_key_order_and_keeps_its_text_as_written():
+    import hashlib
+
+    assert documents.content_hash({"a": 1, "b": "é"}) == documents.content_hash({"b": "é", "a": 1})
+    assert documents.content_hash({"a": "é"}) == hashlib.sha256('{"a":"é"}'.encode()).hexdigest()
+
+
+def test_two_benchmarks_of_one_name_are_refused():
+    doc = make_document(1, cases=2)
+    doc["benchmarks"][1]["fullname"] = doc["benchmarks"][0]["fullname"]
+    with pytest.raises(documents.DocumentError, match="its own \"fullname\""):
+        documents.case_rows(doc)
+
+
+def test_a_run_without_a_gpu_host_takes_the_machines_name():
+    doc = make_document(1)
+    doc["machine_info"]["gpu"].pop("host", None)
+    doc["machine_info"]["node"] = "node-7"
+    assert documents.run_row(doc, outcome="passed", profile=None, label=None, source=None)["host"] == "node-7"
