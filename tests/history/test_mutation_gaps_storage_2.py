@@ -195,3 +195,23 @@ def test_a_run_without_a_gpu_host_takes_the_machines_name():
     doc["machine_info"]["gpu"].pop("host", None)
     doc["machine_info"]["node"] = "node-7"
     assert documents.run_row(doc, outcome="passed", profile=None, label=None, source=None)["host"] == "node-7"
+
+
+def test_a_new_store_opens_while_another_process_is_still_creating_it(tmp_path):
+    # SQLite refuses the switch to WAL at once while another connection writes to a file not yet in
+    # WAL (two nightly jobs opening a new store together failed so in CI); the open must wait instead
+    import sqlite3
+    import threading
+
+    path = tmp_path / "history.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("create table being_written (x)")
+    releaser = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    releaser.start()
+    try:
+        with open_store(str(path)) as store, store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        releaser.join()
+        other.close()

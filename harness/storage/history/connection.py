@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -87,13 +88,35 @@ def _sqlite_setup(engine: sa.Engine) -> None:
         dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _use_wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("history_write") else "BEGIN")
+
+
+def _use_wal(cursor) -> None:
+    """Switch the file to WAL, once: the mode is stored in the file, so a file already in WAL is left alone.
+
+    SQLite refuses the switch at once ("database is locked"), without its busy timeout, while
+    another connection writes to a file not yet in WAL: two processes opening a new store at the
+    same moment. The switch is then retried for up to BUSY_TIMEOUT_S, as a write would wait.
+    """
+    import sqlite3
+
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+        return
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def create_engine(url: URL) -> sa.Engine:
