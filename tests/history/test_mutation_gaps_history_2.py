@@ -228,6 +228,29 @@ def test_a_failed_git_command_is_named_with_the_last_line_it_wrote(monkeypatch, 
 # runs, export, changes
 
 
+def import_one_run(history_url: str, tmp_path) -> dict:
+    """Run 1 of tests/history/synthetic.py written to tmp_path/runs and imported by the command line."""
+    doc = make_document(1)
+    write_document(tmp_path / "runs", 1, doc)
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    return doc
+
+
+def runs_table_row(history_url: str, capsys) -> str:
+    """The first run's row of `runs` (what was printed before is dropped)."""
+    capsys.readouterr()
+    assert main(["runs", "--history", history_url]) == 0
+    return capsys.readouterr().out.splitlines()[1]
+
+
+def one_commit_repo(path) -> str:
+    """`path` made a git repository of one empty commit; returns the commit."""
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def test_an_empty_store_says_so_and_says_matches_only_under_a_filter(history_url, capsys):
     assert main(["runs", "--history", history_url]) == 0
     out = capsys.readouterr().out.strip()
@@ -237,8 +260,7 @@ def test_an_empty_store_says_so_and_says_matches_only_under_a_filter(history_url
 
 
 def test_export_writes_json_indented_by_two(history_url, tmp_path, capsys):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     capsys.readouterr()
     assert main(["export", "1", "--history", history_url]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -246,8 +268,7 @@ def test_export_writes_json_indented_by_two(history_url, tmp_path, capsys):
 
 
 def test_export_to_a_file_it_cannot_write_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert main(["export", "1", "-o", str(blocker / "run.json"), "--history", history_url]) == 1
@@ -357,9 +378,7 @@ def test_an_unknown_ref_stops_the_bisection_with_gits_error(tmp_path):
 
 
 def test_a_probe_that_cannot_judge_shows_the_last_five_lines_of_the_ab(tmp_path):
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    one_commit_repo(tmp_path)
     printer = [sys.executable, "-c", "print('\\n'.join(f'line {i}' for i in range(1, 8))); raise SystemExit(3)"]
     with pytest.raises(bisect_module.BisectError) as raised:
         bisect_module.probe_tree(tmp_path, "case", "HEAD", command=lambda *args: printer)
@@ -368,8 +387,7 @@ def test_a_probe_that_cannot_judge_shows_the_last_five_lines_of_the_ab(tmp_path)
 
 
 def test_export_to_a_file_returns_0_and_a_write_error_names_the_systems_words(history_url, tmp_path, capsys):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     assert main(["export", "1", "-o", str(tmp_path / "run.json"), "--history", history_url]) == 0
     assert (tmp_path / "run.json").read_text().startswith("{\n")
     blocker = tmp_path / "file"
@@ -388,18 +406,10 @@ def test_changes_on_an_empty_store_names_the_gpu_only_when_asked_for_one(history
 
 
 def test_the_runs_table_names_a_commit_by_ten_characters(history_url, tmp_path, capsys):
-    doc = make_document(1)
-    write_document(tmp_path / "runs", 1, doc)
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
-    capsys.readouterr()
-    assert main(["runs", "--history", history_url]) == 0
-    commit = main_commit(doc)
-    row = capsys.readouterr().out.splitlines()[1]
+    doc = import_one_run(history_url, tmp_path)
+    row = runs_table_row(history_url, capsys)
+    commit = doc["commit_info"]["id"]
     assert f" {commit[:10]} " in row and commit[:11] not in row
-
-
-def main_commit(doc: dict) -> str:
-    return doc["commit_info"]["id"]
 
 
 # the third sample (NOTES.md, eighth session)
@@ -457,13 +467,10 @@ def test_importing_nothing_is_exit_1(history_url, tmp_path, capsys):
 
 
 def test_the_runs_table_names_the_host(history_url, tmp_path, capsys):
-    doc = make_document(1)
-    write_document(tmp_path / "runs", 1, doc)
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
-    capsys.readouterr()
-    assert main(["runs", "--history", history_url]) == 0
+    doc = import_one_run(history_url, tmp_path)
+    row = runs_table_row(history_url, capsys)
     host = doc["machine_info"]["node"]
-    assert host and f" {host} " in capsys.readouterr().out.splitlines()[1]
+    assert host and f" {host} " in row
 
 
 # the fourth sample (NOTES.md, eighth session): faster steps and creeps in every view
@@ -496,8 +503,7 @@ def test_a_creep_does_not_move_the_runs_the_latest_median_is_compared_with(tmp_p
 
 
 def test_export_replaces_a_file_it_wrote_before(history_url, tmp_path):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     target = tmp_path / "run.json"
     target.write_text("old")
     assert main(["export", "1", "-o", str(target), "--history", history_url]) == 0
@@ -505,8 +511,7 @@ def test_export_replaces_a_file_it_wrote_before(history_url, tmp_path):
 
 
 def test_a_site_that_cannot_be_written_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     blocker = tmp_path / "file"
     blocker.write_text("")
     capsys.readouterr()
@@ -516,10 +521,9 @@ def test_a_site_that_cannot_be_written_is_one_sentence_and_exit_1(history_url, t
 
 
 def test_importing_a_run_again_counts_it_once_as_skipped(history_url, tmp_path, capsys):
-    write_document(tmp_path / "runs", 1, make_document(1))
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    import_one_run(history_url, tmp_path)
     capsys.readouterr()
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0  # the same file again
     assert capsys.readouterr().out.splitlines()[-1].startswith("0 imported, 1 skipped (already recorded), 0 failed")
 
 
@@ -534,11 +538,7 @@ def test_an_ab_killed_by_a_signal_judges_nothing(returncode):
 
 
 def test_a_probe_that_cannot_judge_names_its_commit_by_twelve_characters(tmp_path):
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
-    commit = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    commit = one_commit_repo(tmp_path)
     with pytest.raises(bisect_module.BisectError) as raised:
         bisect_module.probe_tree(tmp_path, "case", "HEAD", command=lambda *args: [sys.executable, "-c", "pass"])
     assert str(raised.value).startswith(f"{commit[:12]}: the A/B exited 0")
@@ -556,13 +556,10 @@ def test_a_bisection_that_stops_is_exit_3_with_one_sentence(monkeypatch, capsys,
 
 
 def test_the_runs_table_names_the_branch(history_url, tmp_path, capsys):
-    doc = make_document(1)
-    write_document(tmp_path / "runs", 1, doc)
-    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
-    capsys.readouterr()
-    assert main(["runs", "--history", history_url]) == 0
+    doc = import_one_run(history_url, tmp_path)
+    row = runs_table_row(history_url, capsys)
     branch = doc["commit_info"]["branch"]
-    assert branch and f" {branch} " in capsys.readouterr().out.splitlines()[1]
+    assert branch and f" {branch} " in row
 
 
 def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
