@@ -108,9 +108,8 @@ def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = Fa
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         return "timeout", ""
-    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
-    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-    return ("survived" if done.returncode == 0 else "killed"), " | ".join(tail)
+    tail = (stdout + stderr).strip().splitlines()[-3:]
+    return ("survived" if process.returncode == 0 else "killed"), " | ".join(tail)
 
 
 def apply_diff(text: str, diff: str) -> str:
