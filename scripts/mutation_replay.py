@@ -2,6 +2,7 @@
 
     python -m scripts.mutation_replay export SESSION.sqlite [...] [--module PATH ...] [--outcome OUTCOME] -o M.jsonl
     python -m scripts.mutation_replay run M.jsonl --test-command CMD [--workers N] [--timeout S] -o RESULTS.jsonl
+        [--tests-by-line MAP.json]   (CMD holds {tests}: the tests that run the mutant's code, fastest first)
     python -m scripts.mutation_replay table RESULTS.jsonl
 
 cosmic-ray (tox -e mutation) makes the mutants and runs the CPU tests on them; code that only runs on
@@ -12,12 +13,15 @@ to a private copy of this tree, runs the test command in it, and restores the fi
 command fails, survived when it passes, timeout past --timeout. It first runs the command on each
 unmutated copy and stops (exit 3) if that fails, so a failure is the mutant's, not the machine's.
 Workers run side by side; the GPU lock that the suite's timed tests take (harness/plugin/fixtures.py)
-keeps their timing one at a time. `run` and `table` need only the Python standard library.
+keeps their timing one at a time. With --tests-by-line (a map of scripts.mutation_coverage) each mutant
+runs only the tests that ran the statement it sits in (`tests_for`); one that no test runs survives
+unrun ("not run" in its tail). `run` and `table` need only the Python standard library.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import concurrent.futures
 import difflib
@@ -25,6 +29,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -89,6 +94,40 @@ def _mutant_diff(module: str, operator: str, arguments: dict, occurrence: int) -
                                         f"a/{module}", f"b/{module}"))
 
 
+def tests_for(coverage_map: dict, module: str, line: int, source: str) -> list[str]:
+    """The tests of `coverage_map` that run the code of `module`'s `line`, fastest first: those that ran
+    a line of the innermost statement that holds it (of its header, for a compound statement); for a
+    line outside every function body (module and class level, decorators, signatures: run at import)
+    those that ran any line of the module."""
+    lines = coverage_map["files"].get(module, {})
+    span = statement_lines(source, line)
+    if span is None:
+        chosen = {t for tests in lines.values() for t in tests}
+    else:
+        first, last = span
+        chosen = {t for number, tests in lines.items() if first <= int(number) <= last for t in tests}
+    seconds = coverage_map["seconds"]
+    return sorted(chosen, key=lambda t: (seconds.get(t, 0.0), t))
+
+
+def statement_lines(source: str, line: int) -> tuple[int, int] | None:
+    """The first and last line of the innermost statement holding `line` (its header where `line` is in
+    a compound statement's header, the whole statement where it falls on a blank line or an `else:` of
+    its body); None where `line` is in no function body, so that it runs when the module is imported.
+    A test that runs none of these lines cannot see a change to `line`."""
+    tree = ast.parse(source)
+    if not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body[0].lineno <= line <= node.end_lineno
+               for node in ast.walk(tree)):
+        return None
+    holding = [node for node in ast.walk(tree) if isinstance(node, (ast.stmt, ast.ExceptHandler))
+               and node.lineno <= line <= node.end_lineno]
+    innermost = max(holding, key=lambda node: (node.lineno, -node.end_lineno))
+    body = getattr(innermost, "body", None)
+    if body and line < body[0].lineno:
+        return innermost.lineno, body[0].lineno - 1
+    return innermost.lineno, innermost.end_lineno
+
+
 def _copy_tree(target: Path) -> None:
     shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*SKIPPED), symlinks=True, dirs_exist_ok=True)
 
@@ -134,10 +173,17 @@ def apply_diff(text: str, diff: str) -> str:
     return "".join(out + lines[at:])
 
 
-def _replay_one(mutant: dict, tree: Path, command: str, timeout: float, private_tmp: bool = False) -> dict:
+def _replay_one(mutant: dict, tree: Path, command: str, timeout: float, private_tmp: bool = False,
+                coverage_map: dict | None = None) -> dict:
     module = tree / mutant["module"]
     original = module.read_text()
     diff = _strip_header(mutant["diff"])
+    if coverage_map is not None:
+        tests = tests_for(coverage_map, mutant["module"], mutant["line"], original)
+        if not tests:
+            return {**_described(mutant), "outcome": "survived", "tests": 0,
+                    "tail": f"not run: no test of the map runs line {mutant['line']}'s code", "seconds": 0.0}
+        command = _with_tests(command, tests)
     try:
         try:
             module.write_text(apply_diff(original, diff))
@@ -151,6 +197,10 @@ def _replay_one(mutant: dict, tree: Path, command: str, timeout: float, private_
         module.write_text(original)
 
 
+def _with_tests(command: str, tests: list[str]) -> str:
+    return command.replace("{tests}", " ".join(shlex.quote(t) for t in tests))
+
+
 def _strip_header(diff: str) -> str:
     """The diff without the "--- mutation diff ---" line that cosmic-ray puts before its own."""
     return diff.split("--- mutation diff ---\n", 1)[-1]
@@ -160,7 +210,8 @@ def _described(mutant: dict) -> dict:
     return {key: value for key, value in mutant.items() if key != "diff"}
 
 
-def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path, private_tmp: bool = False) -> int:
+def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path, private_tmp: bool = False,
+        coverage_map: dict | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mutation-replay-") as scratch:
         trees = []
         for index in range(workers):
@@ -168,9 +219,20 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
             tree.mkdir()
             _copy_tree(tree)
             trees.append(tree)
+        checks = [command] * workers
+        if coverage_map is not None:
+            # every test that some mutant will run is run once unmutated, the tests dealt out over the
+            # copies (each copy checked, the whole costing one pass over those tests, not one per copy)
+            sources = {m["module"]: (ROOT / m["module"]).read_text() for m in mutants}
+            chosen = sorted({t for m in mutants for t in tests_for(coverage_map, m["module"], m["line"],
+                                                                   sources[m["module"]])},
+                            key=lambda t: (coverage_map["seconds"].get(t, 0.0), t))
+            checks = [_with_tests(command, chosen[i::workers]) if chosen[i::workers] else "true"
+                      for i in range(workers)]
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            checks = list(pool.map(lambda tree: _run_command(command, tree, timeout, private_tmp), trees))
-        failed = [(tree.name, tail) for tree, (outcome, tail) in zip(trees, checks, strict=True) if outcome != "survived"]
+            checked = list(pool.map(lambda pair: _run_command(pair[1], pair[0], timeout, private_tmp),
+                                    zip(trees, checks, strict=True)))
+        failed = [(tree.name, tail) for tree, (outcome, tail) in zip(trees, checked, strict=True) if outcome != "survived"]
         if failed:
             print(f"the unmutated tree fails the test command, so no mutant can be judged: {failed}", file=sys.stderr)
             return 3
@@ -183,7 +245,8 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
             while queue or pending:
                 while queue and free:
                     tree = free.pop()
-                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout, private_tmp)] = tree
+                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout, private_tmp,
+                                        coverage_map)] = tree
                 done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
                     free.append(pending.pop(future))
@@ -223,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--timeout", type=float, default=120.0, help="seconds before a mutant counts as a timeout")
     p_run.add_argument("--private-tmp", action="store_true",
                        help="give each copy its own TMPDIR (tests on a fake GPU; not where the real GPU's lock matters)")
+    p_run.add_argument("--tests-by-line", type=Path, metavar="MAP",
+                       help="scripts.mutation_coverage's map: each mutant runs only the tests that run its function, "
+                            "in place of {tests} in the test command")
     p_run.add_argument("-o", "--out", type=Path, required=True)
     p_table = commands.add_parser("table", help="killed/survived per module of a run's results")
     p_table.add_argument("results", type=Path)
@@ -244,8 +310,17 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no such file: {args.mutants}")
         if args.workers < 1:
             parser.error("--workers must be at least 1")
+        coverage_map = None
+        if args.tests_by_line is not None:
+            if not args.tests_by_line.is_file():
+                parser.error(f"no such file: {args.tests_by_line}")
+            if "{tests}" not in args.test_command:
+                parser.error("--tests-by-line needs {tests} in --test-command, where the chosen tests go")
+            coverage_map = json.loads(args.tests_by_line.read_text())
+        elif "{tests}" in args.test_command:
+            parser.error("{tests} in --test-command needs --tests-by-line, the map that chooses them")
         mutants = [json.loads(line) for line in args.mutants.read_text().splitlines() if line.strip()]
-        return run(mutants, args.test_command, args.workers, args.timeout, args.out, args.private_tmp)
+        return run(mutants, args.test_command, args.workers, args.timeout, args.out, args.private_tmp, coverage_map)
     if not args.results.is_file():
         parser.error(f"no such file: {args.results}")
     print(table([json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]))

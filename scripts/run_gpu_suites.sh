@@ -41,12 +41,15 @@
 #                        tests of the harness (suites/test_harness_on_gpu.py, test_verdict_gpu.py, the
 #                        elementwise correctness suite); `env MUTATION_WORKERS=N` (default 12) copies side by side.
 #                        A test that fails here unmutated is left out, and named
-#     mutation-plugin FILE  the same for mutants of harness/plugin/, against the plugin's own (CPU) tests
+#     mutation-mapped FILE  replays the mutants in FILE against the CPU tests of tests/ that ran each one's
+#                        statement here (python -m scripts.mutation_coverage: the map is built first, the
+#                        tests failing unmutated left out of it); a copy of TMPDIR per worker. Needs coverage.py
+#                        (carried in .whl) and, for the tests of --compare-ref, .gitbundle
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-plugin FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -100,9 +103,6 @@ TIMING_CPU_TESTS="tests/test_gpu_queries.py tests/test_cuda_available.py tests/t
   tests/test_ab_compare.py tests/test_baselines.py tests/test_streams_plan.py tests/test_metrics.py
   tests/test_tolerances.py tests/test_checks.py"
 HARNESS_GPU_TESTS="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
-# the plugin's own tests, fastest first (several run pytest in a subprocess with the fake GPU)
-PLUGIN_TESTS="tests/test_timed_case.py tests/test_workers.py tests/test_pytest_benchmark_contract.py
-  tests/test_front_door_options.py tests/test_plugin_history.py tests/test_plugin_end_to_end.py"
 replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_replay over FILE, CPU then GPU tests
   local name=$1 file=$2 cpu=$3 gpu=$4 option=${5:-}
   failing() {  # the node ids of the tests that fail unmutated; their messages to the log and the screen
@@ -118,6 +118,18 @@ replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_re
   [ -n "$gpu" ] && cmd="$cmd && python3 -m pytest $gpu $deselect -x -q -p no:cacheprovider --require-gpu"
   step "$name" python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
     --timeout 300 --test-command "$cmd" -o "$OUT/$name-results.jsonl" $option
+  sed -n '/^| module/,$p' "$WORK/$name.log"
+}
+mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which lines, then FILE's mutants by it
+  local name=$1 file=$2 workers=${MUTATION_WORKERS:-12}
+  # into site-packages, not --target: the .pth that starts coverage in the tests' subprocesses (whose
+  # PYTHONPATH is their own) must find it there
+  python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/coverage-*.whl
+  step "$name-map" python3 -m scripts.mutation_coverage -o "$OUT/$name-map.json" -- tests -q -p no:cacheprovider \
+    -p no:randomly -n "$workers"
+  step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$OUT/$name-map.json" \
+    --workers "$workers" --timeout 300 --private-tmp -o "$OUT/$name-results.jsonl" \
+    --test-command "python3 -m pytest {tests} -x -q -p no:cacheprovider -p no:randomly"
   sed -n '/^| module/,$p' "$WORK/$name.log"
 }
 
@@ -233,8 +245,8 @@ while [ $# -gt 0 ]; do
         "$WORK/session.prof" | grep -E "^ +[0-9]" | cut -c1-150 | tee "$OUT/session-profile.txt";;
     mutation)
       replay mutation "$2" "$TIMING_CPU_TESTS" "$HARNESS_GPU_TESTS"; shift;;
-    mutation-plugin)
-      replay mutation-plugin "$2" "$PLUGIN_TESTS" "" --private-tmp; shift;;
+    mutation-mapped)
+      mapped_replay mutation-mapped "$2"; shift;;
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;

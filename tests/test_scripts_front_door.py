@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
 BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
-                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "nightly_time": ["--wall", "3"],
+                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "nightly_time": ["--wall", "3"],
                  "mutation_replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"]}
 
 
@@ -52,6 +52,17 @@ def test_plot_baselines_without_matplotlib_says_what_it_needs_in_one_sentence(tm
     assert result.returncode == 3
     assert result.stderr.strip().count("\n") == 0
     assert "needs matplotlib: run it through `tox exec -e unit" in result.stderr
+
+
+def test_mutation_coverage_without_coverage_says_what_it_needs_in_one_sentence(tmp_path):
+    blocker = tmp_path / "coverage"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    result = run("-m", "scripts.mutation_coverage", "-o", str(tmp_path / "map.json"), "--", "tests",
+                 env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 3
+    assert result.stderr.strip().count("\n") == 0 and "needs coverage.py" in result.stderr
+    assert not (tmp_path / "map.json").exists()
 
 
 def test_mutation_replay_without_cosmic_ray_says_what_it_needs_in_one_sentence(tmp_path):
