@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # not copied into the replay's trees: environments, caches and outputs (.git is: tests of --compare-ref need it)
 SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
-           ".ruff_cache", ".tmp")
+           ".ruff_cache")
 
 
 def export(sessions: list[Path], modules: list[str], outcome: str) -> list[dict]:
@@ -135,8 +135,10 @@ def _copy_tree(target: Path) -> None:
 def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = False) -> tuple[str, str]:
     env = None
     if private_tmp:  # the copy's own TMPDIR: its tests' lock files and scratch folders meet no other copy's
-        (cwd / ".tmp").mkdir(exist_ok=True)
-        env = {**os.environ, "TMPDIR": str(cwd / ".tmp")}
+        # (beside the copy, not in it: a test's scratch folder must lie outside the copy's git tree)
+        tmp = cwd.parent / f"{cwd.name}.tmp"
+        tmp.mkdir(exist_ok=True)
+        env = {**os.environ, "TMPDIR": str(tmp)}
     # a session of its own, so that a timeout kills the whole command (the shell and every test
     # process under it), not the shell alone: a mutant that loops forever must not outlive its turn
     process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -122,9 +122,9 @@ replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_re
 }
 mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which lines, then FILE's mutants by it
   local name=$1 file=$2 workers=${MUTATION_WORKERS:-12}
-  # into site-packages, not --target: the .pth that starts coverage in the tests' subprocesses (whose
-  # PYTHONPATH is their own) must find it there
-  python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/coverage-*.whl
+  # the carried wheels (coverage.py among them) into site-packages, not --target alone: the tests'
+  # subprocesses set a PYTHONPATH of their own, and there the .pth that starts coverage must find it
+  python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl
   step "$name-map" python3 -m scripts.mutation_coverage -o "$OUT/$name-map.json" -- tests -q -p no:cacheprovider \
     -p no:randomly -n "$workers"
   step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$OUT/$name-map.json" \

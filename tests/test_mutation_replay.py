@@ -117,7 +117,8 @@ def test_no_mutant_is_judged_when_the_unmutated_tree_fails(toy_tree, tmp_path, c
 
 def test_a_private_tmp_gives_each_copy_its_own_tmpdir(toy_tree, tmp_path):
     out = tmp_path / "results.jsonl"
-    own_tmp = f"{sys.executable} -c \"import os, pathlib; assert pathlib.Path(os.environ['TMPDIR']) == pathlib.Path.cwd() / '.tmp'\""
+    own_tmp = (f"{sys.executable} -c \"import os, pathlib; here = pathlib.Path.cwd(); "
+               "assert pathlib.Path(os.environ['TMPDIR']) == here.parent / (here.name + '.tmp')\"")
     assert mutation_replay.run(mutants(("return 1", "return 2")), own_tmp, workers=1, timeout=30, out=out,
                                private_tmp=True) == 0
     assert json.loads(out.read_text())["outcome"] == "survived"
