@@ -124,7 +124,8 @@ mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which l
   local name=$1 file=$2 workers=${MUTATION_WORKERS:-12}
   # the carried wheels (coverage.py among them) into site-packages, not --target alone: the tests'
   # subprocesses set a PYTHONPATH of their own, and there the .pth that starts coverage must find it
-  python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl
+  # (without this script's PYTHONPATH, where pip would find them installed already and skip them)
+  env -u PYTHONPATH python3 -m pip install -q --no-index --no-deps --no-compile .whl/*.whl
   step "$name-map" python3 -m scripts.mutation_coverage -o "$OUT/$name-map.json" -- tests -q -p no:cacheprovider \
     -p no:randomly -n "$workers"
   step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$OUT/$name-map.json" \
