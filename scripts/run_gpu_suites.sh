@@ -126,10 +126,14 @@ mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which l
   # subprocesses set a PYTHONPATH of their own, and there the .pth that starts coverage must find it
   # (without this script's PYTHONPATH, where pip would find them installed already and skip them)
   env -u PYTHONPATH python3 -m pip install -q --no-index --no-deps --no-compile .whl/*.whl
-  step "$name-map" python3 -m scripts.mutation_coverage -o "$OUT/$name-map.json" -- tests -q -p no:cacheprovider \
-    -p no:randomly -n "$workers"
-  step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$OUT/$name-map.json" \
-    --workers "$workers" --timeout 300 --private-tmp -o "$OUT/$name-results.jsonl" \
+  local map=${MUTATION_MAP:-}  # env MUTATION_MAP=FILE: a map this machine built before, instead of a new one
+  if [ -z "$map" ]; then
+    map="$OUT/$name-map.json"
+    step "$name-map" python3 -m scripts.mutation_coverage -o "$map" -- tests -q -p no:cacheprovider -p no:randomly \
+      -n "$workers"
+  fi
+  step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$map" \
+    --workers "$workers" --timeout "${MUTATION_TIMEOUT:-300}" --private-tmp -o "$OUT/$name-results.jsonl" \
     --test-command "python3 -m pytest {tests} -x -q -p no:cacheprovider -p no:randomly"
   sed -n '/^| module/,$p' "$WORK/$name.log"
 }
