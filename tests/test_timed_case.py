@@ -88,3 +88,41 @@ def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdi
     assert (info["verdict"], info["reference"], info["ci_low"], info["ci_high"]) == (
         "same", "origin/main (abcdef1234)", 0.998, 1.01)
     assert case.state.records[0].verdict == "same" and case.state.verdicts == []  # A/B verdicts stay with the ref
+
+
+def slower(reference_runs: int) -> Verdict:
+    return Verdict("suites/s.py::test_host[k]", "slower", 1.0e-3, 1.2e-3, 1.2, 0.02, "20% slower (p=0.001)",
+                   reference="history of GPU-test", reference_runs=reference_runs)
+
+
+@pytest.mark.parametrize(("reference_runs", "pooled"), [(1, ""), (2, ", pooled with 1 more stored runs"),
+                                                      (3, ", pooled with 2 more stored runs")])
+def test_a_slower_case_fails_naming_its_reference_and_how_many_stored_runs_it_pooled(monkeypatch, reference_runs,
+                                                                                      pooled):
+    import harness.plugin.timed_case as timed_case_module
+
+    monkeypatch.setattr(timed_case_module, "judge_against_stored", lambda record, **kwargs: slower(reference_runs))
+    case = timed_case()
+    case.state.comparing = True
+    with pytest.raises(pytest.fail.Exception) as failed:
+        case.time(lambda: None, wall=True, kernel="k")
+    message = str(failed.value)
+    assert message.startswith("performance regression: ") and " now against 1.00 ms in history of GPU-test" in message
+    assert f"in history of GPU-test{pooled} (1.200x): 20% slower (p=0.001)" in message
+    assert case.state.verdicts == [slower(reference_runs)]
+
+
+def test_compare_ref_judges_each_case_against_the_change_its_own_time_can_show():
+    floors = NoiseFloors()
+    asked = {}
+
+    def compare(name, prepared, timer, profile, flush, detectable):
+        # a long case: the relative floor; a 1 µs case: the absolute floor over its time
+        asked.update(long=detectable(1.0), short=detectable(1e-6))
+        return None, None
+
+    case = timed_case(ref=types.SimpleNamespace(compare=compare))
+    case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
+    assert asked == {"long": floors.same_gpu, "short": floors.absolute_s / 1e-6}
+    assert floors.absolute_s / 1e-6 > floors.same_gpu  # so that the short case tells the two apart
+    assert case.benchmark._mode == "not timed: the same SASS and launch as the ref" and case.state.records == []

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import re
+import sqlite3
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -44,6 +48,7 @@ def test_an_unknown_samples_format_names_its_first_byte_only():
 
 
 @pytest.mark.parametrize("runs, text", [(None, "baseline 0005"), (1, "baseline 0005"),
+                                        (2, "baseline 0005, pooled with 1 more stored runs"),
                                         (4, "baseline 0005, pooled with 3 more stored runs")])
 def test_the_reference_names_the_runs_pooled_into_it(runs, text):
     record = CaseRecord(case="c", median_s=1e-3, samples=[1e-3], timer="t", reference="baseline 0005",
@@ -215,3 +220,85 @@ def test_a_new_store_opens_while_another_process_is_still_creating_it(tmp_path):
     finally:
         releaser.join()
         other.close()
+
+
+def test_a_sha256_commit_and_a_profile_of_32_characters_fit_their_columns(store):
+    # PostgreSQL holds varchar columns to their width (SQLite does not): the widths are the store's promise
+    doc = make_document(1)
+    doc["commit_info"]["id"] = "f" * 64  # a commit of a SHA-256 repository
+    run_id = store.record_run(doc, outcome="passed", profile="p" * 32)
+    (run,) = store.runs()
+    assert (run.id, run.commit, run.profile) == (run_id, "f" * 64, "p" * 32)
+
+
+def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_pooled_connections(monkeypatch):
+    made = {}
+    monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.update(kwargs))
+    connection.create_engine(sa.engine.make_url("postgresql+psycopg://u:secret@127.0.0.1/db"))
+    # the 10 s and the pre-ping are docs/method.md's promise ("History")
+    assert made == {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10, "application_name": "kernel-suite"}}
+
+
+@pytest.mark.parametrize("url", ["postgresql+nosuchdriver://u:secret@h/db",  # no such dialect (NoSuchModuleError)
+                                 "postgresql+pg8000://u:secret@h/db"])  # a dialect whose driver is not installed
+def test_a_missing_database_driver_is_one_history_error_without_the_password(url):
+    if "pg8000" in url and importlib.util.find_spec("pg8000") is not None:
+        pytest.skip("pg8000 is installed here")
+    with pytest.raises(HistoryError, match="its database driver is not installed") as raised:
+        connection.create_engine(sa.engine.make_url(url))
+    assert "secret" not in str(raised.value)
+
+
+class SwitchingCursor:
+    """A cursor whose file is not in WAL and whose switch to WAL fails with `errors`, in turn, then works."""
+
+    def __init__(self, errors):
+        self.errors, self.switches = list(errors), 0
+
+    def execute(self, statement):
+        if statement == "PRAGMA journal_mode":
+            return type("Row", (), {"fetchone": lambda _: ("delete",)})()
+        self.switches += 1
+        if self.switches > 200:  # the test's guard against a retry that never gives up
+            raise sqlite3.OperationalError("gave up: the switch was retried 200 times")
+        if self.errors:
+            raise sqlite3.OperationalError(self.errors.pop(0))
+        return self
+
+
+def test_the_switch_to_wal_is_retried_while_the_file_is_locked_and_then_made():
+    cursor = SwitchingCursor(["database is locked"] * 3)
+    connection._use_wal(cursor)
+    assert cursor.switches == 4
+
+
+def test_the_switch_to_wal_gives_up_after_the_busy_timeout(monkeypatch):
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_S", 0.1)
+    cursor = SwitchingCursor(["database is locked"] * 1000)
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        connection._use_wal(cursor)
+    assert 3 <= cursor.switches < 200 and time.monotonic() - started < 0.5  # retried in short steps, then gave up
+
+
+def test_another_error_of_the_switch_to_wal_is_raised_at_once():
+    cursor = SwitchingCursor(["disk I/O error"])
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        connection._use_wal(cursor)
+    assert cursor.switches == 1
+
+
+def test_a_run_of_300_cases_has_300_names():
+    # more cases than CPython keeps one int object for: their count is compared by value
+    doc = make_document(1, cases=300, samples=2)
+    assert len(documents._checked(doc)) == 300
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"datetime": "yesterday"}, "the run has no valid \"datetime\" ('yesterday')"),
+    ({"machine_info": {"kernel_suite_schema": 99}}, "schema version 99 by a newer version of the suite"),
+])
+def test_a_document_that_is_no_run_is_one_document_error(change, message):
+    doc = make_document(1) | change
+    with pytest.raises(documents.DocumentError, match=re.escape(message)):
+        documents.run_row(documents.current(doc), outcome="passed", profile="nightly", label=None, source=None)

@@ -1,0 +1,77 @@
+"""The plugin's end-of-run writing, called directly (a --compare-ref run needs a GPU, a failing store a
+pytest run per case): the --compare-ref report's accepted-slowdown note and title, and a store that
+refuses the run's record."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from harness.plugin.history import record_session
+from harness.plugin.reporting import write_ref_report
+from harness.plugin.state import SuiteState
+from harness.storage.history import HistoryError
+from harness.verdict.labels import Verdict
+from tests.plugins.fake_gpu import fake_info
+
+
+def ref_state(tmp_path, labels, accepted):
+    verdicts = [Verdict(f"suites/s.py::test_k[{i}]", label, 1e-3, 1.1e-3, 1.1, 0.02, "10% slower")
+                for i, label in enumerate(labels)]
+    ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="0123456789abcdef"),
+                                accepted=accepted, verdicts=verdicts, removed_kernels=lambda package: [])
+    return SuiteState(device=None, profile=None, floors=None, report_path=tmp_path / "report.md", ref=ref,
+                      gpu=fake_info("GPU-test"))
+
+
+@pytest.mark.parametrize(("labels", "accepted", "noted", "counts"), [
+    (["accepted", "same"], "the new tile trades 1024³ for 4096³", True, "1 accepted, 1 same"),
+    (["same", "same"], "the new tile trades 1024³ for 4096³", False, "2 same"),  # nothing accepted in this run
+    (["slower"], None, False, "1 slower"),
+    ([], None, False, "no cases"),
+])
+def test_a_ref_report_notes_an_accepted_slowdown_only_where_a_case_was_accepted(tmp_path, labels, accepted, noted,
+                                                                                   counts):
+    state = ref_state(tmp_path, labels, accepted)
+    write_ref_report(state)
+    text = (tmp_path / "report.md").read_text()
+    assert ("**Slowdown accepted**: the new tile trades 1024³ for 4096³" in text) is noted
+    assert text.startswith("# Kernel suite: this tree against `origin/main` (0123456789) on Fake GPU")
+    assert state.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
+
+
+class RefusingStore:
+    safe_url = "sqlite:///history.sqlite"
+
+    def __init__(self):
+        self.closed = False
+
+    def record_run(self, document, outcome, profile):
+        raise HistoryError("disk full")
+
+    def close(self):
+        self.closed = True
+
+
+def session_state(store, records):
+    return types.SimpleNamespace(store=store, records=records, failures=0, profile=types.SimpleNamespace(
+        name="nightly"), problems=[], notices=[])
+
+
+def test_a_run_without_timed_cases_is_not_recorded():
+    store = RefusingStore()  # would be a problem if asked
+    state = session_state(store, records=[])
+    record_session(types.SimpleNamespace(_benchmarksession=object()), state)
+    assert (state.problems, state.notices, store.closed) == ([], [], False)
+
+
+def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monkeypatch):
+    import harness.plugin.history as history
+
+    monkeypatch.setattr(history, "run_document", lambda config: {"benchmarks": []})
+    store = RefusingStore()
+    state = session_state(store, records=["a record"])
+    record_session(types.SimpleNamespace(_benchmarksession=object()), state)
+    assert state.problems == ["history store: this run was not recorded: disk full"]
+    assert state.notices == [] and store.closed
