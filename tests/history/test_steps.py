@@ -131,3 +131,31 @@ def test_detection_over_200_runs_of_90_cases_takes_under_10_s():
     found = detect_all(series, lambda one: SAME_GPU_FLOOR)
     assert time.perf_counter() - started < 10
     assert len(found) == 90
+
+
+def test_a_step_is_judged_on_at_most_a_window_of_runs_either_side():
+    noise = gpu_timed_profiles()[0]
+    series = synthetic_series(noise, relative_medians(noise, 100, np.random.default_rng(48), step_at=40, step=0.03))
+    (step,) = detect_steps(series, SAME_GPU_FLOOR, window=30)
+    assert (step.index, step.runs_before, step.runs_after) == (40, 30, 30)  # 60 runs follow the step, 40 precede it
+
+
+def test_the_best_hinge_of_a_straight_rise_is_at_its_first_run():
+    from harness.history.steps import _creep
+
+    logs = np.log(1.001 ** np.arange(40))  # a rise from the first run on: the hinge at 0 fits it exactly
+    bend, slope, _, tstat = _creep(logs, 0, logs.size, min_runs=10)
+    assert bend == 0 and slope == pytest.approx(np.log(1.001)) and tstat > 1e9  # residuals of rounding only
+
+
+@pytest.mark.parametrize(("left_runs", "p_below"), [(7, 1e-6), (8, None)])
+def test_a_side_of_fewer_than_8_runs_is_judged_by_the_series_noise_scale_not_its_own_spread(left_runs, p_below):
+    from harness.history.steps import _judge
+
+    wobble = np.array([0.0, 0.02, -0.02, 0.01, -0.01, 0.015, -0.015, 0.005])  # its own spread: about 1.4%
+    logs = np.r_[wobble[:left_runs], 0.01 + np.resize(wobble, 30)]  # 1% higher after the change
+    _, p = _judge(logs, 0, left_runs, logs.size, window=30, scale=0.001)  # the series' scale: 0.1%
+    if p_below is not None:
+        assert p < p_below  # 1% over a 0.1% scale: certain
+    else:
+        assert p > 0.01  # 1% within the sides' own 1.4%: Welch's test cannot tell
