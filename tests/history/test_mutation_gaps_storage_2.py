@@ -302,3 +302,28 @@ def test_a_document_that_is_no_run_is_one_document_error(change, message):
     doc = make_document(1) | change
     with pytest.raises(documents.DocumentError, match=re.escape(message)):
         documents.run_row(documents.current(doc), outcome="passed", profile="nightly", label=None, source=None)
+
+
+def test_a_document_stored_twice_names_its_own_run_among_others(store):
+    from harness.storage.history.store import AlreadyRecorded
+
+    # stored before the repeated run: one whose hash sorts after its hash, and one before: only an
+    # exact match of the hash may name the run
+    smallest, middle, largest = sorted((make_document(i) for i in range(1, 4)), key=documents.content_hash)
+    ids = [store.record_run(doc, outcome="passed", profile="nightly") for doc in (largest, smallest, middle)]
+    with pytest.raises(AlreadyRecorded) as again:
+        store.record_run(middle, outcome="passed", profile="nightly")
+    assert again.value.run_id == ids[-1]
+
+
+@pytest.mark.parametrize("error", [KeyError("getpwuid(): uid not found: 1000"), OSError("no login name")])
+def test_a_machine_without_a_login_name_acknowledges_as_unknown(monkeypatch, error):
+    import getpass
+
+    from harness.storage.history import store as store_module
+
+    def nobody():
+        raise error
+
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    assert store_module._login_name() == "unknown"
