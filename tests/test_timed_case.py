@@ -126,3 +126,11 @@ def test_compare_ref_judges_each_case_against_the_change_its_own_time_can_show()
     assert asked == {"long": floors.same_gpu, "short": floors.absolute_s / 1e-6}
     assert floors.absolute_s / 1e-6 > floors.same_gpu  # so that the short case tells the two apart
     assert case.benchmark._mode == "not timed: the same SASS and launch as the ref" and case.state.records == []
+
+
+@pytest.mark.parametrize("rate", [4.4e12, lambda: 4.4e12])  # a rate, or a function measuring it when timed
+def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
+    case = timed_case()
+    case.time(lambda: None, wall=True, kernel="k", bytes_moved=1e6, ceiling=("device copy", rate))
+    record = case.state.records[0]
+    assert (record.ceiling, record.ceiling_rate) == ("device copy", 4.4e12)

@@ -327,3 +327,15 @@ def test_a_machine_without_a_login_name_acknowledges_as_unknown(monkeypatch, err
 
     monkeypatch.setattr(getpass, "getuser", nobody)
     assert store_module._login_name() == "unknown"
+
+
+def test_a_run_id_is_never_given_again_after_the_newest_run_is_deleted_by_hand(store):
+    # an operator removing a bad run with sqlite3 or psql must not make a later run take its id (and its
+    # acknowledgements)
+    first = store.record_run(make_document(1), outcome="passed", profile="nightly")
+    second = store.record_run(make_document(2), outcome="passed", profile="nightly")
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM cases WHERE run_id = :id"), {"id": second})
+        conn.execute(sa.text("DELETE FROM runs WHERE id = :id"), {"id": second})
+    third = store.record_run(make_document(3), outcome="passed", profile="nightly")
+    assert first < second < third
