@@ -75,3 +75,30 @@ def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monk
     record_session(types.SimpleNamespace(_benchmarksession=object()), state)
     assert state.problems == ["history store: this run was not recorded: disk full"]
     assert state.notices == [] and store.closed
+
+
+def test_the_references_line_counts_own_history_baseline_and_none_apart():
+    from harness.plugin.reporting import references_line
+    from harness.verdict.labels import HISTORY_REFERENCE
+
+    def judged(reference):
+        return Verdict("c", "same", 1e-3, 1e-3, 1.0, 0.02, "", reference=reference)
+
+    verdicts = [judged(f"{HISTORY_REFERENCE}GPU-a")] * 3 + [judged("baseline 0005")] * 2 + [judged(None)]
+    assert references_line(verdicts) == ("References: 3 cases against this GPU's history, 2 against the baseline, "
+                                         "1 without a reference")
+
+
+@pytest.mark.parametrize(("gpu", "workers", "lines"), [
+    (None, 2, []),  # no GPU: nothing is timed, whatever -n says
+    (fake_info("GPU-test"), 2, ["kernel suite: timer: chosen by each xdist worker (each result's 'timer' says which)"]),
+    (fake_info("GPU-test"), None, []),  # one process and no timed case collected: no timer was made
+])
+def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, gpu, workers, lines):
+    import harness.plugin as plugin
+
+    monkeypatch.setattr(plugin, "worker_id", lambda: None)  # the controller, also where these tests run under -n
+
+    state = SuiteState(device=None, profile=None, floors=None, report_path=None, gpu=gpu)
+    config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=workers))
+    assert plugin.pytest_report_collectionfinish(config, items=[]) == lines

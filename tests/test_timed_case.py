@@ -109,6 +109,7 @@ def test_a_slower_case_fails_naming_its_reference_and_how_many_stored_runs_it_po
     message = str(failed.value)
     assert message.startswith("performance regression: ") and " now against 1.00 ms in history of GPU-test" in message
     assert f"in history of GPU-test{pooled} (1.200x): 20% slower (p=0.001)" in message
+    assert failed.value.pytrace is False  # one line in pytest's report, no traceback of the harness
     assert case.state.verdicts == [slower(reference_runs)]
 
 
@@ -134,3 +135,16 @@ def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
     case.time(lambda: None, wall=True, kernel="k", bytes_moved=1e6, ceiling=("device copy", rate))
     record = case.state.records[0]
     assert (record.ceiling, record.ceiling_rate) == ("device copy", 4.4e12)
+
+
+def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(monkeypatch):
+    import harness.plugin
+    import harness.plugin.timed_case as timed_case_module
+
+    # a prepared case made in a module of a package (kernels' cases are made in kernels.<module>)
+    prepared = type("Prepared", (), {"__module__": "harness.plugin.state", "build": lambda self: "built"})()
+    asked = {}
+    monkeypatch.setattr(timed_case_module, "case_identity",
+                        lambda package, built, arch: asked.update(package=package, built=built, arch=arch) or "sass")
+    assert timed_case_module.sass_of(prepared, fake_info("GPU-test")) == "sass"
+    assert asked == {"package": harness.plugin, "built": "built", "arch": "sm_90"}
