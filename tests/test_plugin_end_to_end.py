@@ -69,6 +69,18 @@ def test_a_saved_run_compares_clean_with_itself_on_a_rerun(suite):
     assert "0001_first.json" in report and report.count("| same |") == 3
 
 
+def test_a_storage_the_user_names_is_kept_even_where_it_sorts_before_pytest_benchmarks_default(suite):
+    # only pytest-benchmark's own default (file://./.benchmarks) is replaced by the suite's baselines/;
+    # "file://../elsewhere" sorts before it and is the user's choice
+    work = suite / "work"
+    work.mkdir()
+    (work / "conftest.py").write_text((suite / "conftest.py").read_text())
+    (work / "test_fake_suite.py").write_text((suite / "test_fake_suite.py").read_text())
+    result = run(work, "--benchmark-storage=file://../elsewhere", "--benchmark-save=mine")
+    assert result.returncode == 0, output(result)
+    assert sorted(p.name for p in (suite / "elsewhere" / FOLDER).glob("*.json")) == ["0001_mine.json"]
+
+
 def test_a_slowed_case_fails_its_own_test_and_the_report_says_so(suite):
     run(suite, "--benchmark-save=first")
     result = run(suite, "--benchmark-compare", "--fake-gpu-seed=1", "--fake-gpu-slowdown=*beta*:1.10")
