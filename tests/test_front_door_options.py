@@ -46,6 +46,15 @@ def test_skipped_gpu_tests_are_counted_with_their_reason_under_q():
     assert int(line.split()[2]) > 0
 
 
+def test_the_skipped_gpu_tests_counted_are_those_left_after_deselection():
+    result = pytest_suites("-k", "vector_add")  # the count is taken after -k has deselected the others
+    assert result.returncode == 0
+    line = next(line for line in result.stdout.splitlines() if line.startswith("kernel suite: "))
+    summary = result.stdout.strip().splitlines()[-1]  # "12 skipped, 30 deselected in 1.2s"
+    assert "deselected" in summary
+    assert f"{line.split()[2]} skipped" in summary
+
+
 def test_require_gpu_makes_a_missing_gpu_an_error_naming_the_reason():
     result = pytest_suites("--require-gpu")
     assert result.returncode == 4

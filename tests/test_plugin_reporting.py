@@ -102,3 +102,49 @@ def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, g
     state = SuiteState(device=None, profile=None, floors=None, report_path=None, gpu=gpu)
     config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=workers))
     assert plugin.pytest_report_collectionfinish(config, items=[]) == lines
+
+
+def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_first_of_them(tmp_path):
+    from harness.plugin.reporting import write_stored_report
+    from harness.verdict.against_baseline import Baseline
+
+    ran = Verdict("suites/s.py::test_k[b]", "same", 1e-3, 1e-3, 1.0, 0.02, "")
+    baseline = Baseline(tmp_path / "0005.json", None, dict.fromkeys(
+        ["suites/s.py::test_k[a]", "suites/s.py::test_k[b]", "suites/s.py::test_k[c]", "suites/s.py::test_k[d]"]))
+    state = SuiteState(device=None, profile=None, floors=None, report_path=tmp_path / "report.md", baseline=baseline,
+                       verdicts=[ran], gpu=fake_info("GPU-test"))
+    write_stored_report(state)
+    assert state.notices[0] == "3 case(s) of the baseline did not run in this session, e.g. suites/s.py::test_k[a]"
+
+
+def test_history_reads_the_newest_20_passed_runs_of_the_gpu(monkeypatch):
+    import harness.plugin.history as history
+
+    asked = {}
+
+    class Store:
+        def reference_history(self, uuids, profile, limit_runs):
+            asked.update(uuids=uuids, profile=profile, limit_runs=limit_runs)
+            return {}
+
+    monkeypatch.setattr(history, "open_store", lambda url: Store())
+    state = SuiteState(device=None, profile=types.SimpleNamespace(name="nightly"), floors=None, report_path=None,
+                       gpu=fake_info("GPU-test"))
+    history.open_history(types.SimpleNamespace(getoption=lambda name: "sqlite:///h.sqlite"), state)
+    assert asked == {"uuids": ["GPU-test"], "profile": "nightly", "limit_runs": 20}  # docs/method.md, "History"
+    assert state.problems == [] and state.gpu_history == {}
+
+
+@pytest.mark.parametrize(("uuid", "named"), [("GPU-test", "GPU-test"), (None, "(no UUID: NVML missing)")])
+def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
+    import dataclasses
+
+    import harness.plugin as plugin
+    from harness.plugin.options import BASELINES
+
+    gpu = dataclasses.replace(fake_info("GPU-test"), uuid=uuid)
+    state = SuiteState(device=None, profile=None, floors=None, report_path=None, gpu=gpu)
+    config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly")
+    first, second = plugin.pytest_report_header(config)
+    assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
+    assert second == f"kernel suite: profile nightly, baselines in {BASELINES / 'Fake_GPU_9000'}"
