@@ -339,3 +339,24 @@ def test_a_run_id_is_never_given_again_after_the_newest_run_is_deleted_by_hand(s
         conn.execute(sa.text("DELETE FROM runs WHERE id = :id"), {"id": second})
     third = store.record_run(make_document(3), outcome="passed", profile="nightly")
     assert first < second < third
+
+
+def test_a_stored_case_cannot_be_changed_after_it_is_read():
+    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
+                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.median_s = 2e-3  # a reference pooled from it must stay what the store holds
+
+
+def test_a_case_is_acknowledged_only_at_a_run_that_holds_it(store):
+    # the run without the case lies between two runs with it and holds a case named after it: only
+    # equality of run and of name may match
+    gap = make_document(2, cases=3)
+    gap["benchmarks"] = [b for b in gap["benchmarks"] if b["fullname"] != case_name(1)]
+    store.record_run(make_document(1, cases=3), outcome="passed", profile="nightly")
+    without_it = store.record_run(gap, outcome="passed", profile="nightly")
+    with_it = store.record_run(make_document(3, cases=3), outcome="passed", profile="nightly")
+    with pytest.raises(HistoryError, match=re.escape(f"run {without_it} holds no case {case_name(1)!r}")):
+        store.acknowledge(case_name(1), without_it, reason="accepted")
+    store.acknowledge(case_name(1), with_it, reason="accepted")
+    assert store.acknowledgements() == {(case_name(1), with_it): "accepted"}
