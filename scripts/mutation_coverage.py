@@ -11,7 +11,8 @@ them: a .pth file in this interpreter's site-packages starts coverage in every p
 COVERAGE_PROCESS_START, and the context of such a process is read from the environment variable
 that this module's pytest hooks set around each test. The .pth file is removed when the run ends.
 
-scripts.mutation_replay's `tests_for` reads the map: a mutant runs the tests that ran its statement. Tests that fail unmutated are left out of the map, with their names printed.
+scripts.mutation_replay's `tests_for` reads the map: a mutant runs the tests that ran its statement.
+Tests that fail unmutated are left out of the map, with their names printed.
 """
 
 from __future__ import annotations

@@ -176,16 +176,16 @@ def apply_diff(text: str, diff: str) -> str:
 
 
 def _replay_one(mutant: dict, tree: Path, command: str, timeout: float, private_tmp: bool = False,
-                coverage_map: dict | None = None) -> dict:
-    module = tree / mutant["module"]
-    original = module.read_text()
-    diff = _strip_header(mutant["diff"])
-    if coverage_map is not None:
-        tests = tests_for(coverage_map, mutant["module"], mutant["line"], original)
+                tests: list[str] | None = None) -> dict:
+    """One mutant in `tree`; `tests`, where a map chose them, go in place of {tests} in `command`."""
+    if tests is not None:
         if not tests:
             return {**_described(mutant), "outcome": "survived", "tests": 0,
                     "tail": f"not run: no test of the map runs line {mutant['line']}'s code", "seconds": 0.0}
         command = _with_tests(command, tests)
+    module = tree / mutant["module"]
+    original = module.read_text()
+    diff = _strip_header(mutant["diff"])
     try:
         try:
             module.write_text(apply_diff(original, diff))
@@ -221,13 +221,13 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
             tree.mkdir()
             _copy_tree(tree)
             trees.append(tree)
-        checks = [command] * workers
+        checks, tests = [command] * workers, [None] * len(mutants)
         if coverage_map is not None:
+            sources = {m["module"]: (ROOT / m["module"]).read_text() for m in mutants}
+            tests = [tests_for(coverage_map, m["module"], m["line"], sources[m["module"]]) for m in mutants]
             # every test that some mutant will run is run once unmutated, the tests dealt out over the
             # copies (each copy checked, the whole costing one pass over those tests, not one per copy)
-            sources = {m["module"]: (ROOT / m["module"]).read_text() for m in mutants}
-            chosen = sorted({t for m in mutants for t in tests_for(coverage_map, m["module"], m["line"],
-                                                                   sources[m["module"]])},
+            chosen = sorted({t for some in tests for t in some},
                             key=lambda t: (coverage_map["seconds"].get(t, 0.0), t))
             checks = [_with_tests(command, chosen[i::workers]) if chosen[i::workers] else "true"
                       for i in range(workers)]
@@ -243,12 +243,12 @@ def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Pa
         results = []
         with concurrent.futures.ThreadPoolExecutor(workers) as pool, out.open("w") as sink:
             pending = {}
-            queue = collections.deque(mutants)
+            queue = collections.deque(zip(mutants, tests, strict=True))
             while queue or pending:
                 while queue and free:
                     tree = free.pop()
-                    pending[pool.submit(_replay_one, queue.popleft(), tree, command, timeout, private_tmp,
-                                        coverage_map)] = tree
+                    mutant, its_tests = queue.popleft()
+                    pending[pool.submit(_replay_one, mutant, tree, command, timeout, private_tmp, its_tests)] = tree
                 done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
                     free.append(pending.pop(future))
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--private-tmp", action="store_true",
                        help="give each copy its own TMPDIR (tests on a fake GPU; not where the real GPU's lock matters)")
     p_run.add_argument("--tests-by-line", type=Path, metavar="MAP",
-                       help="scripts.mutation_coverage's map: each mutant runs only the tests that run its function, "
+                       help="scripts.mutation_coverage's map: each mutant runs only the tests that ran its statement, "
                             "in place of {tests} in the test command")
     p_run.add_argument("-o", "--out", type=Path, required=True)
     p_table = commands.add_parser("table", help="killed/survived per module of a run's results")

@@ -126,7 +126,7 @@ mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which l
   # subprocesses set a PYTHONPATH of their own, and there the .pth that starts coverage must find it
   # (without this script's PYTHONPATH, where pip would find them installed already and skip them)
   env -u PYTHONPATH python3 -m pip install -q --no-index --no-deps --no-compile .whl/*.whl
-  local map=${MUTATION_MAP:-}  # env MUTATION_MAP=FILE: a map this machine built before, instead of a new one
+  local map=${MUTATION_MAP:-}  # env MUTATION_MAP=FILE: a map built before on a machine like this one, not a new one
   if [ -z "$map" ]; then
     map="$OUT/$name-map.json"
     step "$name-map" python3 -m scripts.mutation_coverage -o "$map" -- tests -q -p no:cacheprovider -p no:randomly \

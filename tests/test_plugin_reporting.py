@@ -16,13 +16,18 @@ from harness.verdict.labels import Verdict
 from tests.plugins.fake_gpu import fake_info
 
 
+def suite_state(**fields) -> SuiteState:
+    """A process's state on the fake GPU, with `fields` set (nothing the end-of-run code here does not read)."""
+    return SuiteState(**{"device": None, "profile": None, "floors": None, "report_path": None,
+                         "gpu": fake_info("GPU-test"), **fields})
+
+
 def ref_state(tmp_path, labels, accepted):
     verdicts = [Verdict(f"suites/s.py::test_k[{i}]", label, 1e-3, 1.1e-3, 1.1, 0.02, "10% slower")
                 for i, label in enumerate(labels)]
     ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="0123456789abcdef"),
                                 accepted=accepted, verdicts=verdicts, removed_kernels=lambda package: [])
-    return SuiteState(device=None, profile=None, floors=None, report_path=tmp_path / "report.md", ref=ref,
-                      gpu=fake_info("GPU-test"))
+    return suite_state(report_path=tmp_path / "report.md", ref=ref)
 
 
 @pytest.mark.parametrize(("labels", "accepted", "noted", "counts"), [
@@ -99,7 +104,7 @@ def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, g
 
     monkeypatch.setattr(plugin, "worker_id", lambda: None)  # the controller, also where these tests run under -n
 
-    state = SuiteState(device=None, profile=None, floors=None, report_path=None, gpu=gpu)
+    state = suite_state(gpu=gpu)
     config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=workers))
     assert plugin.pytest_report_collectionfinish(config, items=[]) == lines
 
@@ -111,8 +116,7 @@ def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_fir
     ran = Verdict("suites/s.py::test_k[b]", "same", 1e-3, 1e-3, 1.0, 0.02, "")
     baseline = Baseline(tmp_path / "0005.json", None, dict.fromkeys(
         ["suites/s.py::test_k[a]", "suites/s.py::test_k[b]", "suites/s.py::test_k[c]", "suites/s.py::test_k[d]"]))
-    state = SuiteState(device=None, profile=None, floors=None, report_path=tmp_path / "report.md", baseline=baseline,
-                       verdicts=[ran], gpu=fake_info("GPU-test"))
+    state = suite_state(report_path=tmp_path / "report.md", baseline=baseline, verdicts=[ran])
     write_stored_report(state)
     assert state.notices[0] == "3 case(s) of the baseline did not run in this session, e.g. suites/s.py::test_k[a]"
 
@@ -128,8 +132,7 @@ def test_history_reads_the_newest_20_passed_runs_of_the_gpu(monkeypatch):
             return {}
 
     monkeypatch.setattr(history, "open_store", lambda url: Store())
-    state = SuiteState(device=None, profile=types.SimpleNamespace(name="nightly"), floors=None, report_path=None,
-                       gpu=fake_info("GPU-test"))
+    state = suite_state(profile=types.SimpleNamespace(name="nightly"))
     history.open_history(types.SimpleNamespace(getoption=lambda name: "sqlite:///h.sqlite"), state)
     assert asked == {"uuids": ["GPU-test"], "profile": "nightly", "limit_runs": 20}  # docs/method.md, "History"
     assert state.problems == [] and state.gpu_history == {}
@@ -143,7 +146,7 @@ def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
     from harness.plugin.options import BASELINES
 
     gpu = dataclasses.replace(fake_info("GPU-test"), uuid=uuid)
-    state = SuiteState(device=None, profile=None, floors=None, report_path=None, gpu=gpu)
+    state = suite_state(gpu=gpu)
     config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly")
     first, second = plugin.pytest_report_header(config)
     assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")

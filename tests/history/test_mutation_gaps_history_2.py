@@ -466,11 +466,12 @@ def test_importing_nothing_is_exit_1(history_url, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: no stored run in ")
 
 
-def test_the_runs_table_names_the_host(history_url, tmp_path, capsys):
+@pytest.mark.parametrize("field", [("machine_info", "node"), ("commit_info", "branch")])  # host, branch
+def test_the_runs_table_names_the_host_and_the_branch(history_url, tmp_path, capsys, field):
     doc = import_one_run(history_url, tmp_path)
     row = runs_table_row(history_url, capsys)
-    host = doc["machine_info"]["node"]
-    assert host and f" {host} " in row
+    value = doc[field[0]][field[1]]
+    assert value and f" {value} " in row
 
 
 # the fourth sample (NOTES.md, eighth session): faster steps and creeps in every view
@@ -553,13 +554,6 @@ def test_a_bisection_that_stops_is_exit_3_with_one_sentence(monkeypatch, capsys,
     monkeypatch.setattr(bisect_module, "bisect", stops)
     assert bisect_module.main(["case", "--good", "HEAD~1", "--bad", "HEAD"]) == 3
     assert capsys.readouterr().err.startswith("bisect: ")
-
-
-def test_the_runs_table_names_the_branch(history_url, tmp_path, capsys):
-    doc = import_one_run(history_url, tmp_path)
-    row = runs_table_row(history_url, capsys)
-    branch = doc["commit_info"]["branch"]
-    assert branch and f" {branch} " in row
 
 
 def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
