@@ -52,7 +52,7 @@ class RefusingStore:
     def __init__(self):
         self.closed = False
 
-    def record_run(self, document, outcome, profile):
+    def record_run(self, document, outcome, profile, other_failures):
         raise HistoryError("disk full")
 
     def close(self):
@@ -60,8 +60,7 @@ class RefusingStore:
 
 
 def session_state(store, records):
-    return types.SimpleNamespace(store=store, records=records, failures=0, profile=types.SimpleNamespace(
-        name="nightly"), problems=[], notices=[])
+    return suite_state(store=store, records=records, profile=types.SimpleNamespace(name="nightly"))
 
 
 def test_a_run_without_timed_cases_is_not_recorded():

@@ -6,14 +6,14 @@
     python -m harness.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model]
     python -m harness.history acknowledge CASE RUN --reason TEXT [--history URL]
     python -m harness.history site OUT/ [--gpu UUID|MODEL] [--by gpu_uuid|gpu_model] [--history URL]
-    python -m harness.history bisect CASE --good REF --bad REF [--profile quick]
+    python -m harness.history bisect CASE GOOD..BAD [-k EXPRESSION] [--profile quick|nightly|full]
 
 A command is a module with ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args, store) -> exit status``; adding one is adding it to `COMMANDS`.
 One with ``USES_STORE = False`` (bisect) is given None: no store is opened.
 Exit status: 0 done, 1 the store or an input cannot be used (one sentence on
 stderr, no traceback), `changes` found an open slower step, or `bisect` could
-not judge; 2 bad arguments (argparse's usage line).
+not name a commit (BAD not slower, or nothing could be judged); 2 bad arguments (argparse's usage line).
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ def parser() -> argparse.ArgumentParser:
                              f"default ${ENV_URL}, else history.sqlite in the runner's tool cache or ~/.cache/kernel-suite")
     top = argparse.ArgumentParser(prog="python -m harness.history",
                                   description="The history of every run per physical GPU: the runs, the changes "
-                                              "of each case, a dashboard (issues 20 and 21).")
+                                              "of each case, a dashboard, and the bisection of a slowdown.")
     commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         sub = commands.add_parser(command.NAME, parents=[common], help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
-        sub.set_defaults(handler=command.run, uses_store=getattr(command, "USES_STORE", True))
+        sub.set_defaults(handler=command.run, uses_store=getattr(command, "USES_STORE", True), parser_error=sub.error)
     return top
 
 

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, store: HistoryStore) -> int:
     analysis = analyse(store, by=args.by, gpu=args.gpu)
     try:
-        index = write_site(args.out, analysis.series, analysis.steps, acknowledged=analysis.acknowledged)
+        index = write_site(args.out, analysis.series, analysis.steps, acknowledged=analysis.acknowledged,
+                           reason=analysis.reason)
     except OSError as error:
         raise HistoryError(f"cannot write the site into {args.out}: {error.strerror or error}") from None
     print(index)

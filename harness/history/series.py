@@ -30,6 +30,24 @@ class Point:
     high_s: float  # upper edge
     sample_count: int
     gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
+    outcome: str = "passed"  # the case's own in its run: passed, failed (slower), accepted
+    verdict: str | None = None  # the label its run judged it with (None: not judged)
+    accepted_reason: str | None = None  # a slowdown accepted at this run (a trailer, or an acknowledgement)
+    run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
+
+    @property
+    def failed(self) -> bool:
+        """Its test failed (slower), and nobody accepted it at this run."""
+        return self.outcome == "failed" and self.accepted_reason is None
+
+    @property
+    def state(self) -> str:
+        """How the dashboard and `changes` mark it: failed, accepted, run failed, or passed."""
+        if self.failed:
+            return "failed"
+        if self.accepted_reason is not None:
+            return "accepted"
+        return "run failed" if self.run_failed else "passed"
 
     def __post_init__(self):
         for name in ("median_s", "low_s", "high_s"):
@@ -97,11 +115,15 @@ def gpu_uuids(series: Sequence[Series]) -> list[str]:
 def series_from_rows(key, rows: Sequence) -> Series:
     """A Series from the history store's `case_series` item: a key with gpu, case, timer and profile, and
     its points with run_id, started_at, commit, median_s, low_s, high_s, sample_count, gpu_uuid (and
-    optionally branch). The store's None for an unknown timer, profile or commit reads "unknown"."""
+    optionally branch, outcome, verdict, accepted_reason and run_failed). The store's None for an unknown
+    timer, profile or commit reads "unknown"."""
     series_key = SeriesKey(gpu=key.gpu or "unknown GPU", case=key.case, timer=key.timer or "unknown",
                            profile=key.profile or "unknown")
     points = tuple(Point(run_id=str(row.run_id), started_at=row.started_at, commit=row.commit or "unknown",
                          branch=getattr(row, "branch", None), median_s=row.median_s,
                          low_s=min(row.low_s, row.median_s), high_s=max(row.high_s, row.median_s),
-                         sample_count=row.sample_count, gpu_uuid=row.gpu_uuid) for row in rows)
+                         sample_count=row.sample_count, gpu_uuid=row.gpu_uuid,
+                         outcome=getattr(row, "outcome", "passed"), verdict=getattr(row, "verdict", None),
+                         accepted_reason=getattr(row, "accepted_reason", None),
+                         run_failed=getattr(row, "run_failed", False)) for row in rows)
     return Series(series_key, points)

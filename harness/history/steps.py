@@ -53,6 +53,8 @@ FASTER = "faster"
 # PELT's penalty per change point, in units of the noise variance times log(n): candidates only,
 # the t-test and the detectable change decide (see the module docstring, NOTES.md for the figures).
 PENALTY = 3.0
+# the fewest runs at a level either side of a step (a step in the newest run alone is not told from a slow run)
+MIN_RUNS_AT_LEVEL = 3
 # the smallest noise scale assumed (relative): a series of identical medians has none
 MIN_SCALE = 1e-4
 # t-statistic of a creep's slope (a hinge fitted at its best bend: no nominal p-value holds; this one
@@ -219,7 +221,8 @@ def _direction(ratio: float) -> str:
     return SLOWER if ratio > 1 else FASTER
 
 
-def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, window: int = 30, min_size: int = 3,
+def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, window: int = 30,
+                 min_size: int = MIN_RUNS_AT_LEVEL,
                  creep_detectable: float = 0.005, creep_min_runs: int = 10, confidence: float = 0.95,
                  seed: int = 0) -> list[Step]:
     """The steps and creeps of one series, oldest first.

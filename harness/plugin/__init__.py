@@ -78,7 +78,7 @@ def pytest_configure(config):
     threshold = threshold_of(config)
     device = config.hook.pytest_kernel_suite_device(config=config)
     state = SuiteState(device, PROFILES[config.getoption("profile")], floors_with_threshold(NoiseFloors(), threshold),
-                       Path(config.getoption("benchmark_report")))
+                       Path(config.getoption("benchmark_report")), repo=Path(config.rootpath))
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernel-suite-state")
     if not device.available:
@@ -225,12 +225,12 @@ def pytest_sessionfinish(session):
     config = session.config
     state = config.stash[STATE]
     export_results(config, state)  # in an xdist worker: results go to the controller
+    if worker_id() is None:
+        record_session(config, state)  # first, so that the report can name this run; a failure loses no report
     if worker_id() is None and state.comparing:
         write_stored_report(state)
     if state.ref is not None:
         write_ref_report(state)
-    if worker_id() is None:
-        record_session(config, state)  # after the JSON and the report: a store's failure loses neither
     if state.problems and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

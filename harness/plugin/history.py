@@ -1,11 +1,13 @@
 """The history store in a pytest run (`--history [URL]`): references read at the start, the run recorded at the end.
 
-At session start the store is opened and the passed runs of this GPU (its
+At session start the store is opened and the reference runs of this GPU (its
 UUID) are read once, per case, for `judge_against_history`
-(harness/verdict/against_baseline.py). At the end the run is recorded as
-pytest-benchmark's JSON document, with every sample, in one transaction:
-outcome "failed" when any test failed (never a reference then), "passed"
-otherwise. A store that cannot be opened, read or written is one clear error
+(harness/verdict/against_baseline.py): never a slower case, nor a case of a run
+whose correctness failed; an accepted case starts its new level. At the end the
+run is recorded as pytest-benchmark's JSON document, with every sample, in one
+transaction: outcome "failed" when any test failed, "passed" otherwise, each
+case with its own outcome (its verdict), and the count of failed tests that
+were not slower cases (any of them keeps the whole run from being a reference). A store that cannot be opened, read or written is one clear error
 at the end of the run and a non-zero exit; the run's JSON and report are still
 written. Nothing here prints the store's password.
 """
@@ -42,7 +44,8 @@ def open_history(config, state) -> None:
 def stored_result(entry) -> StoredResult:
     """A HistoryCase of the store as the verdict's StoredResult."""
     return StoredResult(entry.gpu_uuid, entry.timer, entry.median_s, f"history run {entry.run_id}", entry.sass,
-                        tuple(entry.samples))
+                        tuple(entry.samples), entry.started_at.isoformat(timespec="seconds"), entry.commit,
+                        entry.accepted_reason)
 
 
 def record_session(config, state) -> None:
@@ -51,10 +54,12 @@ def record_session(config, state) -> None:
         return
     outcome = "failed" if state.failures else "passed"
     try:
-        run_id = state.store.record_run(run_document(config), outcome=outcome, profile=state.profile.name)
+        run_id = state.store.record_run(run_document(config), outcome=outcome, profile=state.profile.name,
+                                        other_failures=state.other_failures())
     except HistoryError as error:
         state.problems.append(f"history store: this run was not recorded: {error}")
         return
     finally:
         state.store.close()
+    state.recorded_run = run_id
     state.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.store.safe_url}")

@@ -7,9 +7,10 @@ against stored runs and for a `--compare-ref` run alike.
 
 from __future__ import annotations
 
+from harness.plugin.regression import is_followed, window_lines
 from harness.plugin.state import SuiteState
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
-from harness.verdict.labels import ACCEPTED
+from harness.verdict.labels import ACCEPTED, SLOWER
 
 
 def write_stored_report(state: SuiteState) -> None:
@@ -26,7 +27,18 @@ def write_stored_report(state: SuiteState) -> None:
     against = f"`{baseline.path}`" if baseline is not None else "no baseline"
     title = f"Kernel suite on {where(state.gpu)} vs {against}"
     text = markdown_report(title, state.verdicts, {r.case: r for r in state.records}, [references_line(state.verdicts)])
+    followed = followed_records(state)
+    if followed:
+        text += "\n## Slower cases: their reference runs and the commits since\n"
+        for record in followed:
+            text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
     publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
+
+
+def followed_records(state: SuiteState) -> list:
+    """The records of the slower and accepted cases judged against stored runs, slower first."""
+    return sorted((r for r in state.records if is_followed(r.verdict) and r.window is not None),
+                  key=lambda r: (r.verdict != SLOWER, r.case))
 
 
 def references_line(verdicts) -> str:
@@ -66,6 +78,12 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
         terminalreporter.write_line(
             f"kernel suite: {state.skipped_gpu_tests} GPU tests skipped: needs a CUDA GPU: {state.device.why_not}. "
             f"--require-gpu (or KERNEL_SUITE_REQUIRE_GPU=1) makes that an error", yellow=True)
+    followed = followed_records(state) if state.comparing else []
+    if followed:
+        terminalreporter.section("kernel suite: slower cases, their reference runs and the commits since")
+        for record in followed:
+            for line in window_lines(record, state.profile.name, state.recorded_run, markdown=False):
+                terminalreporter.write_line(line)
     if state.notices:
         terminalreporter.section("kernel suite")
         for line in state.notices:

@@ -36,10 +36,15 @@ class SuiteState:
     baseline: Baseline | None = None
     history: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
     store: object = None  # the history store under --history (harness.storage.history.HistoryStore)
-    gpu_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's passed runs in it
+    gpu_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's reference runs in it
+    recorded_run: int | None = None  # this run's id in the store, once recorded
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
     verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference
     failures: int = 0
+    failed_tests: list[str] = field(default_factory=list)  # node ids of the failed tests
+    repo: Path | None = None  # the checkout the run is in (its git history gives a slower case's window)
+    head: tuple | None = None  # (commit, dirty) of that checkout, read once (harness.ab.commits.head_of)
+    windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
     skipped_gpu_tests: int = 0  # GPU tests skipped for want of a GPU (said at the end, under -q too)
     problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
     notices: list[str] = field(default_factory=list)  # plain information shown at the end
@@ -48,6 +53,12 @@ class SuiteState:
         """Count failures: a run with any is never saved as a baseline."""
         if report.failed:
             self.failures += 1
+            self.failed_tests.append(report.nodeid)
+
+    def other_failures(self) -> int:
+        """Failed tests that are not slower cases (a correctness test, an error): they fail the run whole."""
+        slower = {verdict.case for verdict in self.verdicts if verdict.fails}
+        return len(set(self.failed_tests) - slower)
 
     def add(self, record: CaseRecord, verdict: Verdict | None) -> None:
         """Keep one timed case's record and, when it was judged against a stored reference, its verdict."""

@@ -21,6 +21,7 @@ import pytest
 from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
+from harness.plugin.regression import failure_words, follow_slower
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
@@ -84,14 +85,14 @@ class TimedCase:
             verdict = judge_against_stored(record, baseline=state.baseline, history=state.history.get(record.case, []),
                                            gpu_history=state.gpu_history.get(record.case, []),
                                            gpu_uuid=state.gpu.uuid, floors=state.floors)
-            record = record.judged(verdict)
+            record, verdict = follow_slower(state, record.judged(verdict), verdict)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:
             # the reference the ratio was taken against: the baseline's median, or the pooled runs' one
             pooled = f", pooled with {verdict.reference_runs - 1} more stored runs" if verdict.reference_runs > 1 else ""
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
                         f"{format_duration(verdict.reference_median)} in {verdict.reference}{pooled} "
-                        f"({verdict.ratio:.3f}x): {verdict.reason}", pytrace=False)
+                        f"({verdict.ratio:.3f}x): {verdict.reason}{failure_words(record)}", pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:

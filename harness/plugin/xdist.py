@@ -28,7 +28,7 @@ import types
 from pathlib import Path
 
 from harness.plugin.benchmark import benchmarks_as_dicts, session_of
-from harness.verdict.labels import Verdict
+from harness.verdict.labels import ReferenceRun, Verdict
 from harness.verdict.record import CaseRecord
 
 PAYLOAD_KEY = "kernel_suite"
@@ -107,7 +107,8 @@ def import_results(config, state, workeroutput: dict) -> None:
             metadata.stats.update(seconds)
         session.benchmarks.append(metadata)
     state.records += [CaseRecord(**fields) for fields in payload.get("records", [])]
-    state.verdicts += [Verdict(**fields) for fields in payload.get("verdicts", [])]
+    state.verdicts += [Verdict(**{**fields, "references": tuple(ReferenceRun(**run) for run in fields.get(
+        "references", ()))}) for fields in payload.get("verdicts", [])]
 
 
 def prepare_worker_session(config) -> None:

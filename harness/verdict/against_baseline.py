@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.verdict.labels import HISTORY_REFERENCE, OTHER_HOST, OTHER_TIMER, THROTTLED, Verdict
+from harness.verdict.labels import HISTORY_REFERENCE, OTHER_HOST, OTHER_TIMER, THROTTLED, ReferenceRun, Verdict
 from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
 from harness.verdict.stats import judge
@@ -65,6 +65,12 @@ def run_gpu_uuid(doc: dict) -> str | None:
     return gpu.get("uuid")
 
 
+def run_commit(doc: dict) -> str | None:
+    """The commit a saved run was made at (pytest-benchmark's commit_info), if it says."""
+    commit = (doc.get("commit_info") or {}).get("id")
+    return commit if isinstance(commit, str) and commit else None
+
+
 @dataclass
 class Baseline:
     """One stored run, read once, as the comparison needs it."""
@@ -72,10 +78,14 @@ class Baseline:
     path: Path
     gpu_uuid: str | None
     cases: dict[str, CaseRecord]
+    started_at: str | None = None  # pytest-benchmark's "datetime"
+    commit: str | None = None
 
     @classmethod
     def from_doc(cls, path: Path, doc: dict) -> Baseline:
-        return cls(Path(path), run_gpu_uuid(doc), {r.case: r for r in records_of(doc)})
+        started = doc.get("datetime")
+        return cls(Path(path), run_gpu_uuid(doc), {r.case: r for r in records_of(doc)},
+                   started if isinstance(started, str) else None, run_commit(doc))
 
 
 def case_gpu_uuid(record: CaseRecord, doc_uuid: str | None) -> str | None:
@@ -93,13 +103,18 @@ def history_of(runs: dict[str, dict]) -> dict[str, list[StoredResult]]:
     """
     history: dict[str, list[StoredResult]] = {}
     for name, doc in runs.items():
-        uuid = run_gpu_uuid(doc)
+        uuid, commit, started = run_gpu_uuid(doc), run_commit(doc), doc.get("datetime")
         for record in records_of(doc):
             if record.timer and record.samples and not record.throttled:
                 history.setdefault(record.case, []).append(StoredResult(
                     case_gpu_uuid(record, uuid), record.timer, record.median_s, name, record.sass,
-                    tuple(record.samples)))
+                    tuple(record.samples), started if isinstance(started, str) else None, commit))
     return history
+
+
+def reference_run(run: StoredResult) -> ReferenceRun:
+    """How a verdict names a stored run it pooled."""
+    return ReferenceRun(run.run or "a stored run", run.started_at, run.commit, run.sass)
 
 
 # A pooled run contributes at least this many values (interpolated quantiles of its samples).
@@ -118,14 +133,19 @@ def reference_samples(base: CaseRecord, baseline: Baseline, history: list[Stored
     episode): each gives the m quantiles (i + 1/2)/m of its samples, m being
     the smallest run's sample count, at least ``MIN_VALUES_PER_RUN``.
     """
+    newest = pooled_with_baseline(base, baseline, history)
+    return pooled_samples([base.samples] + [run.samples for run in newest]), 1 + len(newest)
+
+
+def pooled_with_baseline(base: CaseRecord, baseline: Baseline, history: list[StoredResult]) -> list[StoredResult]:
+    """The stored runs other than the baseline that `reference_samples` pools with it, oldest first."""
     gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid)
     if base.sass is None or gpu_uuid is None:
-        return list(base.samples), 1
+        return []
     same_code = [run for run in history
                  if run.run != baseline.path.name and run.samples and run.gpu_uuid == gpu_uuid
                  and run.timer == base.timer and run.sass == base.sass]
-    newest = same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]
-    return pooled_samples([base.samples] + [run.samples for run in newest]), 1 + len(newest)
+    return same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]
 
 
 def pooled_samples(runs: list) -> list[float]:
@@ -194,6 +214,10 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         because = detectable.because + (f"; reference pooled from {runs} runs of this code" if runs > 1 else "")
         verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                         throttled=record.throttled, because=because)
+        pooled = pooled_with_baseline(base, baseline, list(history))
+        verdict = dataclasses.replace(verdict, references=tuple(
+            [ReferenceRun(baseline.path.name, baseline.started_at, baseline.commit, base.sass)]
+            + [reference_run(run) for run in pooled]))
     return dataclasses.replace(verdict, reference=baseline.path.name if baseline is not None else None,
                                reference_runs=runs)
 
@@ -207,36 +231,50 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
                           floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict | None:
     """Judge one record against this physical GPU's own stored runs, or None when they are too few.
 
-    `history` is the case's results in the history store's passed runs, oldest
-    first (harness/storage/history). The reference pools the newest
+    `history` is the case's results in the history store's reference runs, oldest
+    first (harness/storage/history: never a slower case, nor a run whose
+    correctness failed). Only the newest level counts: where a slowdown was
+    accepted (`StoredResult.accepted_reason`), the runs before it are never
+    pooled with the runs from it on. The reference pools the newest
     ``REFERENCE_RUNS`` runs of this GPU (UUID) and the record's timer that share
     one machine code, the newest run's (a reference of one code, as a baseline
-    is); at least ``HISTORY_MIN_RUNS`` are needed. The record's own code may
-    differ: a commit that changed the kernel is what the verdict is for, and its
-    reason then says so. The floor is the same-GPU one (30% for wall-clock host
-    routines), and the spread between processes is the one those runs show.
+    is); at least ``HISTORY_MIN_RUNS`` are needed, or one where the level began
+    with that code (an accepted slowdown's first run is its reference at once).
+    The record's own code may differ: a commit that changed the kernel is what
+    the verdict is for, and its reason then says so. The floor is the same-GPU
+    one (30% for wall-clock host routines), and the spread between processes is
+    the one those runs show (a young level's: the runs before it, of their code).
     """
     if gpu_uuid is None or not record.samples:
         return None
     mine = [run for run in history if run.gpu_uuid == gpu_uuid and run.timer == record.timer and run.samples]
     if not mine:
         return None
-    same_code = [run for run in mine if run.sass == mine[-1].sass]
-    if len(same_code) < HISTORY_MIN_RUNS:
+    start = max((i for i, run in enumerate(mine) if run.accepted_reason is not None), default=0)
+    level, before = mine[start:], mine[:start]
+    same_code = [run for run in level if run.sass == level[-1].sass]
+    accepted_start = level[0].accepted_reason is not None and same_code[0] is level[0]
+    if len(same_code) < HISTORY_MIN_RUNS and not accepted_start:
         return None
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
     newest = same_code[-REFERENCE_RUNS:]
+    spread_runs = same_code
+    if len(same_code) < HISTORY_MIN_RUNS and before:
+        spread_runs = [run for run in before if run.sass == before[-1].sass]
     reference = pooled_samples([run.samples for run in newest])
     detectable = detectable_change(reference, record.samples, same_gpu=True,
-                                   history=[run.median for run in same_code], reference_runs=len(newest),
+                                   history=[run.median for run in spread_runs], reference_runs=len(newest),
                                    host_copies=bool(record.host_copies), floors=floors)
     because = f"{detectable.because}; reference pooled from {len(newest)} runs of this GPU's history"
+    if accepted_start:
+        because += f", from {level[0].run} on, where a slowdown was accepted ({level[0].accepted_reason})"
     if record.sass != newest[-1].sass:
         because += ", whose machine code differs from this run's"
     verdict = judge(record.case, reference, record.samples, detectable=detectable.fraction, alpha=ALPHA,
                     throttled=record.throttled, because=because)
-    return dataclasses.replace(verdict, reference=f"{HISTORY_REFERENCE}{gpu_uuid}", reference_runs=len(newest))
+    return dataclasses.replace(verdict, reference=f"{HISTORY_REFERENCE}{gpu_uuid}", reference_runs=len(newest),
+                               references=tuple(reference_run(run) for run in newest))
 
 
 def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, history: list[StoredResult],

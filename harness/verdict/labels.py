@@ -42,6 +42,23 @@ JUDGED = frozenset({SLOWER, FASTER, SAME, ACCEPTED})  # a ratio was tested again
 
 
 @dataclass(frozen=True)
+class ReferenceRun:
+    """One stored run a verdict's reference pooled: what a user needs to find it again."""
+
+    name: str  # "history run 12" or a baseline file's name
+    started_at: str | None = None  # ISO 8601, UTC
+    commit: str | None = None
+    sass: str | None = None  # the machine code the case ran there (harness.ab.identity)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "started_at": self.started_at, "commit": self.commit, "sass": self.sass}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ReferenceRun:
+        return cls(str(data.get("name")), data.get("started_at"), data.get("commit"), data.get("sass"))
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One case judged against its reference. Times are in seconds.
 
@@ -51,7 +68,8 @@ class Verdict:
     ``ci_low``/``ci_high`` the bootstrap interval of a same-run (A/B) verdict.
     A field that does not apply to the label is None. ``reference`` names what
     the case was compared with (a baseline file, "history of GPU-...", a git
-    ref) and ``reference_runs`` how many stored runs it pools.
+    ref) and ``reference_runs`` how many stored runs it pools; ``references`` names those runs,
+    oldest first (stored references only).
     """
 
     case: str
@@ -66,6 +84,11 @@ class Verdict:
     ci_high: float | None = None
     reference: str | None = None
     reference_runs: int | None = None
+    references: tuple[ReferenceRun, ...] = ()
+
+    @property
+    def newest_reference(self) -> ReferenceRun | None:
+        return self.references[-1] if self.references else None
 
     @property
     def fails(self) -> bool:

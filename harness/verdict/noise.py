@@ -121,9 +121,14 @@ class StoredResult:
     gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
     timer: str
     median: float  # seconds
-    run: str | None = None  # the stored run's file name
+    run: str | None = None  # the stored run's name: a file name, or "history run N"
     sass: str | None = None  # hash of the machine code that ran (harness.ab.identity); None: unknown
     samples: tuple[float, ...] = ()
+    started_at: str | None = None  # ISO 8601, UTC
+    commit: str | None = None
+    # a slowdown accepted at this run (a trailer, or an acknowledgement): the history's newest level
+    # starts here, and no run before it is pooled with it (harness/verdict/against_baseline.py)
+    accepted_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,11 @@ class CaseRecord:
     verdict_reason: str | None = None
     reference: str | None = None  # what it was judged against: a baseline file, a GPU's history, a git ref
     reference_runs: int | None = None  # stored runs pooled into the reference
+    # the stored runs pooled (ReferenceRun.as_dict each, oldest first), for a verdict against stored runs
+    references: list[dict] = field(default_factory=list)
+    # a slower case's window (harness/ab/commits.py: Window.as_dict): the commits since its newest reference
+    window: dict | None = None
+    accepted_reason: str | None = None  # why a slowdown was accepted (verdict "accepted")
 
     # ---- derived figures -------------------------------------------------------------
     @property
@@ -135,7 +140,8 @@ class CaseRecord:
         return dataclasses.replace(
             self, verdict=verdict.label, ratio=verdict.ratio, p_value=verdict.p_value, ci_low=verdict.ci_low,
             ci_high=verdict.ci_high, detectable=verdict.detectable, verdict_reason=verdict.reason,
-            reference=verdict.reference, reference_runs=verdict.reference_runs)
+            reference=verdict.reference, reference_runs=verdict.reference_runs,
+            references=[run.as_dict() for run in verdict.references])
 
     # ---- reading and writing -----------------------------------------------------------
     def to_extra_info(self) -> dict:

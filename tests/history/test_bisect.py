@@ -1,35 +1,61 @@
-"""Bisection by A/B on a synthetic git repository: 8 commits after a good one, the 5th makes the case slower."""
+"""harness/history/bisect.py and the `bisect` command: a bisection that never names a commit it did not judge.
+
+A synthetic git repository of 9 commits (a good one, then 8): from the 5th on the case is 3%
+slower. Each probe stands in for `pytest --compare-ref` with a script that writes the A/B
+report's row from the commit's speed.txt and exits as the plugin does; a commit whose
+speed.txt says "broken" cannot be judged (it exits 1 without a slower verdict, as a build
+failure does).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from harness.history import bisect as bisect_module
+from harness.history import cmd_bisect
 from harness.history.bisect import (
     BAD,
+    CANNOT_JUDGE,
     GOOD,
+    SKIP,
     BisectError,
+    BisectResult,
+    NotSlower,
     Probe,
+    Selector,
     bisect,
     bisect_commits,
+    case_row,
+    command_line,
     first_parent_commits,
     judge,
+    probe_tree,
     probes_needed,
+    result_lines,
     worktree_prober,
 )
+from harness.history.cli import main
 
+NODE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-blocktile_2d]"
 SLOW_FROM = 5  # commits 1..8 after the good one; from the 5th on the case is 3% slower
-# stands in for `pytest --compare-ref`: writes the A/B report's row and exits as the plugin does
 FAKE_AB = """\
 import sys
 from pathlib import Path
-ratio = float(Path("speed.txt").read_text())
+speed = Path("speed.txt").read_text().strip()
+Path("selected.txt").write_text(" ".join(sys.argv[2:]))
+if speed == "broken":
+    print("error: the kernel does not build")
+    sys.exit(1)
+ratio = float(speed)
 verdict = "**slower**" if ratio > 1.02 else "same"
-Path(sys.argv[1]).write_text(f"| `case` | 100 us | {100 * ratio:.0f} us | {ratio:.3f}x | - | 1.5% | {verdict} |\\n")
+Path(sys.argv[1]).write_text(f"| `{NODE}` | 100 us | {100 * ratio:.0f} us | {ratio:.3f}× | - | 1.5% | {verdict} |\\n")
 sys.exit(1 if ratio > 1.02 else 0)
-"""
+""".replace("{NODE}", NODE)
 
 
 def _git(repo, *args):
@@ -37,24 +63,50 @@ def _git(repo, *args):
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path):
-    root = tmp_path / "repo"
+def make_repo(root: Path, speeds: list[str]) -> list[str]:
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
     (root / "fake_ab.py").write_text(FAKE_AB)
     commits = []
-    for i in range(9):
-        (root / "speed.txt").write_text("1.03" if i >= SLOW_FROM else "1.00")
+    for i, speed in enumerate(speeds):
+        (root / "speed.txt").write_text(speed)
         (root / "log.txt").write_text(f"change {i}\n")
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "-m", f"change {i}")
         commits.append(_git(root, "rev-parse", "HEAD"))
-    return root, commits
+    return commits
 
 
-def _fake_command(case, good, profile, report, python=sys.executable):
-    return [python, "fake_ab.py", str(report)]
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    return root, make_repo(root, ["1.03" if i >= SLOW_FROM else "1.00" for i in range(9)])
+
+
+def fake_command(selector, good, profile, report, python=sys.executable):
+    return [python, "fake_ab.py", str(report), *selector.pytest_args(), "--profile", profile]
+
+
+@pytest.fixture
+def fake_ab(monkeypatch):
+    """The command line's probes run FAKE_AB in each worktree instead of the GPU's A/B."""
+    real = bisect_module.worktree_prober
+
+    def prober(repo, selector, good, profile, command=fake_command):
+        return real(repo, selector, good, profile, command)
+
+    monkeypatch.setattr(bisect_module, "worktree_prober", prober)
+
+
+def speed_probe(root, seen=None):
+    def probe(commit):
+        if seen is not None:
+            seen.append(commit)
+        speed = _git(root, "show", f"{commit}:speed.txt")
+        if speed == "broken":
+            return Probe(commit, SKIP, "exit 1: cannot judge it")
+        return Probe(commit, BAD if float(speed) > 1.02 else GOOD, "exit 0")
+    return lambda profile: probe
 
 
 def test_first_parent_commits_are_the_range_oldest_first(repo):
@@ -62,18 +114,13 @@ def test_first_parent_commits_are_the_range_oldest_first(repo):
     assert first_parent_commits(root, commits[0], commits[-1]) == commits[1:]
 
 
-def test_bisect_finds_the_bad_commit_in_log2_8_probes_with_a_predicate(repo):
+def test_bad_is_judged_first_then_the_search_finds_the_bad_commit_in_log2_probes(repo):
     root, commits = repo
     seen = []
-
-    def probe(commit):
-        seen.append(commit)
-        slow = float(_git(root, "show", f"{commit}:speed.txt")) > 1.02
-        return Probe(commit, BAD if slow else GOOD)
-
-    result = bisect(root, "case", commits[0], commits[-1], probe=probe)
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root, seen))
+    assert seen[0] == commits[-1]  # BAD, timed against GOOD before anything is searched
     assert result.first_bad == commits[SLOW_FROM] and result.last_good == commits[SLOW_FROM - 1]
-    assert len(seen) == probes_needed(8) == 3
+    assert result.maybe == [] and len(seen) == 1 + probes_needed(len(commits) - 2)
     assert result.commit_range == f"{commits[SLOW_FROM - 1]}..{commits[SLOW_FROM]}"
 
 
@@ -81,41 +128,197 @@ def test_bisect_finds_the_bad_commit_in_log2_8_probes_with_a_predicate(repo):
 def test_every_position_of_the_bad_commit_is_found_in_3_probes(slow_from):
     candidates = [f"c{i}" for i in range(1, 9)]
     result = bisect_commits(candidates, "c0", lambda c: Probe(c, BAD if int(c[1:]) >= slow_from else GOOD))
-    assert result.first_bad == f"c{slow_from}" and len(result.probes) == 3
+    assert result.first_bad == f"c{slow_from}" and len(result.probes) <= 3
+    assert "c8" not in {p.commit for p in result.probes}  # the last candidate is BAD: judged before, never again
 
 
-def test_worktree_probes_run_the_ab_in_a_checkout_and_remove_it(repo):
+def test_an_unchanged_case_is_not_slower_and_no_commit_is_named(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.00"] * 4)
+    with pytest.raises(NotSlower, match=r"is not slower than .*no commit to look for"):
+        bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+
+
+def test_a_skipped_commit_is_passed_over_and_the_answer_is_the_range_it_leaves(tmp_path):
+    root = tmp_path / "repo"
+    # good, 1.00, broken, 1.03, 1.03: the first bad is the broken one or the one after it
+    commits = make_repo(root, ["1.00", "1.00", "broken", "1.03", "1.03"])
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+    assert result.last_good == commits[1] and result.first_bad == commits[3] and result.maybe == [commits[2]]
+    assert [p.commit for p in result.skipped] == [commits[2]]
+    text = "\n".join(result_lines(result))
+    assert "the first bad commit is one of 2" in text and commits[2][:12] in text and "first bad commit:" not in text
+
+
+def test_a_skipped_commit_beside_a_judged_one_still_gives_one_commit(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.00", "broken", "1.00", "1.03", "1.03"])
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+    assert result.first_bad == commits[3] and result.maybe == []
+
+
+def test_bad_that_cannot_be_judged_is_an_error_naming_no_commit(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.00", "1.03", "broken"])
+    with pytest.raises(BisectError, match="cannot be judged against"):
+        bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+
+
+def test_an_unknown_ref_is_named(repo):
     root, commits = repo
-    probe = worktree_prober(root, "case", commits[0], command=_fake_command)
-    result = bisect(root, "case", commits[0], commits[-1], probe=probe)
-    assert result.first_bad == commits[SLOW_FROM]
-    assert [p.verdict for p in result.probes] == [GOOD, BAD, BAD]  # c4, c6, c5
-    assert len(_git(root, "worktree", "list").splitlines()) == 1
-
-
-def test_a_probe_that_fails_without_a_slower_verdict_stops_the_bisection(repo):
-    root, commits = repo
-
-    def failing(case, good, profile, report, python=sys.executable):
-        return [python, "-c", "import sys; sys.exit(1)"]
-
-    with pytest.raises(BisectError, match="cannot judge"):
-        bisect(root, "case", commits[0], commits[-1], probe=worktree_prober(root, "case", commits[0], command=failing))
-    assert len(_git(root, "worktree", "list").splitlines()) == 1
-
-
-def test_judge_reads_exit_status_and_report():
-    slower = "| `suites/x.py::t[a]` | 1 us | 1.03 us | 1.030× | 1.02-1.04 | 1.5% | **slower** |"
-    assert judge(0, "| `suites/x.py::t[a]` | 1 us | 1 us | 1.000× | 0.99-1.01 | 1.5% | same |") == GOOD
-    assert judge(0, "| `suites/x.py::t[a]` | - | - | - | - | - | unchanged (same SASS) |") == GOOD
-    assert judge(0, None) is None  # no GPU: the timed cases skipped, no A/B report
-    assert judge(1, slower) == BAD
-    assert judge(1, "| `x` | 1 us | 1 us | 1.000× | 0.99-1.01 | 1.5% | same |") is None  # a failed test
-    assert judge(4, None) is None  # usage error
-    assert judge(5, None) is None  # no test selected
+    with pytest.raises(BisectError, match=r"'no-such-ref' names no commit"):
+        bisect(root, Selector(NODE), "no-such-ref", commits[-1], "quick", prober=speed_probe(root))
+    with pytest.raises(BisectError, match=r"not a git ref: '--all'"):
+        bisect(root, Selector(NODE), commits[0], "--all", "quick", prober=speed_probe(root))
 
 
 def test_an_empty_range_is_an_error(repo):
     root, commits = repo
-    with pytest.raises(BisectError, match="no commits"):
-        bisect(root, "case", commits[-1], commits[-1], probe=lambda c: Probe(c, GOOD))
+    with pytest.raises(BisectError, match="no commits between"):
+        bisect(root, Selector(NODE), commits[-1], commits[-1], "quick", prober=speed_probe(root))
+
+
+def test_without_a_profile_the_first_that_selects_the_case_is_used(repo):
+    root, commits = repo
+    tried = []
+
+    def prober(profile):
+        def probe(commit):
+            tried.append(profile)
+            if profile == "quick":
+                return Probe(commit, SKIP, "exit 5: cannot judge it (no case row in the report)")
+            return speed_probe(root)(profile)(commit)
+        return probe
+
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], prober=prober)
+    assert tried[:2] == ["quick", "nightly"] and set(tried[2:]) == {"nightly"}
+    assert result.first_bad == commits[SLOW_FROM]
+
+
+def test_worktree_probes_run_the_ab_in_a_checkout_and_remove_it(repo):
+    root, commits = repo
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick",
+                    prober=lambda profile: worktree_prober(root, Selector(NODE), commits[0], profile, fake_command))
+    assert result.first_bad == commits[SLOW_FROM]
+    assert result.checked.verdict == BAD and "slower 1.030×" in result.checked.detail
+    assert len(_git(root, "worktree", "list").splitlines()) == 1
+
+
+# the command line
+
+
+@pytest.mark.parametrize("argv, selected", [
+    ([NODE, "{good}..{bad}"], NODE),
+    ([NODE, "--good", "{good}", "--bad", "{bad}"], NODE),
+    (["-k", "blocktile_2d and 4096", "{good}..{bad}"], "suites -k blocktile_2d and 4096"),
+    (["-k", "blocktile_2d", "--good", "{good}", "--bad", "{bad}"], "suites -k blocktile_2d"),
+    (["test_matmul_time and 4096", "{good}..{bad}"], "suites -k test_matmul_time and 4096"),
+])
+def test_a_node_id_a_k_expression_and_either_range_form_all_find_the_commit(repo, fake_ab, capsys, argv, selected):
+    root, commits = repo
+    args = [a.format(good=commits[0][:10], bad=commits[-1][:10]) for a in argv]
+    assert main(["bisect", *args, "--repo", str(root), "--profile", "nightly"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith(f"first bad commit: {commits[SLOW_FROM]} change {SLOW_FROM} (last good ")
+    assert out.splitlines()[0].startswith(f"{commits[-1][:12]} bad against the good ref")
+    # the node id went to pytest as a path, an expression to -k
+    assert (root / "selected.txt").exists() is False  # each probe ran in a worktree of its own, since removed
+    probe = probe_tree(root, Selector.of(args[0] if args[0] != "-k" else args[1]), commits[0], "nightly",
+                       fake_command)
+    assert probe.verdict in (GOOD, BAD)
+    assert (root / "selected.txt").read_text() == f"{selected} --profile nightly"
+
+
+def test_the_command_says_not_slower_and_exits_1_naming_no_commit(tmp_path, fake_ab, capsys):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.00", "1.00", "1.00"])
+    assert main(["bisect", NODE, f"{commits[0]}..{commits[-1]}", "--repo", str(root), "--profile", "quick"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("not slower: ") and "no commit to look for" in captured.out
+    assert "first bad commit" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["{node}"], "give the range"),
+    (["{node}", "HEAD"], "is not GOOD..BAD"),
+    (["{node}", "HEAD...HEAD~1"], "is not GOOD..BAD"),
+    (["{node}", "HEAD~1..HEAD", "--good", "HEAD~2"], "give the range once"),
+    (["-k", "x", "{node}", "HEAD~1..HEAD"], "with -k, give at most the range"),
+    ([], "name the case"),
+])
+def test_arguments_that_do_not_say_a_case_and_a_range_are_usage_errors(capsys, argv, words):
+    with pytest.raises(SystemExit) as exited:
+        main(["bisect", *[a.format(node=NODE) for a in argv]])
+    assert exited.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_the_command_names_a_bad_ref_in_one_sentence(repo, capsys):
+    root, commits = repo
+    assert main(["bisect", NODE, f"{commits[0]}..nope", "--repo", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: bisect stopped, no result: 'nope' names no commit in ") and "usage" not in err
+
+
+def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path):
+    result = BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
+    monkeypatch.setattr(cmd_bisect, "bisect", lambda *args: result)
+    unusable = tmp_path / "not-a-folder"
+    unusable.write_text("")
+    assert main(["bisect", NODE, "HEAD~1..HEAD", "--history", str(unusable / "h.sqlite")]) == 0
+    assert cmd_bisect.USES_STORE is False
+
+
+def test_the_pasted_command_line_is_the_one_the_command_takes():
+    line = command_line(NODE, "a" * 40, "b" * 40, "nightly")
+    assert line == f"python -m harness.history bisect '{NODE}' {'a' * 12}..{'b' * 12} --profile nightly"
+    assert command_line("blocktile and 4096", "a" * 40, "b" * 40) == \
+        f"python -m harness.history bisect -k 'blocktile and 4096' {'a' * 12}..{'b' * 12}"
+
+
+# judging one probe
+
+
+def test_judge_reads_exit_status_and_report():
+    slower = f"| `{NODE}` | 1 us | 1.03 us | 1.030× | 1.02-1.04 | 1.5% | - | cupti | **slower** |"
+    assert judge(0, f"| `{NODE}` | 1 us | 1 us | 1.000× | 0.99-1.01 | 1.5% | - | cupti | same |") == GOOD
+    assert judge(0, f"| `{NODE}` | - | - | - | - | - | - | - | unchanged |") == GOOD
+    assert judge(0, None) == SKIP  # no GPU: the timed cases skipped, no A/B report
+    assert judge(1, slower) == BAD
+    assert judge(1, f"| `{NODE}` | 1 us | 1 us | 1.000× | - | 1.5% | - | cupti | same |") == SKIP  # a failed test
+    assert judge(2, slower) == SKIP  # interrupted, or a usage error
+    for signal in (-9, -15):
+        assert judge(signal, slower) == SKIP
+    assert case_row(slower) == ("slower", "1.030×")
+
+
+def test_a_probe_that_cannot_judge_names_its_commit_and_the_end_of_the_ab(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["broken"])
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", fake_command)
+    assert probe == Probe(commits[0], SKIP, probe.detail)
+    assert probe.detail.startswith("exit 1: cannot judge it (no case row in the report")
+    assert "the kernel does not build" in probe.detail
+
+
+def test_the_probe_mode_exits_as_git_bisect_run_reads_it(monkeypatch):
+    for verdict, status in ((BAD, 1), (GOOD, 0), (SKIP, CANNOT_JUDGE)):
+        monkeypatch.setattr(bisect_module, "probe_tree", lambda *args, v=verdict: Probe("c" * 40, v))
+        assert bisect_module.main([NODE, "--good", "HEAD~1", "--probe"]) == status
+    assert CANNOT_JUDGE == 125  # git-bisect(1): "exit code 125 ... cannot be tested"
+
+
+def test_bisect_runs_as_a_module_of_its_own_for_git_bisect_run():
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "harness.history.bisect", "--help"], capture_output=True, text=True,
+                          cwd=root)
+    assert done.returncode == 0 and "--probe" in done.stdout
+
+
+@pytest.mark.parametrize("candidates, probes", [(0, 0), (1, 0), (2, 1), (3, 2), (8, 3), (9, 4)])
+def test_the_probes_a_bisection_needs(candidates, probes):
+    assert probes_needed(candidates) == probes
+
+
+def test_a_probe_cannot_be_changed_after_it_judged():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Probe("abc", GOOD).verdict = BAD

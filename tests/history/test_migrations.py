@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import make_document
+from synthetic import GPU_A, case_name, make_document
 
 from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
 from harness.storage.history.connection import create_engine, resolve_url
-from harness.storage.history.schema import META, SCHEMA_VERSION, migrate
+from harness.storage.history.documents import case_rows, run_row
+from harness.storage.history.schema import META, SCHEMA_VERSION, migrate, tables
 
 
 def _columns(engine: sa.Engine) -> dict[str, set[str]]:
@@ -19,10 +20,23 @@ def _columns(engine: sa.Engine) -> dict[str, set[str]]:
 
 def test_an_empty_store_is_migrated_to_exactly_the_tables_the_code_queries(history_url):
     with open_store(history_url) as store:
-        assert store.schema_version() == CURRENT_VERSION == 2
+        assert store.schema_version() == CURRENT_VERSION == 3
         assert _columns(store.engine) == {name: {c.name for c in table.columns} for name, table in META.tables.items()}
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2]
+            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2, 3]
+
+
+def record_as_version(engine: sa.Engine, version: int, doc: dict, outcome: str) -> int:
+    """Record `doc` as the code of schema `version` did: only the columns its tables had."""
+    meta = tables(version)
+    runs, cases = meta.tables["runs"], meta.tables["cases"]
+    run = {k: v for k, v in run_row(doc, outcome=outcome, profile="nightly", label=None, source=None).items()
+           if k in runs.c}
+    with engine.begin() as conn:
+        run_id = conn.execute(sa.insert(runs).values(run)).inserted_primary_key[0]
+        conn.execute(sa.insert(cases), [{**{k: v for k, v in case.items() if k in cases.c}, "run_id": run_id}
+                                        for case in case_rows(doc)])
+    return run_id
 
 
 def test_a_version_1_store_with_runs_is_migrated_keeping_them(history_url):
@@ -31,12 +45,12 @@ def test_a_version_1_store_with_runs_is_migrated_keeping_them(history_url):
     migrate(engine, target=1)
     old = HistoryStore(url, engine)
     docs = [make_document(i) for i in range(3)]
-    ids = [old.record_run(doc, outcome="passed", profile="nightly") for doc in docs]
+    ids = [record_as_version(engine, 1, doc, "passed") for doc in docs]
     assert old.schema_version() == 1 and "acknowledgements" not in _columns(engine)
     engine.dispose()
 
     with open_store(history_url) as store:
-        assert store.schema_version() == 2
+        assert store.schema_version() == CURRENT_VERSION
         assert "acknowledgements" in _columns(store.engine)
         assert [run.id for run in store.runs()] == ids[::-1]
         assert [store.export_run(run_id) for run_id in ids] == docs
@@ -60,3 +74,25 @@ def test_a_database_with_our_table_names_but_no_schema_version_is_not_taken_for_
     engine.dispose()
     with pytest.raises(HistoryError, match="holds tables .*runs.* but no schema_version"):
         open_store(history_url)
+
+
+def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_marks_its_slower_cases_failed(history_url):
+    url = resolve_url(history_url)
+    engine = create_engine(url)
+    migrate(engine, target=2)
+    passed = [record_as_version(engine, 2, make_document(i), "passed") for i in range(3)]
+    failed_doc = make_document(3, case_slower={1: 1.05})
+    failed_doc["benchmarks"][1]["extra_info"]["verdict"] = "slower"
+    failed = record_as_version(engine, 2, failed_doc, "failed")
+    engine.dispose()
+
+    with open_store(history_url) as store:
+        history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+        # a failed run of version 2 failed whole (its failures besides its cases are not known)
+        assert {entry.run_id for entries in history.values() for entry in entries} == set(passed)
+        series = store.case_series(case=case_name(1))
+        [(_, points)] = series.items()
+        assert [(p.run_id, p.outcome, p.run_failed) for p in points] == [
+            *((run_id, "passed", False) for run_id in passed), (failed, "failed", True)]
+        [(_, others)] = store.case_series(case=case_name(0)).items()
+        assert (others[-1].outcome, others[-1].run_failed) == ("passed", True)

@@ -23,7 +23,7 @@ NOT_NULL = {
     "runs": {"id", "content_hash", "started_at", "recorded_at", "outcome", "gpu_uuids", "case_count",
              "document_rest"},
     "cases": {"id", "run_id", "position", "node_id", "median_s", "q25_s", "q75_s", "sample_count", "throttled",
-              "record", "benchmark", "stats", "samples"},
+              "record", "benchmark", "stats", "samples", "outcome"},
 }
 
 

@@ -44,7 +44,10 @@ def test_case_series_is_oldest_first_with_the_middle_half_of_the_samples(store):
         (GPU_A, "cupti concurrent kernel", "nightly"), (GPU_B, "cupti concurrent kernel", "nightly")]
     per_model = store.case_series(by="gpu_model", case=case_name(2))
     [(key, points)] = per_model.items()
-    assert key.gpu == "NVIDIA H200" and len(points) == 4
+    # every run is a point, the failed one too (run 9: the newest), marked so
+    assert key.gpu == "NVIDIA H200" and len(points) == 5
+    assert [p.run_failed for p in points] == [False] * 4 + [True]
+    points = points[:4]
     assert [p.started_at for p in points] == sorted(p.started_at for p in points)
     data = make_document(3, gpu_uuid=GPU_A, slower=1.03)["benchmarks"][2]["stats"]["data"]
     low, _, high = statistics.quantiles(data, n=4)

@@ -1,8 +1,7 @@
 """The suite's stored-run documents as the history store reads and writes them.
 
 The only module of the store that imports the rest of the harness: the case
-record and the strict loader of stored runs.  When the harness moves to its
-rooms (plan/LAYOUT.md) these imports are the lines that change.
+record, its verdict labels and the strict loader of stored runs.
 
 A run is pytest-benchmark's JSON document exactly as the suite saves it
 (``machine_info`` with our ``gpu`` dict, ``commit_info``, ``benchmarks`` with
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 
 from harness.storage.runs import BaselineError, load_run, stored_runs, write_text_atomically
 from harness.storage.schema import SchemaError, migrated
+from harness.verdict.labels import ACCEPTED, SLOWER
 from harness.verdict.record import CaseRecord, records_of
 
 from .samples import SamplesError, encode_samples
@@ -116,6 +116,11 @@ def _reference_text(record: CaseRecord) -> str | None:
     return record.reference + (f", pooled with {pooled - 1} more stored runs" if pooled > 1 else "")
 
 
+def case_outcome(record: CaseRecord) -> str:
+    """A case's own outcome (schema.CASE_OUTCOMES) from its verdict: slower failed, accepted accepted."""
+    return {SLOWER: "failed", ACCEPTED: "accepted"}.get(record.verdict, "passed")
+
+
 def case_rows(doc: dict) -> list[dict]:
     """The ``cases`` rows of a document (without run_id), in the file's order."""
     benchmarks = _checked(doc)
@@ -136,6 +141,7 @@ def case_rows(doc: dict) -> list[dict]:
             "q25_s": quartiles[0], "q75_s": quartiles[2], "sample_count": len(samples), "rsd": record.rsd,
             "sm_clock_mhz_min": record.sm_clock_mhz_min, "sm_clock_mhz_max": record.sm_clock_mhz_max,
             "throttled": record.throttled, "verdict": record.verdict, "reference": _reference_text(record),
+            "outcome": case_outcome(record), "accepted_reason": record.accepted_reason,
             "record": info, "stats": stats, "samples": encoded,
             "benchmark": {k: v for k, v in bench.items() if k not in ("fullname", "extra_info", "stats")},
         })

@@ -98,19 +98,51 @@ def _acknowledgements_v2(meta: sa.MetaData) -> sa.Table:
     )
 
 
+# Version 3: a case, not a run, fails. Each case keeps its own outcome (its timed test's): "failed" for a
+# slower verdict, "accepted" for a slowdown accepted in the nightly (an Accept-Slowdown trailer in its
+# window), else "passed"; with the reason of an acceptance. A run keeps how many of its failed tests were
+# not slower cases (a correctness failure): such a run is never a reference, whatever its cases say.
+CASE_OUTCOMES = ("passed", "failed", "accepted")
+
+
+def _case_outcome_v3() -> sa.Column:
+    return sa.Column("outcome", sa.String(8), nullable=False, server_default="passed")
+
+
+def _accepted_reason_v3() -> sa.Column:
+    return sa.Column("accepted_reason", sa.Text)
+
+
+def _other_failures_v3() -> sa.Column:
+    # None: not known (a run recorded before version 3, or imported): a failed run then is failed whole
+    return sa.Column("other_failures", sa.Integer)
+
+
+def _case_outcomes_from_verdicts(conn: sa.Connection) -> None:
+    """Old rows: a case judged slower failed; every other case of a run keeps the run's outcome in the
+    run's ``outcome`` and ``other_failures`` (None), so a failed run's cases are still never references."""
+    cases = sa.table("cases", sa.column("outcome"), sa.column("verdict"))
+    conn.execute(sa.update(cases).where(cases.c.verdict == "slower").values(outcome="failed"))
+
+
 @dataclass(frozen=True)
 class Step:
-    """One migration: the tables it creates, and any statements it runs after."""
+    """One migration: the tables it creates, the columns it adds to tables of earlier steps
+    ((table name, column factory) pairs), and any statements it runs after."""
 
     version: int
     summary: str
     tables: tuple[Callable[[sa.MetaData], sa.Table], ...] = ()
     upgrade: Callable[[sa.Connection], None] | None = None
+    columns: tuple[tuple[str, Callable[[], sa.Column]], ...] = ()
 
 
 STEPS = (
     Step(1, "runs, cases and their samples", (_schema_version_v1, _runs_v1, _cases_v1)),
     Step(2, "acknowledgements of accepted changes", (_acknowledgements_v2,)),
+    Step(3, "an outcome per case (failed, accepted with its reason), a run's failures besides its cases",
+         columns=(("cases", _case_outcome_v3), ("cases", _accepted_reason_v3), ("runs", _other_failures_v3)),
+         upgrade=_case_outcomes_from_verdicts),
 )
 CURRENT_VERSION = STEPS[-1].version
 assert [step.version for step in STEPS] == list(range(1, CURRENT_VERSION + 1)), "steps are numbered 1, 2, ..."
@@ -122,6 +154,8 @@ def tables(version: int = CURRENT_VERSION) -> sa.MetaData:
     for step in STEPS[:version]:
         for build in step.tables:
             build(meta)
+        for table, column in step.columns:
+            meta.tables[table].append_column(column())
     return meta
 
 
@@ -155,6 +189,13 @@ def _lock(conn: sa.Connection) -> None:
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(2020120120)"))  # any fixed key of this store
 
 
+def _add_column(conn: sa.Connection, table: str, column: sa.Column) -> None:
+    """ALTER TABLE ... ADD COLUMN, the column's definition compiled for this backend (both take it)."""
+    preparer = conn.dialect.identifier_preparer
+    definition = sa.schema.CreateColumn(column).compile(dialect=conn.dialect)
+    conn.execute(sa.text(f"ALTER TABLE {preparer.quote(table)} ADD COLUMN {definition}"))
+
+
 def migrate(engine: sa.Engine, target: int = CURRENT_VERSION) -> int:
     """Bring the database to ``target`` (default: current); returns the version it was at."""
     with engine.connect() as conn:
@@ -169,6 +210,8 @@ def migrate(engine: sa.Engine, target: int = CURRENT_VERSION) -> int:
             meta = tables(step.version)
             for build in step.tables:
                 meta.tables[build(sa.MetaData()).name].create(conn)
+            for table, column in step.columns:
+                _add_column(conn, table, column())
             if step.upgrade is not None:
                 step.upgrade(conn)
             conn.execute(sa.insert(SCHEMA_VERSION).values(version=step.version, summary=step.summary))

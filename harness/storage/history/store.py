@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import getpass
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -14,6 +12,7 @@ from sqlalchemy.engine import URL
 from . import schema
 from .connection import HistoryError, create_engine, resolve_url, safe_url, translated_errors
 from .documents import DocumentError, benchmark_from_row, case_rows, current, document_from_rows, run_row
+from .rows import HistoryCase, RunSummary, SeriesKey, SeriesPoint
 from .samples import decode_samples
 from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
 
@@ -30,74 +29,6 @@ class AlreadyRecorded(HistoryError):
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """One stored run, as the listing shows it."""
-
-    id: int
-    started_at: datetime
-    commit: str | None
-    branch: str | None
-    dirty: bool | None
-    profile: str | None
-    gpu_model: str | None
-    gpu_uuids: tuple[str, ...]
-    host: str | None
-    outcome: str
-    label: str | None
-    source: str | None
-    case_count: int
-
-
-@dataclass(frozen=True)
-class HistoryCase:
-    """A case's result in one stored run: what a verdict pools into its reference.
-
-    The samples are decoded when first read: a query of 200 runs carries their
-    medians for the noise model, and the few runs pooled decode their samples.
-    """
-
-    run_id: int
-    started_at: datetime
-    commit: str | None
-    gpu_uuid: str | None
-    host: str | None
-    timer: str | None
-    sass: str | None
-    median_s: float
-    sample_count: int
-    throttled: bool
-    encoded_samples: bytes = field(repr=False, compare=False)
-
-    @functools.cached_property
-    def samples(self) -> tuple[float, ...]:
-        return decode_samples(self.encoded_samples)
-
-
-@dataclass(frozen=True)
-class SeriesPoint:
-    """A case in one run, for a time series: median, the band of its middle half, sample count."""
-
-    run_id: int
-    started_at: datetime
-    commit: str | None
-    gpu_uuid: str | None
-    sass: str | None
-    median_s: float
-    low_s: float  # 25% quantile of the samples
-    high_s: float  # 75% quantile
-    sample_count: int
-    throttled: bool
-
-
-@dataclass(frozen=True)
-class SeriesKey:
-    gpu: str | None  # a UUID, or a GPU model when grouped by model
-    case: str
-    timer: str | None
-    profile: str | None
 
 
 class HistoryStore:
@@ -132,19 +63,29 @@ class HistoryStore:
 
     # ---- writing ---------------------------------------------------------------------
     def record_run(self, document: dict, *, outcome: str, profile: str | None, label: str | None = None,
-                   source: str | None = None) -> int:
+                   source: str | None = None, other_failures: int | None = None) -> int:
         """Store one run (pytest-benchmark's JSON document) in one transaction; returns its id.
 
-        ``outcome`` is 'passed' or 'failed' (a run with a failed correctness test:
-        stored, never a reference).  Raises AlreadyRecorded (a HistoryError, with
-        the stored run's id) for a document stored before, and HistoryError for a
-        document that is no run or a store that cannot be written.
+        ``outcome`` is 'passed' or 'failed' (some test failed).  Each case keeps its
+        own outcome, from its record's verdict: 'failed' (slower: never a reference),
+        'accepted' (a slowdown accepted: a reference, and the start of a new level),
+        else 'passed'.  ``other_failures``: how many failed tests of a failed run were
+        not slower cases (a correctness test); a failed run with any, or not known
+        (None), is never a reference, whatever its cases say.  Raises AlreadyRecorded
+        (a HistoryError, with the stored run's id) for a document stored before, and
+        HistoryError for a document that is no run or a store that cannot be written.
         """
         if outcome not in OUTCOMES:
             raise HistoryError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        if other_failures is not None and (isinstance(other_failures, bool) or not isinstance(other_failures, int)
+                                           or other_failures < 0):
+            raise HistoryError(f"other_failures must be a count of tests, 0 or more, not {other_failures!r}")
+        if outcome == "passed":
+            other_failures = 0
         try:
             document = current(document)
-            run = run_row(document, outcome=outcome, profile=profile, label=label, source=source)
+            run = dict(run_row(document, outcome=outcome, profile=profile, label=label, source=source),
+                       other_failures=other_failures)
             cases = case_rows(document)
         except DocumentError as exc:
             raise HistoryError(f"cannot record {source or 'the run'}: {exc}") from None
@@ -228,26 +169,39 @@ class HistoryStore:
 
     def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
                           limit_runs: int) -> dict[str, list[HistoryCase]]:
-        """Per case, its results on these GPUs in the newest ``limit_runs`` passed runs of ``profile``.
+        """Per case, its results on these GPUs in the newest ``limit_runs`` runs of ``profile`` that may be
+        its reference.
 
-        One query for the whole run.  Newest first; up to ``limit_runs`` per case and
-        GPU; throttled results included (flagged: the caller leaves them out of a
-        reference).  ``profile=None`` means runs recorded without a profile.
+        A case may be a reference unless it failed (slower), or its run failed besides its
+        cases (a correctness test; a failed run of unknown failures, as before version 3).
+        An acknowledged case at a run (`acknowledge`) may be a reference even where it
+        failed: the acknowledgement accepts that run's level.  Each result carries its
+        ``accepted_reason`` where its slowdown was accepted or acknowledged there.  One
+        query for the whole run.  Newest first; up to ``limit_runs`` per case and GPU;
+        throttled results included (flagged: the caller leaves them out of a reference).
+        ``profile=None`` means runs recorded without a profile.
         """
         uuids = sorted(set(gpu_uuids))
         if not uuids or limit_runs < 1:
             return {}
         newest_first = (RUNS.c.started_at.desc(), RUNS.c.id.desc())
         profile_matches = RUNS.c.profile.is_(None) if profile is None else RUNS.c.profile == profile
+        acknowledged = _acknowledgement_of(CASES)
+        usable_run = sa.or_(RUNS.c.outcome == "passed", RUNS.c.other_failures == 0)
+        usable_case = sa.or_(CASES.c.outcome != "failed", acknowledged.exists())
         ranked = (sa.select(CASES.c.id.label("case_row"),
                             sa.func.row_number().over(partition_by=(CASES.c.node_id, CASES.c.gpu_uuid),
                                                       order_by=newest_first).label("rank"))
                   .join(RUNS, RUNS.c.id == CASES.c.run_id)
-                  .where(CASES.c.gpu_uuid.in_(uuids), RUNS.c.outcome == "passed", profile_matches)
+                  .where(CASES.c.gpu_uuid.in_(uuids), usable_run, usable_case, profile_matches)
                   .subquery())
         query = (sa.select(CASES.c.node_id, RUNS.c.id, RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, RUNS.c.host,
                            CASES.c.timer, CASES.c.sass, CASES.c.median_s, CASES.c.sample_count, CASES.c.throttled,
-                           CASES.c.samples)
+                           CASES.c.samples, CASES.c.outcome,
+                           sa.func.coalesce(acknowledged.with_only_columns(ACKNOWLEDGEMENTS.c.reason)
+                                            .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at.desc(),
+                                                      ACKNOWLEDGEMENTS.c.id.desc()).limit(1).scalar_subquery(),
+                                            CASES.c.accepted_reason))
                  .select_from(ranked.join(CASES, CASES.c.id == ranked.c.case_row).join(RUNS, RUNS.c.id == CASES.c.run_id))
                  .where(ranked.c.rank <= limit_runs)
                  .order_by(CASES.c.node_id, *newest_first))
@@ -256,27 +210,35 @@ class HistoryStore:
             for row in conn.execute(query):
                 history.setdefault(row[0], []).append(HistoryCase(
                     row[1], _utc(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9], bool(row[10]),
-                    bytes(row[11])))
+                    bytes(row[11]), row[12], row[13]))
         return history
 
     def case_series(self, *, by: str = "gpu_uuid", gpu: str | None = None, case: str | None = None,
                     timer: str | None = None, profile: str | None = None,
                     cases: Sequence[str] | None = None) -> dict[SeriesKey, list[SeriesPoint]]:
-        """Per (GPU UUID or model, case, timer, profile), the passed runs oldest first.
+        """Per (GPU UUID or model, case, timer, profile), every run of the case oldest first, failed ones too.
 
-        ``by`` is 'gpu_uuid' or 'gpu_model'; ``gpu`` (a GPU model or UUID, whichever the
-        series are keyed by), ``case`` (or ``cases``), ``timer`` and ``profile`` narrow
-        the series (None: all).  One query, no samples read:
-        the band is the 25-75% quantiles stored with each case.
+        Each point carries the case's outcome and verdict, the reason of an acceptance at
+        it (its own, or an acknowledgement's: the newest), and whether its run failed
+        besides its cases: a step is found where it happened, and drawn with the verdicts
+        of its runs.  ``by`` is 'gpu_uuid' or 'gpu_model'; ``gpu`` (a GPU model or UUID,
+        whichever the series are keyed by), ``case`` (or ``cases``), ``timer`` and
+        ``profile`` narrow the series (None: all).  One query, no samples read: the band
+        is the 25-75% quantiles stored with each case.
         """
         if by not in ("gpu_uuid", "gpu_model"):
             raise HistoryError(f"a series is per gpu_uuid or gpu_model, not {by!r}")
         gpu_column = CASES.c.gpu_uuid if by == "gpu_uuid" else RUNS.c.gpu_model
+        acknowledged = (_acknowledgement_of(CASES).with_only_columns(ACKNOWLEDGEMENTS.c.reason)
+                        .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at.desc(), ACKNOWLEDGEMENTS.c.id.desc())
+                        .limit(1).scalar_subquery())
+        run_failed = sa.and_(RUNS.c.outcome == "failed", sa.func.coalesce(RUNS.c.other_failures, 1) > 0)
         query = (sa.select(gpu_column.label("gpu"), CASES.c.node_id, CASES.c.timer, RUNS.c.profile, RUNS.c.id,
                            RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, CASES.c.sass, CASES.c.median_s,
-                           CASES.c.q25_s, CASES.c.q75_s, CASES.c.sample_count, CASES.c.throttled)
+                           CASES.c.q25_s, CASES.c.q75_s, CASES.c.sample_count, CASES.c.throttled, CASES.c.outcome,
+                           CASES.c.verdict, sa.func.coalesce(acknowledged, CASES.c.accepted_reason),
+                           sa.case((run_failed, True), else_=False), RUNS.c.branch)
                  .join(RUNS, RUNS.c.id == CASES.c.run_id)
-                 .where(RUNS.c.outcome == "passed")
                  .order_by(RUNS.c.started_at, RUNS.c.id))
         if gpu is not None:
             query = query.where(sa.or_(CASES.c.gpu_uuid == gpu, RUNS.c.gpu_model == gpu))
@@ -290,8 +252,21 @@ class HistoryStore:
             for row in conn.execute(query):
                 key = SeriesKey(row[0], row[1], row[2], row[3])
                 series.setdefault(key, []).append(SeriesPoint(
-                    row[4], _utc(row[5]), row[6], row[7], row[8], row[9], row[10], row[11], row[12], bool(row[13])))
+                    row[4], _utc(row[5]), row[6], row[7], row[8], row[9], row[10], row[11], row[12], bool(row[13]),
+                    row[14], row[15], row[16], bool(row[17]), row[18]))
         return series
+
+    def case_record(self, case: str, run_id: int) -> dict | None:
+        """The stored record (extra_info) of ``case`` in run ``run_id``, or None where the run holds no such case."""
+        query = sa.select(CASES.c.record).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
+        with self._errors("read"), self.engine.connect() as conn:
+            return conn.execute(query).scalar()
+
+
+def _acknowledgement_of(cases: sa.Table) -> sa.Select:
+    """The acknowledgements of a case row's case at its run (a correlated select)."""
+    return sa.select(ACKNOWLEDGEMENTS.c.id).where(ACKNOWLEDGEMENTS.c.node_id == cases.c.node_id,
+                                                  ACKNOWLEDGEMENTS.c.run_id == cases.c.run_id)
 
 
 def _login_name() -> str:

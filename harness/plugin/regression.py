@@ -1,0 +1,122 @@
+"""What follows a slower verdict against stored runs: its window of commits, and whether a trailer accepts it.
+
+For each case judged `slower` against this GPU's history or the model's baseline, the
+commits since its newest reference run are read from git once per reference commit
+(harness/ab/commits.py), kept in the case's record (so the store and `changes` know
+them), and searched for an `Accept-Slowdown` trailer that accepts the case
+(harness/verdict/acceptance.py). An accepted case passes with the label `accepted`;
+from its run on, its reference is the new level. The report and the terminal summary
+print each window with the `bisect` command for it (`bisect_command`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+
+from harness.ab.commits import Window, head_of, window
+from harness.history.bisect import command_line
+from harness.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
+from harness.verdict.labels import ACCEPTED, SLOWER, ReferenceRun, Verdict
+from harness.verdict.record import CaseRecord
+
+
+def _window_of(state, base: str | None) -> Window:
+    if state.head is None:
+        state.head = head_of(state.repo)
+    if base not in state.windows:
+        sha, dirty = state.head
+        state.windows[base] = window(state.repo, base, sha, head_dirty=dirty)
+    return state.windows[base]
+
+
+def _acceptances(state, found: Window) -> list[Acceptance]:
+    """The window's trailers as acceptances; a trailer that cannot be read is a problem of the run."""
+    result = []
+    for sha, value in found.acceptances:
+        try:
+            acceptance = parse_acceptance(value, f"the Accept-Slowdown trailer of {sha[:12]}")
+        except ValueError as error:
+            problem = f"commit {sha[:12]}: {error}"
+            if problem not in state.problems:
+                state.problems.append(problem)
+            continue
+        if acceptance is not None:
+            result.append(acceptance)
+    return result
+
+
+def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:
+    """A slower verdict against stored runs with its window, accepted where a trailer in it says so."""
+    if verdict.label != SLOWER or not verdict.references:
+        return record, verdict
+    newest = verdict.newest_reference
+    found = _window_of(state, newest.commit)
+    code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
+    acceptance = first_accepting(_acceptances(state, found), record.case, code_changed)
+    if acceptance is not None:
+        verdict = accepted(verdict, acceptance)
+    record = dataclasses.replace(record.judged(verdict), window=found.as_dict(),
+                                 accepted_reason=acceptance.words() if acceptance is not None else None)
+    return record, verdict
+
+
+def bisect_command(case: str, found: Window, profile: str) -> str | None:
+    """The `bisect` command line for `case` over the window, ready to paste (None without a listed window)."""
+    if found.unknown or not found.base or not found.head:
+        return None
+    return command_line(case, found.base, found.head, profile)
+
+
+def failure_words(record: CaseRecord) -> str:
+    """What a slower case's failure adds to its message: its window, and how to accept it if meant."""
+    if record.window is None:
+        return ""
+    found = Window.from_dict(record.window)
+    if found.unknown:
+        return f"; the commits since the reference could not be listed ({found.unknown})"
+    trailers = len(found.acceptances)
+    none_accept = (f"{trailers} Accept-Slowdown trailer{'s' if trailers != 1 else ''} in it, none naming this case"
+                   if trailers else "no Accept-Slowdown trailer in it")
+    return (f"; window {found.range_text} ({len(found.commits)} commits, {none_accept}): if the slowdown is meant, "
+            f"land a commit with the trailer 'Accept-Slowdown: REASON', or run `python -m harness.history "
+            f"acknowledge` on this case at this run")
+
+
+def is_followed(verdict_label: str | None) -> bool:
+    """The labels whose window the report and summary print."""
+    return verdict_label in (SLOWER, ACCEPTED)
+
+
+def _reference_words(record: CaseRecord) -> str:
+    runs = [ReferenceRun.from_dict(run) for run in record.references]
+    if not runs:
+        return "no stored run"
+    named = ", ".join(run.name for run in runs)
+    newest = runs[-1]
+    when = f"{newest.started_at[:16].replace('T', ' ')} UTC, " if newest.started_at else ""
+    return f"{named} (newest: {when}commit {(newest.commit or 'unknown')[:12]})"
+
+
+def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdown: bool) -> list[str]:
+    """A slower (or accepted) case's block: its reference runs, its window's commits, the bisect line, and how
+    to accept it; markdown for the report, plain text for the terminal."""
+    found = Window.from_dict(record.window or {})
+    code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
+    bullet = "- " if markdown else "  "
+    ratio = f" x{record.ratio:.3f}" if record.ratio else ""
+    lines = [(f"### {code(record.case)}: {record.verdict}{ratio}" if markdown else f"{record.case}: {record.verdict}{ratio}"),
+             f"{bullet}against {_reference_words(record)}"]
+    lines += [f"{bullet}{line}" if i == 0 else f"{'  ' if markdown else '    '}{line.strip()}"
+              for i, line in enumerate(found.lines())]
+    command = bisect_command(record.case, found, profile)
+    if command:
+        lines.append(f"{bullet}bisect: {code(command)}")
+    if record.verdict == ACCEPTED:
+        lines.append(f"{bullet}accepted: {record.accepted_reason}")
+    else:
+        run = str(run_id) if run_id is not None else "RUN"
+        lines.append(f"{bullet}if meant: a commit with the trailer {code('Accept-Slowdown: REASON')} (or "
+                     f"{code('Accept-Slowdown: cases=PATTERN REASON')}), or "
+                     f"{code(f'python -m harness.history acknowledge {shlex.quote(record.case)} {run} --reason TEXT')}")
+    return lines
