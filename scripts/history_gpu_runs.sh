@@ -11,8 +11,13 @@
 #     slowed N PCT      N quick runs with every GPU-timed case slowed by PCT% (tests/plugins/slowdown.py)
 #     table             per run and per case: what was flagged, against history and against the
 #                       newest committed baseline (python -m harness.compare, offline)
-#     changepoint REF   12 runs of the change-point subset over the 8 commits REF~7..REF (run 7 at
-#                       REF~3), then `harness.history changes`, `bisect` and `site`
+#     life              the life of a regression through the nightly's own commands, in a scratch clone of
+#                       HEAD: 4 clean nightlies (pytest suites --benchmark-compare --require-gpu --history),
+#                       then a harmless commit, one that slows warptile_128x256 (8-deep k tiles) and
+#                       another harmless one: a nightly, `changes --newest 3`, `site`, `bisect` of the
+#                       slowed 4096³ case over the window (node id form) and of an unchanged case
+#                       (-k form); then an Accept-Slowdown trailer commit and two nightlies, `changes`,
+#                       `site`. Needs a git checkout (.gitbundle is unpacked as run_gpu_suites.sh does)
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT/hist"
@@ -25,15 +30,14 @@ if [ -d .whl ]; then
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 if ! command -v nvidia-smi >/dev/null; then echo "history_gpu_runs.sh: no nvidia-smi: this needs an NVIDIA GPU"; exit 2; fi
-[ $# -gt 0 ] || { sed -n '2,18p' "$0"; exit 2; }
+. scripts/git_from_bundle.sh
+[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
 nvidia-smi -L
 PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE suites -m perf --require-gpu --profile quick"
 # GPU-timed cases of 50 µs and more across the kernels, and two host routines (wall clock)
 SUBSET="(test_matmul_time and ((1024x1024x1024 and (warptile_128x256 or tiled32 or row_shared or cublas)) \
 or (4096x4096x4096 and warptile_128x256))) or (test_add_time and 8192x8192 and (vector_add_vec4 or cupy_add)) \
 or (host_routine_time and pinned and (cublas or tiled32))"
-CP_CASES="test_matmul_time and ((4096x4096x4096 and warptile_128x256) or (1024x1024x1024 and (tiled32 or cublas))) \
-or (test_add_time and 8192x8192 and vector_add_vec4)"
 status=0
 step() {  # step NAME COMMAND...: run, keep the log, print its last lines and wall time
   local name=$1; shift
@@ -57,27 +61,55 @@ while [ $# -gt 0 ]; do
     slowed) runs slowed "$2" --benchmark-compare -p tests.plugins.slowdown --slow-down="*:$3" \
               --slow-down-spins="$WORK/spins.json"; shift 2;;
     table) python3 -m experiments.history_verdicts "$WORK" | tee "$OUT/history.md";;
-    changepoint)
-      ref=$2; shift
-      cp_store="$WORK/changepoint.sqlite"
-      trees=$(mktemp -d)
-      # runs 1-6 before the slow commit (REF~3), run 7 at it, runs 8-12 after
-      for spec in 7 7 6 6 5 4 3 2 2 1 1 0; do
-        sha=$(git rev-parse "$ref~$spec")
-        [ -d "$trees/$sha" ] || git worktree add -q --detach "$trees/$sha" "$sha"
-        n=$(( $(ls "$WORK"/cp-*.log 2>/dev/null | wc -l) + 1 ))
-        (cd "$trees/$sha" && step "cp-$n" $PYTEST -k "$CP_CASES" --history="$cp_store")
-        echo "    run $n at $(git log -1 --format='%h %s' "$sha")"
-      done
-      python3 -m harness.history runs --history "$cp_store" | head -n 14
-      python3 -m harness.history changes --history "$cp_store" --newest 6 | tee "$OUT/changes.txt"
-      echo "--- changes: exit ${PIPESTATUS[0]}"
+    life)
+      demo=$(mktemp -d)/repo
+      git clone -q . "$demo"
+      store="$WORK/life.sqlite"
+      g() { git -C "$demo" -c user.name=suite -c user.email=suite@example.invalid "$@"; }
+      life_nightly() {  # life_nightly N: the nightly workflow's command, in the clone
+        SECONDS=0
+        (cd "$demo" && python3 -m pytest suites --benchmark-compare --require-gpu -ra -p no:cacheprovider -q \
+          --history="$store" --profile nightly --benchmark-json="$WORK/life-$1.json" \
+          --benchmark-report="$WORK/life-$1.md") > "$WORK/life-$1.log" 2>&1
+        local rc=$?
+        echo "--- nightly $1 at $(g log -1 --format='%h %s'): exit $rc, wall ${SECONDS}s: $(grep -E '^(Summary|[0-9]+ (passed|failed))' "$WORK/life-$1.md" "$WORK/life-$1.log" | tail -n 2 | cut -d: -f2- | tr '\n' ' ')"
+        grep -E "^(suites/.*: (slower|accepted)|  commits |  bisect: |  accepted: )" "$WORK/life-$1.log" | head -n 12
+      }
+      life_tools() {  # life_tools NAME: changes and site, as the workflow's next steps
+        (cd "$demo" && python3 -m harness.history changes --newest 3 --history "$store") > "$OUT/changes-$1.txt" 2>&1
+        echo "--- changes ($1): exit $?"; tail -n 14 "$OUT/changes-$1.txt"
+        (cd "$demo" && python3 -m harness.history site "$WORK/site-$1" --history "$store") > /dev/null 2>&1
+        echo "--- site ($1): exit $?, $(ls "$WORK/site-$1/cases" | wc -l) case pages"
+      }
+      good=$(g rev-parse HEAD)
+      for n in 1 2 3 4; do life_nightly $n; done
+      echo "a line of notes" >> "$demo/NOTES.md" && g commit -q -am "NOTES: a harmless line"
+      sed -i 's/                 rm=2, rn=4, bk=16),/                 rm=2, rn=4, bk=8),/' "$demo/kernels/registry.py"
+      g diff --quiet -- kernels/registry.py && { echo "life: the slowing edit did not apply"; exit 2; }
+      g commit -q -am "warptile_128x256: 8-deep k tiles (fewer registers, smaller shared memory)"
+      slow=$(g rev-parse HEAD)
+      sed -i '1i // a comment only: the machine code is the same' "$demo/kernels/cuda/matmul_04_tiled.cu"
+      g commit -q -am "tiled: a comment"
+      bad=$(g rev-parse HEAD)
+      life_nightly 5
+      life_tools failing
+      case="suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
       SECONDS=0
-      python3 -m harness.history bisect "test_matmul_time and 4096x4096x4096 and warptile_128x256" \
-        --good "$ref~7" --bad "$ref" | tee "$OUT/bisect.txt"
-      echo "--- bisect: exit ${PIPESTATUS[0]}, wall ${SECONDS}s"
-      cp "$cp_store" "$OUT/changepoint.sqlite"
-      for t in "$trees"/*; do git worktree remove --force "$t"; done;;
+      (cd "$demo" && python3 -m harness.history bisect "$case" "${good:0:12}..${bad:0:12}") > "$OUT/bisect-slowed.txt" 2>&1
+      echo "--- bisect of the slowed case: exit $?, wall ${SECONDS}s (the slowing commit: ${slow:0:12})"
+      cat "$OUT/bisect-slowed.txt"
+      SECONDS=0
+      (cd "$demo" && python3 -m harness.history bisect -k "test_matmul_time and 4096x4096x4096 and tiled32" \
+        "${good:0:12}..${bad:0:12}") > "$OUT/bisect-unchanged.txt" 2>&1
+      echo "--- bisect of an unchanged case: exit $?, wall ${SECONDS}s"; cat "$OUT/bisect-unchanged.txt"
+      g commit -q --allow-empty -m "Accept the 8-deep k tiles of warptile_128x256" \
+        -m "Accept-Slowdown: 8-deep k tiles for warptile_128x256, measured 3% slower at 4096³, kept for its smaller footprint"
+      life_nightly 6
+      life_nightly 7
+      life_tools accepted
+      python3 -m harness.history runs --history "$store" | head -n 9
+      tar czf "$OUT/life-site.tgz" -C "$WORK" site-failing site-accepted life-5.md life-6.md life-7.md
+      cp "$store" "$OUT/life.sqlite";;
     *) echo "unknown step $1"; exit 2;;
   esac
   shift

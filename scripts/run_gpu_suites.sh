@@ -138,13 +138,7 @@ mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which l
   sed -n '/^| module/,$p' "$WORK/$name.log"
 }
 
-bundled=$([ -f .gitbundle ] && git bundle list-heads .gitbundle refs/heads/main 2>/dev/null | cut -d' ' -f1)
-if [ -n "$bundled" ] && ! git cat-file -e "$bundled^{commit}" 2>/dev/null; then
-  # a copy of the working tree without its history (the lent device machine): .git, which lacks
-  # the bundle's commit, is rebuilt from the bundle the call carried; the working tree stays as it is
-  rm -rf .git && git init -q && git fetch -q .gitbundle 'refs/heads/*:refs/heads/*' \
-    && git symbolic-ref HEAD refs/heads/main && git reset -q && echo "git: $(git rev-parse --short HEAD)"
-fi
+. scripts/git_from_bundle.sh
 nvidia-smi -L
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 hostname

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from pathlib import Path
@@ -332,3 +333,45 @@ def test_a_host_routine_is_judged_against_its_own_machine_at_thirty_percent():
     verdict = judge_against_history(record, history, gpu_uuid="GPU-A")
     assert verdict.label == SAME and verdict.detectable == pytest.approx(0.30)
     assert judge_against_history(current(1.4, sass=None, timer=TIMER_WALL), history, gpu_uuid="GPU-A").label == SLOWER
+
+
+# ---- a slowdown accepted in the history: the new level is the reference from its run on --------------
+
+def accepted_at(runs: list[StoredResult], index: int, reason: str = "meant") -> list[StoredResult]:
+    """`runs` with a slowdown accepted at runs[index]."""
+    return [dataclasses.replace(run, accepted_reason=reason) if i == index else run for i, run in enumerate(runs)]
+
+
+def test_from_an_accepted_run_on_the_reference_is_the_new_level_even_of_one_run():
+    history = stored_runs_of("GPU-A", 6) + accepted_at(stored_runs_of("GPU-A", 1, median=1.03e-3, sass="sass-2",
+                                                                       first_seed=60), 0, "tiles")
+    verdict = judge_against_history(current(1.03, sass="sass-2"), history, gpu_uuid="GPU-A")
+    assert verdict.label == SAME and verdict.reference_runs == 1
+    assert [run.name for run in verdict.references] == ["history run 0"]  # the accepted run's own name
+    assert verdict.references[0].sass == "sass-2"
+    assert "where a slowdown was accepted (tiles)" in verdict.reason
+    assert verdict.detectable == pytest.approx(0.015)  # the same-GPU floor, as for any history
+
+
+def test_the_runs_before_an_accepted_run_are_never_pooled_with_those_after_it():
+    before = stored_runs_of("GPU-A", 6)
+    level = accepted_at(stored_runs_of("GPU-A", 3, median=1.03e-3, sass="sass-2", first_seed=70), 0)
+    verdict = judge_against_history(current(1.03, sass="sass-2"), before + level, gpu_uuid="GPU-A")
+    assert verdict.label == SAME and verdict.reference_runs == 3
+    assert verdict.reference_median == pytest.approx(1.03e-3, rel=0.003)
+    # back at the old speed is now faster than the reference, not the same
+    assert judge_against_history(current(1.0, sass="sass-2"), before + level, gpu_uuid="GPU-A").label == FASTER
+
+
+def test_without_an_accepted_run_a_slowdown_fails_against_the_runs_before_it_every_time():
+    # the slow runs never become references (the store leaves failed cases out): the old level stays
+    verdict = judge_against_history(current(1.03, sass="sass-2"), stored_runs_of("GPU-A", 6), gpu_uuid="GPU-A")
+    assert verdict.label == SLOWER
+    assert [run.name for run in verdict.references] == [f"history run {i}" for i in range(1, 6)]
+
+
+def test_a_new_code_within_a_level_needs_its_three_runs_again():
+    level = accepted_at(stored_runs_of("GPU-A", 2, sass="sass-2"), 0) + stored_runs_of("GPU-A", 2, sass="sass-3",
+                                                                                      first_seed=80)
+    assert judge_against_history(current(1.0, sass="sass-3"), stored_runs_of("GPU-A", 6) + level,
+                                 gpu_uuid="GPU-A") is None  # two runs of sass-3: the baseline decides

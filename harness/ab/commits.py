@@ -115,7 +115,7 @@ def window(repo: Path, base: str | None, head: str | None, *, head_dirty: bool =
     try:
         listed = _git(repo, "log", "--first-parent", "--reverse", f"--format=%H{_FIELD}%s{_RECORD}",
                       f"{base_sha}..{head_sha}")
-        trailers = _git(repo, "log", "--reverse",
+        trailers = _git(repo, "log", "--topo-order", "--reverse",
                         f"--format=%H{_FIELD}%(trailers:key={TRAILER},valueonly,separator=%x1d){_RECORD}",
                         f"{base_sha}..{head_sha}")
     except (RefError, OSError, subprocess.TimeoutExpired) as error:

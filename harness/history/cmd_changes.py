@@ -131,7 +131,8 @@ def describe_failing(failing: Failing, one: Series) -> list[str]:
     lines.append(f"  first failed run: {_run_text(failing.first)}")
     window = failing.window or {}
     commits = window.get("commits") or []
-    lines.append(f"  commits: {failing.commit_range}" + (f" ({len(commits)} commits)" if commits else "")
+    lines.append(f"  commits: {failing.commit_range}"
+                 + (f" ({len(commits)} commit{'' if len(commits) == 1 else 's'})" if commits else "")
                  + (f"; {window['link']}" if window.get("link") else ""))
     lines += [f"    {sha[:12]} {subject}" for sha, subject in commits[:12]]
     lines.append(f"  OPEN: failing in the newest run; {_accept_hint(key.case, failing.first.run_id)}")

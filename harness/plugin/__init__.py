@@ -32,7 +32,7 @@ import pytest
 
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
-from harness.plugin.benchmark import session_of, silence_xdist_notice, use_gpu_folder
+from harness.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
 from harness.plugin.history import open_history, record_session
 from harness.plugin.options import (
     BASELINES,
@@ -163,6 +163,11 @@ def _load_baseline(state: SuiteState, bs) -> None:
     state.history = history_of(runs)
     # pytest-benchmark's tables show the baseline's rows beside this run's
     bs.compared_mapping = {path: {bench["fullname"]: bench for bench in doc["benchmarks"]}}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_benchmark_generate_machine_info(config):
+    return generated_machine_info()
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):

@@ -8,7 +8,10 @@ pinned by tox.ini (<5.3) and checked by tests/test_pytest_benchmark_contract.py:
 * `config._benchmarksession`: the session (its storage, benchmarks, machine id);
 * `bench._make_stats(1)`: what pytest-benchmark's own runner registers samples with;
 * `bench._mode`: set so that a fixture used without a timed call raises no warning;
-* the text of its xdist notice, which `silence_xdist_notice` filters.
+* the text of its xdist notice, which `silence_xdist_notice` filters;
+* the keys of its machine_info, which `generated_machine_info` writes without py-cpuinfo's probe:
+  that probe starts a subprocess that took 1.2 s of every run (its CPU flags say nothing
+  about a GPU's timing; the CPU's model name and count are kept).
 
 Runs are saved through `NumberedStorage` (harness/storage/runs.py): numbered
 under a lock, atomic, never overwriting, refused after a failed test.
@@ -16,6 +19,9 @@ under a lock, atomic, never overwriting, refused after a failed test.
 
 from __future__ import annotations
 
+import os
+import platform
+import sys
 import warnings
 from pathlib import Path
 
@@ -38,6 +44,30 @@ def silence_xdist_notice() -> None:
 
     warnings.filterwarnings("ignore", message="Benchmarks are automatically disabled because xdist",
                             category=PytestBenchmarkWarning)
+
+
+def _cpu() -> dict:
+    """The CPU as the host names it: model, cores, architecture (Linux's /proc/cpuinfo; elsewhere platform's)."""
+    brand = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as lines:
+            brand = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), brand)
+    except OSError:
+        pass
+    return {"brand_raw": brand, "count": os.cpu_count(), "arch_string_raw": platform.machine(),
+            "source": "/proc/cpuinfo (py-cpuinfo's probe is not run)"}
+
+
+def generated_machine_info() -> dict:
+    """pytest-benchmark's machine_info, its keys as its own hook writes them, the CPU from `_cpu`."""
+    version = platform.python_version()
+    if platform.python_implementation() == "PyPy":
+        version = ".".join(str(part) for part in sys.pypy_version_info[:3])
+    return {"node": platform.node(), "processor": platform.processor(), "machine": platform.machine(),
+            "python_compiler": platform.python_compiler(), "python_implementation": platform.python_implementation(),
+            "python_implementation_version": version, "python_version": platform.python_version(),
+            "python_build": platform.python_build(), "release": platform.release(), "system": platform.system(),
+            "cpu": _cpu()}
 
 
 def hand_samples(bench, samples: list[float], mode: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 
 import pytest
@@ -45,10 +46,22 @@ def fresh_postgres_database():
         with engine.connect() as conn:
             conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
         yield admin.set(database=name).render_as_string(hide_password=False)
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        _drop(engine, name)
     finally:
         engine.dispose()
+
+
+def _drop(engine: sa.Engine, name: str) -> None:
+    """Drop a test database. FORCE ends the test's own sessions; one of another role (an autovacuum
+    worker that just started on it) makes PostgreSQL refuse, so the drop is tried again, then left:
+    the server is a throwaway (.ci/postgres.sh stops and removes it)."""
+    for attempt in range(5):
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except sa.exc.ProgrammingError:
+            time.sleep(0.2 * (attempt + 1))
 
 
 @pytest.fixture(name="history_url", params=BACKENDS)

@@ -48,7 +48,8 @@ def test_an_acknowledged_step_passes_and_says_why(history_url, capsys):
     assert main(["acknowledge", case_name(STEPPED_CASE), str(ids[STEP_AT]), "--reason", "larger tiles: intended",
                  "--history", history_url]) == 0
     assert capsys.readouterr().out.strip() == (f"acknowledged the change of {case_name(STEPPED_CASE)} at run "
-                                               f"{ids[STEP_AT]}: larger tiles: intended")
+                                               f"{ids[STEP_AT]}: larger tiles: intended; from that run on, its "
+                                               f"reference is the new level")
     assert changes(history_url) == 0
     out = capsys.readouterr().out
     assert "acknowledged: larger tiles: intended" in out and "OPEN" not in out
@@ -104,6 +105,7 @@ def test_a_faster_step_passes(history_url, capsys):
 @pytest.mark.parametrize(("argv", "words"), [
     (["acknowledge", case_name(0), "99", "--reason", "x"], "error: there is no run 99 in the history store"),
     (["acknowledge", "suites/none.py::t[x]", "1", "--reason", "x"], "error: run 1 holds no case"),
+    (["acknowledge", case_name(0).replace("case000", "case00"), "1", "--reason", "x"], "error: run 1 holds no case"),
     (["acknowledge", case_name(0), "1", "--reason", "  "], "error: an acknowledgement needs a reason"),
 ])
 def test_acknowledging_what_is_not_there_is_one_sentence_and_exit_1(history_url, capsys, argv, words):
@@ -111,6 +113,12 @@ def test_acknowledging_what_is_not_there_is_one_sentence_and_exit_1(history_url,
     assert main([*argv, "--history", history_url]) == 1
     err = capsys.readouterr().err
     assert err.startswith(words) and len(err.strip().splitlines()) == 1
+    if "no run 99" in words:
+        assert err.strip().endswith("; it holds 2 runs, ids 1-2")  # what does exist
+    elif "holds no case" in words and "case00]" in argv[1]:
+        assert f"it holds {CASES} cases, the nearest: suites/test_perf_synthetic.py::test_kernel_time[case00" in err
+    elif "holds no case" in words:
+        assert f"it holds {CASES} cases, e.g. {case_name(0)}" in err
 
 
 def test_site_writes_a_page_per_case_and_marks_the_step(history_url, tmp_path, capsys):
@@ -182,3 +190,35 @@ def test_bisect_without_a_gpu_cannot_judge_and_names_no_commit(tmp_path, capsys)
     assert "first bad commit" not in captured.out + captured.err
     worktrees = subprocess.run([*git, "worktree", "list"], check=True, capture_output=True, text=True).stdout
     assert len(worktrees.splitlines()) == 1  # the probe's worktree is gone
+
+
+def test_a_history_too_short_for_a_step_says_how_many_runs_it_has_and_needs(history_url, capsys):
+    record_history(history_url, runs=2)
+    assert changes(history_url) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == (f"too short to judge a step: {CASES} of {CASES} series have fewer than 6 runs (2 runs each); "
+                         f"a step needs 3 runs on each side")
+    assert lines[-1].startswith(f"0 changes in {CASES} series")
+
+
+def test_a_case_failing_in_its_newest_run_is_open_before_it_is_a_step_with_its_window_and_bisect_line(history_url,
+                                                                                                       capsys):
+    with open_store(history_url) as store:
+        ids = [store.record_run(make_document(i, cases=CASES), outcome="passed", profile="quick") for i in range(6)]
+        doc = make_document(6, cases=CASES, case_slower={STEPPED_CASE: STEP})
+        extra = doc["benchmarks"][STEPPED_CASE]["extra_info"]
+        extra.update(verdict="slower", window={"base": "5" * 40, "head": "6" * 40,
+                                               "commits": [["6" * 40, "slower tiles"]], "acceptances": []})
+        ids.append(store.record_run(doc, outcome="failed", profile="quick", other_failures=0))
+    assert changes(history_url) == 1
+    out = capsys.readouterr().out
+    case = case_name(STEPPED_CASE)
+    assert f"slower (the nightly's verdict) since run {ids[6]}, 1 failed run: {case}" in out
+    assert "not yet a step: 1 run at the new level, 3 needed" in out
+    assert f"  commits: {'5' * 40}..{'6' * 40} (1 commit)" in out and f"    {'6' * 12} slower tiles" in out
+    assert f"OPEN: failing in the newest run; if intended: python -m harness.history acknowledge '{case}' {ids[6]}" in out
+    assert f"find the commit: python -m harness.history bisect '{case}' {'5' * 12}..{'6' * 12} --profile quick" in out
+    assert out.splitlines()[-1].endswith("; 1 cases failing, not yet a step")
+    # acknowledged at that run, it is a new level: nothing is open
+    assert main(["acknowledge", case, str(ids[6]), "--reason", "meant", "--history", history_url]) == 0
+    assert changes(history_url) == 0

@@ -64,3 +64,67 @@ def test_reference_history_of_40_runs_of_90_cases_is_one_quick_query(store):
     elapsed = time.perf_counter() - started
     assert len(history) == 90 and {len(entries) for entries in history.values()} == {40}
     assert elapsed < 2.0, f"reference_history took {elapsed:.2f} s"  # ~0.05 s on a laptop: a generous bound
+
+
+def judged(index: int, verdicts: dict[int, str], **options) -> dict:
+    """Run `index` with some of its cases judged: {case number: verdict label}."""
+    doc = make_document(index, **options)
+    for number, label in verdicts.items():
+        doc["benchmarks"][number]["extra_info"]["verdict"] = label
+    return doc
+
+
+def test_a_slower_case_is_no_reference_but_the_other_cases_of_its_run_are(store):
+    clean = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3)]
+    slow = store.record_run(judged(3, {1: "slower"}), outcome="failed", profile="nightly", other_failures=0)
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+    assert [e.run_id for e in history[case_name(1)]] == clean[::-1]
+    assert [e.run_id for e in history[case_name(0)]] == [slow, *clean[::-1]]
+    assert all(e.outcome == "passed" and e.accepted_reason is None for e in history[case_name(0)])
+
+
+def test_a_run_whose_correctness_failed_is_no_reference_at_all_nor_one_of_unknown_failures(store):
+    clean = store.record_run(make_document(0), outcome="passed", profile="nightly")
+    store.record_run(make_document(1), outcome="failed", profile="nightly", other_failures=1)
+    store.record_run(make_document(2), outcome="failed", profile="nightly")  # failures not counted: failed whole
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+    assert {e.run_id for entries in history.values() for e in entries} == {clean}
+
+
+def test_an_accepted_case_is_a_reference_that_starts_a_level_and_an_acknowledged_failure_is_one_too(store):
+    for i in range(3):
+        store.record_run(make_document(i), outcome="passed", profile="nightly")
+    doc = judged(3, {0: "accepted", 1: "slower"})
+    doc["benchmarks"][0]["extra_info"]["accepted_reason"] = "tiles, by the Accept-Slowdown trailer of 0123"
+    accepted = store.record_run(doc, outcome="failed", profile="nightly", other_failures=0)
+    newest = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+    assert (newest[case_name(0)][0].run_id, newest[case_name(0)][0].outcome) == (accepted, "accepted")
+    assert newest[case_name(0)][0].accepted_reason == "tiles, by the Accept-Slowdown trailer of 0123"
+    assert newest[case_name(0)][0].starts_level and not newest[case_name(0)][1].starts_level
+    assert accepted not in {e.run_id for e in newest[case_name(1)]}  # slower, not yet acknowledged
+    store.acknowledge(case_name(1), accepted, reason="the new level is meant")
+    after = store.reference_history([GPU_A], profile="nightly", limit_runs=10)[case_name(1)]
+    assert (after[0].run_id, after[0].outcome, after[0].accepted_reason) == (accepted, "failed",
+                                                                             "the new level is meant")
+
+
+def test_the_window_of_twenty_reference_runs_counts_only_runs_that_may_be_references(store):
+    # twenty-five failed nights of case 1 after five clean ones: its five clean runs are still its history,
+    # so a slowdown that nobody accepted fails every night and never falls back to the baseline
+    clean = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(5)]
+    for i in range(5, 30):
+        store.record_run(judged(i, {1: "slower"}), outcome="failed", profile="nightly", other_failures=0)
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=20)
+    assert [e.run_id for e in history[case_name(1)]] == clean[::-1]
+    assert len(history[case_name(0)]) == 20
+
+
+def test_case_series_marks_each_point_with_its_outcome_verdict_and_acceptance(store):
+    ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(2)]
+    ids.append(store.record_run(judged(2, {2: "slower"}), outcome="failed", profile="nightly", other_failures=0))
+    store.acknowledge(case_name(2), ids[2], reason="meant")
+    [(_, points)] = store.case_series(case=case_name(2)).items()
+    assert [(p.outcome, p.verdict, p.accepted_reason, p.run_failed) for p in points] == [
+        ("passed", None, None, False), ("passed", None, None, False), ("failed", "slower", "meant", False)]
+    assert store.case_record(case_name(2), ids[2])["verdict"] == "slower"
+    assert store.case_record(case_name(2), 999) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import getpass
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -103,12 +104,13 @@ class HistoryStore:
             raise
 
     def acknowledge(self, case: str, run_id: int, *, reason: str, who: str | None = None) -> None:
-        """Accept the change of ``case`` that appears at run ``run_id`` (the first run after a step).
+        """Accept the change of ``case`` that appears at run ``run_id`` (the first run after a step, or a run
+        where the case failed): from that run on, its reference is the new level.
 
         ``reason`` is required (non-blank); ``who`` defaults to the login name.  A
         second acknowledgement of the same case and run replaces the reason read back
         (all are kept).  Raises HistoryError for a run that is not stored, a case
-        that run does not hold, or a blank reason.
+        that run does not hold (each naming what is there), or a blank reason.
         """
         if not isinstance(reason, str) or not reason.strip():
             raise HistoryError("an acknowledgement needs a reason: say why the change is accepted")
@@ -116,10 +118,16 @@ class HistoryStore:
         with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
             with conn.begin():
                 if conn.execute(sa.select(RUNS.c.id).where(RUNS.c.id == run_id)).first() is None:
-                    raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}")
+                    raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}; "
+                                       f"{_runs_there(conn)}")
                 held = sa.select(CASES.c.id).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
                 if conn.execute(held).first() is None:
-                    raise HistoryError(f"run {run_id} holds no case {case!r}")
+                    names = conn.execute(sa.select(CASES.c.node_id).where(CASES.c.run_id == run_id)
+                                         .order_by(CASES.c.position)).scalars().all()
+                    near = difflib.get_close_matches(case, names, n=3, cutoff=0.6)
+                    raise HistoryError(f"run {run_id} holds no case {case!r}; it holds {len(names)} cases"
+                                       + (f", the nearest: {', '.join(near)}" if near else
+                                          f", e.g. {names[0]}" if names else ""))
                 conn.execute(sa.insert(ACKNOWLEDGEMENTS).values(
                     node_id=case, run_id=run_id, reason=reason.strip(), who=who,
                     acknowledged_at=datetime.now(UTC).replace(tzinfo=None)))
@@ -261,6 +269,15 @@ class HistoryStore:
         query = sa.select(CASES.c.record).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
         with self._errors("read"), self.engine.connect() as conn:
             return conn.execute(query).scalar()
+
+
+def _runs_there(conn: sa.Connection) -> str:
+    """"it holds runs 1-12" (or "it holds no run"), for an error that names a run it lacks."""
+    low, high, count = conn.execute(sa.select(sa.func.min(RUNS.c.id), sa.func.max(RUNS.c.id),
+                                              sa.func.count())).one()
+    if not count:
+        return "it holds no run"
+    return f"it holds {count} runs, ids {low}-{high}" if count > 1 else f"it holds run {low} only"
 
 
 def _acknowledgement_of(cases: sa.Table) -> sa.Select:

@@ -1,0 +1,209 @@
+"""harness/verdict/acceptance.py, harness/ab/commits.py and harness/plugin/regression.py: a slowdown that was meant.
+
+The trailer's two forms (cases=PATTERN, or the cases whose machine code changed), the window of
+commits a slower case is shown with (read from a real git repository), and what the plugin makes
+of a slower verdict with and without an acceptance in its window.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from harness.ab.commits import Window, head_of, window
+from harness.plugin.regression import bisect_command, failure_words, follow_slower, window_lines
+from harness.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
+from harness.verdict.labels import ACCEPTED, SAME, SLOWER, ReferenceRun, Verdict
+from harness.verdict.record import CaseRecord
+
+CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
+
+
+def git(repo, *args) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """main: base, "tiles" (Accept-Slowdown in its body), a merge of a branch whose commit carries another."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("0")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    base = git(root, "rev-parse", "HEAD")
+    (root / "a.txt").write_text("1")
+    git(root, "commit", "-q", "-am", "tiles\n\nAccept-Slowdown: 8-deep k tiles, 3% at 4096³")
+    git(root, "checkout", "-q", "-b", "topic")
+    (root / "b.txt").write_text("b")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "on a branch\n\nAccept-Slowdown: cases=*blocktile* the branch's own")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge topic", "topic")
+    return root, base, git(root, "rev-parse", "HEAD")
+
+
+# the trailer
+
+
+def test_a_reason_alone_accepts_the_cases_whose_machine_code_changed():
+    one = parse_acceptance("  8-deep k tiles,   3% at 4096³ ", "the trailer of abc")
+    assert one == Acceptance("8-deep k tiles, 3% at 4096³", (), "the trailer of abc")
+    assert one.accepts(CASE, code_changed=True) and not one.accepts(CASE, code_changed=False)
+
+
+@pytest.mark.parametrize("patterns, accepted_case", [
+    ("warptile_128x256", True),  # a substring of the node id
+    ("*warptile_*x256*", True),  # a glob of the whole id
+    ("test_matmul_time[4096x4096x4096-warptile_128x256]", True),  # brackets taken literally as a substring
+    ("blocktile,*128x256]", True),  # any of several
+    ("blocktile", False),
+])
+def test_cases_names_the_cases_it_accepts_whatever_their_code(patterns, accepted_case):
+    one = parse_acceptance(f"cases={patterns} meant")
+    assert one.reason == "meant" and one.patterns == tuple(patterns.split(","))
+    assert one.accepts(CASE, code_changed=False) is accepted_case
+    assert one.accepts(CASE, code_changed=True) is accepted_case  # a pattern is the whole rule
+
+
+@pytest.mark.parametrize("value, words", [("cases= why", "names no case pattern"),
+                                          ("cases=*tile*", "gives no reason after them")])
+def test_a_trailer_that_names_cases_badly_is_refused_with_its_text(value, words):
+    with pytest.raises(ValueError, match=words):
+        parse_acceptance(value)
+
+
+def test_a_blank_value_is_no_acceptance_and_the_first_that_accepts_wins():
+    assert parse_acceptance("  ") is None
+    narrow, broad = Acceptance("narrow", ("blocktile",)), Acceptance("broad")
+    assert first_accepting([narrow, broad], CASE, code_changed=True) is broad
+    assert first_accepting([narrow, broad], CASE, code_changed=False) is None
+
+
+def test_an_accepted_verdict_passes_and_says_by_what_and_only_slower_is_changed():
+    slower = Verdict(CASE, SLOWER, 1e-3, 1.03e-3, 1.03, 0.015, "3.0% slower")
+    done = accepted(slower, Acceptance("meant", ("warptile",), "the trailer of 0123456789ab"))
+    assert done.label == ACCEPTED and not done.fails
+    assert done.reason == "3.0% slower; accepted: meant (cases warptile), by the trailer of 0123456789ab"
+    same = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.015, "")
+    assert accepted(same, Acceptance("meant")) is same
+
+
+# the window
+
+
+def test_the_window_lists_first_parent_commits_oldest_first_and_every_trailer_of_the_range(repo):
+    root, base, head = repo
+    found = window(root, base, head, env={})
+    assert [c.subject for c in found.commits] == ["tiles", "merge topic"]  # first parent: not the branch's commit
+    assert [value for _, value in found.acceptances] == ["8-deep k tiles, 3% at 4096³",
+                                                         "cases=*blocktile* the branch's own"]
+    assert found.unknown == "" and found.link is None
+    assert Window.from_dict(found.as_dict()) == found
+    assert found.lines()[0] == (f"commits {base[:12]}..{head[:12]}: 2 commits (first parent, oldest first)")
+
+
+def test_on_github_the_window_links_its_compare_page(repo):
+    root, base, head = repo
+    found = window(root, base, head, env={"GITHUB_SERVER_URL": "https://github.com/", "GITHUB_REPOSITORY": "o/r"})
+    assert found.link == f"https://github.com/o/r/compare/{base}...{head}"
+    assert found.lines()[0].endswith(f"; https://github.com/o/r/compare/{base}...{head}")
+
+
+def test_a_reference_commit_that_is_not_in_the_checkout_is_said_not_guessed(repo):
+    root, _, head = repo
+    found = window(root, "f" * 40, head, env={})
+    assert found.commits == () and "shallow clone" in found.unknown and "fetch-depth: 0" in found.unknown
+    assert found.lines() == [f"commits {'f' * 12}..{head[:12]}: not listed ({found.unknown})"]
+    assert window(root, None, head, env={}).unknown == "the reference runs name no commit"
+
+
+def test_a_long_window_shows_its_ends_and_counts_the_rest():
+    commits = tuple(SimpleNamespace(sha=f"{i:040x}", subject=f"c{i}") for i in range(30))
+    lines = Window("a" * 40, "b" * 40, commits).lines(limit=6)
+    assert [line.split()[-1] for line in lines[1:]] == ["c0", "c1", "c2", "more", "c27", "c28", "c29"]
+    assert lines[4] == "  ... 24 more"
+
+
+def test_head_of_tells_a_dirty_tree_and_a_folder_outside_git(repo, tmp_path):
+    root, _, head = repo
+    assert head_of(root) == (head, False)
+    (root / "a.txt").write_text("changed")
+    assert head_of(root) == (head, True)
+    (tmp_path / "plain").mkdir()
+    assert head_of(tmp_path / "plain") == (None, False)
+
+
+# the plugin's follow-up of a slower verdict
+
+
+def state_at(root):
+    return SimpleNamespace(repo=root, head=None, windows={}, problems=[])
+
+
+def slower_verdict(base: str, sass: str | None = "sass-old") -> Verdict:
+    return Verdict(CASE, SLOWER, 1e-3, 1.03e-3, 1.03, 0.015, "3.0% slower", p_value=1e-9,
+                   reference="history of GPU-a", reference_runs=1,
+                   references=(ReferenceRun("history run 6", "2026-12-02T10:00:00", base, sass),))
+
+
+def test_a_trailer_in_the_window_accepts_a_case_whose_machine_code_changed_and_is_kept_in_its_record(repo):
+    root, base, head = repo
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
+    record, verdict = follow_slower(state_at(root), record, slower_verdict(base))
+    assert verdict.label == ACCEPTED and record.verdict == ACCEPTED
+    assert record.accepted_reason.startswith("8-deep k tiles, 3% at 4096³, by the Accept-Slowdown trailer of ")
+    assert Window.from_dict(record.window).head == head and record.references[0]["name"] == "history run 6"
+
+
+def test_without_a_change_of_machine_code_only_a_pattern_accepts_and_the_failure_says_why(repo):
+    root, base, _ = repo
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-old")
+    record, verdict = follow_slower(state_at(root), record, slower_verdict(base))
+    assert verdict.label == SLOWER and record.accepted_reason is None
+    words = failure_words(record)
+    assert "(2 commits, 2 Accept-Slowdown trailers in it, none naming this case)" in words
+    assert "Accept-Slowdown: REASON" in words and "acknowledge" in words
+
+
+def test_a_malformed_trailer_is_a_problem_of_the_run_named_once(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "commit", "-q", "--allow-empty", "-m", "base")
+    base = git(root, "rev-parse", "HEAD")
+    git(root, "commit", "-q", "--allow-empty", "-m", "oops\n\nAccept-Slowdown: cases=*tile*")
+    state = state_at(root)
+    for _ in range(2):
+        record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
+        _, verdict = follow_slower(state, record, slower_verdict(base))
+        assert verdict.label == SLOWER
+    assert len(state.problems) == 1 and "gives no reason after them" in state.problems[0]
+
+
+def test_a_verdict_that_is_not_slower_or_names_no_stored_run_is_left_alone(repo):
+    root, base, _ = repo
+    record = CaseRecord(case=CASE, median_s=1e-3, samples=[1e-3])
+    same = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.015, "")
+    assert follow_slower(state_at(root), record, same) == (record, same)
+    ref = Verdict(CASE, SLOWER, 1e-3, 1.1e-3, 1.1, 0.015, "", reference="origin/main")
+    assert follow_slower(state_at(root), record, ref) == (record, ref)
+
+
+def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_and_how_to_accept(repo):
+    root, base, head = repo
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-old")
+    record, _ = follow_slower(state_at(root), record, slower_verdict(base))
+    lines = window_lines(record, "nightly", 17, markdown=True)
+    assert lines[0] == f"### `{CASE}`: slower x1.030"
+    assert lines[1] == f"- against history run 6 (newest: 2026-12-02 10:00 UTC, commit {base[:12]})"
+    assert lines[2].startswith(f"- commits {base[:12]}..{head[:12]}: 2 commits")
+    assert lines[3].strip().endswith("tiles") and lines[4].strip().endswith("merge topic")
+    assert lines[5] == (f"- bisect: `python -m harness.history bisect '{CASE}' {base[:12]}..{head[:12]} "
+                        f"--profile nightly`")
+    assert f"`python -m harness.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
+    assert bisect_command(CASE, Window(None, head, unknown="no"), "nightly") is None
