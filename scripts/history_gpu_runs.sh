@@ -33,6 +33,7 @@ if ! command -v nvidia-smi >/dev/null; then echo "history_gpu_runs.sh: no nvidia
 . scripts/git_from_bundle.sh
 [ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
 nvidia-smi -L
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE suites -m perf --require-gpu --profile quick"
 # GPU-timed cases of 50 µs and more across the kernels, and two host routines (wall clock)
 SUBSET="(test_matmul_time and ((1024x1024x1024 and (warptile_128x256 or tiled32 or row_shared or cublas)) \
@@ -72,7 +73,7 @@ while [ $# -gt 0 ]; do
           --history="$store" --profile nightly --benchmark-json="$WORK/life-$1.json" \
           --benchmark-report="$WORK/life-$1.md") > "$WORK/life-$1.log" 2>&1
         local rc=$?
-        echo "--- nightly $1 at $(g log -1 --format='%h %s'): exit $rc, wall ${SECONDS}s: $(grep -E '^(Summary|[0-9]+ (passed|failed))' "$WORK/life-$1.md" "$WORK/life-$1.log" | tail -n 2 | cut -d: -f2- | tr '\n' ' ')"
+        echo "--- nightly $1 at $(g log -1 --format='%h %<(40,trunc)%s'): exit $rc, wall ${SECONDS}s: $(grep -hE '^(Summary|[0-9]+ (passed|failed))' "$WORK/life-$1.md" "$WORK/life-$1.log" 2>/dev/null | tail -n 2 | tr '\n' ' ')"
         grep -E "^(suites/.*: (slower|accepted)|  commits |  bisect: |  accepted: )" "$WORK/life-$1.log" | head -n 12
       }
       life_tools() {  # life_tools NAME: changes and site, as the workflow's next steps
