@@ -275,7 +275,7 @@ def test_a_case_run_on_an_xdist_workers_gpu_is_that_gpus():
 
 
 @pytest.mark.parametrize("host_copies, verdict", [(True, SAME), (False, SLOWER)])
-def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_assumed_process_spread(host_copies, verdict):
+def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_floor(host_copies, verdict):
     # the streams pipeline, 4 chunks, on one H200 against its own baseline of one process: 1.737 -> 1.769 ms
     record = CaseRecord(case=CASE, median_s=1.769e-3, samples=samples(1.769e-3, n=400, seed=1), timer=TIMER_CUPTI,
                         host_copies=host_copies)
@@ -285,8 +285,7 @@ def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_assumed_pro
     record = record.judged(judge_record(record, base, current_gpu_uuid="GPU-A"))
     assert record.verdict == verdict
     if host_copies:
-        assert record.detectable == pytest.approx(0.042, abs=0.002)
-        assert "assumed between processes for host copies" in record.verdict_reason
+        assert record.detectable == 0.06 and "6% floor, host copies" in record.verdict_reason
 
 
 # ---- judged against this GPU's own history (--history) ------------------------------------------

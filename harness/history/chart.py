@@ -31,7 +31,7 @@ from .steps import STEP, Step
 PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 FAILED_COLOUR, ACCEPTED_COLOUR, RUN_FAILED_COLOUR = "#d62728", "#ff7f0e", "#555555"
 WIDTH, HEIGHT = 960, 360
-LEFT, RIGHT, TOP, BOTTOM = 78, 24, 34, 64
+LEFT, RIGHT, TOP, BOTTOM = 84, 48, 34, 64
 X_LABELS = 8
 Y_TICKS = 5
 _UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
@@ -49,20 +49,16 @@ def short_uuid(uuid: str | None) -> str:
 
 
 def nice_ticks(low: float, high: float, count: int = Y_TICKS) -> list[float]:
-    """About `count` round values spanning [low, high]: multiples of 1, 2, 2.5 or 5 times a power of ten."""
+    """Round values from at or below `low` to at or above `high`, 1, 2, 2.5 or 5 times a power of ten apart:
+    the largest such step that gives at least `count` - 1 ticks (so never two, and rarely more than nine)."""
     if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
         return [low]
-    raw = (high - low) / max(count - 1, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    first = math.ceil(low / step - 1e-9)
-    ticks = []
-    value = first * step
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 15))
-        first += 1
-        value = first * step
-    return ticks
+    power = 10 ** math.floor(math.log10(high - low))
+    for step in sorted((m * p for p in (power, power / 10, power / 100) for m in (1, 2, 2.5, 5)), reverse=True):
+        first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+        if last - first + 1 >= count - 1:
+            return [round(i * step, 15) for i in range(first, last + 1)]
+    return [low, high]
 
 
 def tick_labels(values: Sequence[float]) -> list[str]:
@@ -132,10 +128,11 @@ def case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Sequ
     def x(p: Point) -> float:
         return LEFT + (place[p.run_id] / span if len(runs) > 1 else 0.5) * width
 
-    ticks = nice_ticks(min(p.low_s for p in points), max(p.high_s for p in points))
-    low, high = min(ticks[0], min(p.low_s for p in points)), max(ticks[-1], max(p.high_s for p in points))
-    if high <= low:
-        low, high = low * 0.99, high * 1.01
+    data_low, data_high = min(p.low_s for p in points), max(p.high_s for p in points)
+    if data_high <= data_low:  # no spread at all: 1% either side
+        data_low, data_high = data_low * 0.99, data_high * 1.01
+    ticks = nice_ticks(data_low, data_high)
+    low, high = ticks[0], ticks[-1]  # the axis runs from tick to tick: a label at both ends
 
     def y(value: float) -> float:
         return TOP + height - (value - low) / (high - low) * height

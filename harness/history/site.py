@@ -41,7 +41,8 @@ SPARK_WIDTH, SPARK_HEIGHT = 160, 28
 EARLIER_RUNS = 30
 
 STYLE = """
-body { font-family: sans-serif; margin: 1.5em; color: #222; }
+body { font-family: sans-serif; margin: 1.5em; color: #222; font-size: 14px; }
+td.nowrap, th { white-space: nowrap; }
 table { border-collapse: collapse; }
 td, th { padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: middle; }
 .slower, .failed { color: #b00020; font-weight: bold; }
@@ -53,6 +54,8 @@ svg text { font-size: 11px; }
 .band { fill-opacity: 0.18; stroke: none; }
 .step { stroke-dasharray: 5 3; stroke-width: 1.5; }
 .creep { fill: #ffb300; fill-opacity: 0.15; }
+table.runs td { white-space: nowrap; }
+table.runs td:last-child { white-space: normal; }
 tr.run-row.failed td { background: #fdecee; }
 tr.run-row.accepted td { background: #fff4e5; }
 code { font-size: 0.95em; }
@@ -140,7 +143,8 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
                         f'<td class="{s.direction}">{_e(s.direction)} x{s.ratio:.3f}</td>'
                         f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{p_text(s.p_value)}</td>'
                         f'<td>{_e(s.before.run_id)} ({_e(s.before.started_at.date())}) &rarr; {_e(s.after.run_id)} '
-                        f'({_e(s.after.started_at.date())})</td><td><code>{_e(s.commit_range)}</code></td>'
+                        f'({_e(s.after.started_at.date())})</td><td><code title="{_e(s.commit_range)}">'
+                        f'{_e(s.before.commit[:12])}..{_e(s.after.commit[:12])}</code></td>'
                         f'<td>{_e(state)}</td></tr>')
     if not rows:
         return "<p>No steps.</p>"
@@ -219,9 +223,10 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
         state = ("failing", "open step", "quiet")[rank]
         lines.append(f'<tr class="case-row" data-gpu="{_e(gpu)}" data-uuids="{_e(" ".join(gpu_uuids([one])))}" '
                      f'data-kernel="{_e(case)}" data-state="{state}">'
-                     f'<td><a href="cases/{case_page_name(case)}">{_e(case)}</a></td>'
-                     f'<td title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
-                     f"<td>{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>"
+                     f'<td><a href="cases/{case_page_name(case)}" title="{_e(case)}">{_e(case.rsplit("::", 1)[-1])}'
+                     f'</a></td>'
+                     f'<td class="nowrap" title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
+                     f'<td class="nowrap">{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>'
                      f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
                      f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
                      f'<td>{"" if ratio is None else f"{ratio:.3f}"}</td><td>{sparkline(one)}</td>'

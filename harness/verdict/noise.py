@@ -92,6 +92,12 @@ class NoiseFloors:
     # stored runs cannot show its own (fewer than three): the largest standard deviation
     # seen on three H200 hosts (1.05%, the streams pipeline; NOTES.md).
     host_copy_spread: float = 0.01
+    # The smallest change flagged in a case whose GPU time includes copies between host and device
+    # memory (the streams pipeline over PCIe), against any reference: one H200 process read all three
+    # streams cases 3.1-5.3% slower than the four runs before it and the two after (the same code,
+    # 2026-12-02, GPU-f1304ab8; NOTES.md), and hosts of the model differ by 3-6% on them. A process's
+    # PCIe mood is not in its own samples, nor in four quiet runs before it.
+    host_copy_floor: float = 0.06
     # Standard errors a change must exceed: a one-sided normal tail of 0.13%, so that
     # where this term sets the limit, a nightly of about 90 cases rarely sees noise
     # alone cross it.
@@ -105,6 +111,8 @@ class NoiseFloors:
         for name in ("same_gpu", "other_gpu"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"NoiseFloors.{name} must be a fraction in (0, 1), got {getattr(self, name)!r}")
+        if not 0 <= self.host_copy_floor < 1:
+            raise ValueError(f"NoiseFloors.host_copy_floor must be a fraction in [0, 1), got {self.host_copy_floor!r}")
         if not 0 <= self.host_copy_spread < 1:
             raise ValueError(f"NoiseFloors.host_copy_spread must be a fraction in [0, 1), "
                              f"got {self.host_copy_spread!r}")
@@ -219,6 +227,8 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
 
     relative = floors.same_gpu if same_gpu else floors.other_gpu
     relative_words = f"{relative * 100:g}% floor, {'same GPU' if same_gpu else 'other or unknown GPU'}"
+    if host_copies and floors.host_copy_floor > relative:
+        relative, relative_words = floors.host_copy_floor, f"{floors.host_copy_floor * 100:g}% floor, host copies"
     absolute_words = f"{floors.absolute_s * 1e6:g} µs absolute floor"
 
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
