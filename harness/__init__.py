@@ -13,4 +13,5 @@ before it; tests/test_layout.py checks it):
   history   `python -m harness.history`: commands over the store, change points, the dashboard
   plugin    the pytest plugin: options, hooks, fixtures, xdist
   compare   `python -m harness.compare OLD NEW`
+  cli       `kernel-suite`: compare and the history commands under one name
 """

@@ -1,9 +1,11 @@
 """Verdicts and the markdown report from two saved runs, on any machine (no GPU needed).
 
-    python -m harness.compare OLD.json NEW.json [--report report.md]
+    python -m harness.compare OLD NEW [--report report.md] [--allow-partial] [--in FOLDER]
 
 OLD and NEW are files the suite saved (baselines/<gpu>/NNNN_*.json, a
---benchmark-json output, or a run exported from the history store). Every case
+--benchmark-json output, or a run exported from the history store), or run
+numbers of a baselines folder (`compare 4 5` in baselines/NVIDIA_H200, or
+`--in baselines/NVIDIA_H200`). Every case
 of NEW is judged against OLD with the same rules as a live run
 (harness/verdict/against_baseline.py): the noise model's floor depends on
 whether both runs were recorded on the same GPU (UUID), and a case timed by
@@ -11,9 +13,12 @@ another timer in OLD is reported "other timer", not judged. Unlike a live run,
 no other stored runs add their spread to the noise or pool into the reference,
 so a ratio here can differ from the one the live run recorded.
 
-The output leads with how many cases were judged and why the others were not.
+The output leads with how many cases were judged and why the others were not
+("other host": another machine; "other GPU": another GPU of a host of the same
+name; "other timer"). Where fewer than MIN_JUDGED (half) of NEW's cases could be
+judged, the comparison says too little to pass: exit 2, unless --allow-partial.
 Exit status: 0 when no case is slower; 1 when a case is slower; 2 when a file
-cannot be used, or no case of NEW could be judged (the reason is printed).
+cannot be used, or too few cases of NEW could be judged (the reason is printed).
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
-from harness.storage.runs import BaselineError, load_run
-from harness.verdict.against_baseline import Baseline, judge_record, run_gpu_uuid
+from harness.storage.runs import BaselineError, load_run, stored_runs
+from harness.verdict.against_baseline import Baseline, judge_record, run_gpu_uuid, run_host
 from harness.verdict.labels import JUDGED, SLOWER, Verdict
 from harness.verdict.record import records_of
 
 EXIT_OK, EXIT_SLOWER, EXIT_UNUSABLE = 0, 1, 2
+MIN_JUDGED = 0.5  # the fraction of NEW's cases that must be judged for a comparison to pass
 
 
 def compare_runs(old_path: Path, new_path: Path) -> tuple[list[Verdict], str]:
@@ -41,7 +47,8 @@ def compare_runs(old_path: Path, new_path: Path) -> tuple[list[Verdict], str]:
     baseline = Baseline.from_doc(old_path, old_doc)
     uuid = run_gpu_uuid(new_doc)
     records = records_of(new_doc)
-    verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid) for record in records]
+    host = run_host(new_doc)
+    verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host) for record in records]
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
     title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
     return verdicts, markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
@@ -55,15 +62,41 @@ def judged_line(verdicts: list[Verdict]) -> str:
     return f"{judged} of {len(verdicts)} cases judged{why}"
 
 
+def run_path(text: str, folder: Path) -> Path:
+    """A run's file: a path as given, or a run number (4, 0004) of `folder`'s NNNN_*.json runs."""
+    path = Path(text)
+    if path.exists() or not text.isdigit():
+        return path
+    runs = stored_runs(folder)
+    found = [run for run in runs if int(run.name.split("_", 1)[0]) == int(text)]
+    if not found:
+        listed = ", ".join(run.name for run in runs) or "none"
+        raise BaselineError(f"{text} is no file, and {folder} holds no run {int(text):04d} (its runs: {listed}); "
+                            f"--in FOLDER names the baselines folder")
+    return found[0]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD", help="the reference run: a JSON file the suite saved, or a run number")
+    parser.add_argument("new", metavar="NEW", help="the run to judge: a file or a run number")
+    parser.add_argument("--report", type=Path, help="also write the markdown report here")
+    parser.add_argument("--in", dest="folder", type=Path, default=Path("."), metavar="FOLDER",
+                        help="the baselines folder run numbers are read from (default: here)")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help=f"pass a comparison that judged under {MIN_JUDGED * 100:g}%% of the cases (default: exit 2)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m harness.compare", description=__doc__.splitlines()[0],
-        epilog="exit status: 0 no case slower, 1 a case slower, 2 a file unusable or no case judged")
-    parser.add_argument("old", type=Path, help="the reference run (JSON saved by the suite)")
-    parser.add_argument("new", type=Path, help="the run to judge")
-    parser.add_argument("--report", type=Path, help="also write the markdown report here")
-    args = parser.parse_args(argv)
+        epilog="exit status: 0 no case slower, 1 a case slower, 2 a file unusable or too few cases judged")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     try:
+        args.old, args.new = run_path(args.old, args.folder), run_path(args.new, args.folder)
         verdicts, text = compare_runs(args.old, args.new)
     except BaselineError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -80,9 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     counts = verdict_counts(v.label for v in verdicts)
     print(counts_text(counts))
-    if not any(v.label in JUDGED for v in verdicts):
+    judged = sum(v.label in JUDGED for v in verdicts)
+    if not judged:
         print("error: no case could be judged: the runs share no case timed by the same timer on a comparable "
               "machine", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if judged < MIN_JUDGED * len(verdicts) and not args.allow_partial:
+        print(f"error: only {judged_line(verdicts)}: under {MIN_JUDGED:.0%}, too few to pass the comparison "
+              f"(--allow-partial accepts it)", file=sys.stderr)
         return EXIT_UNUSABLE
     return EXIT_SLOWER if counts.get(SLOWER) else EXIT_OK
 

@@ -7,9 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
 SLOWED_CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
+
+
+pytestmark = pytest.mark.slow  # harness.compare in processes of its own: run by CI's second pass (tox -e unit -- -m slow)
 
 
 def compare(*args: str) -> subprocess.CompletedProcess:

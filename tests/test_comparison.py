@@ -374,3 +374,15 @@ def test_a_new_code_within_a_level_needs_its_three_runs_again():
                                                                                       first_seed=80)
     assert judge_against_history(current(1.0, sass="sass-3"), stored_runs_of("GPU-A", 6) + level,
                                  gpu_uuid="GPU-A") is None  # two runs of sass-3: the baseline decides
+
+
+@pytest.mark.parametrize("threshold, same_gpu, other_gpu", [(None, 0.015, 0.05), (0.02, 0.02, 0.05),
+                                                             (0.07, 0.07, 0.07)])
+def test_the_threshold_sets_the_same_gpu_floor_and_lifts_the_other_gpu_floor_only_above_it(threshold, same_gpu,
+                                                                                           other_gpu):
+    from harness.verdict.against_baseline import floors_with_threshold
+    from harness.verdict.noise import NoiseFloors
+
+    floors = floors_with_threshold(NoiseFloors(), threshold)
+    assert (floors.same_gpu, floors.other_gpu) == (same_gpu, other_gpu)
+    assert floors.host_copy_floor == 0.06 and floors.absolute_s == 0.3e-6

@@ -117,3 +117,24 @@ def test_this_tox_environment_has_exactly_the_locked_versions():
     checked = {name: installed[name] for name in pinned if name in installed and name not in ("pip", "setuptools")}
     assert {"pytest", "pytest-benchmark", "numpy", "cupy-cuda13x"} & set(checked)
     assert checked == {name: pinned[name] for name in checked}
+
+
+def tox_requirements(factors: set[str]) -> set[str]:
+    """The requirements (with their ranges) tox.ini gives an environment of these factors, unpinned."""
+    found = set()
+    for line in dep_lines(tox_ini(), "testenv"):
+        condition, _, requirement = line.rpartition(": ") if re.match(r"^!?[\w,!]+: ", line) else ("", "", line)
+        if (not condition or applies(condition, factors)) and not requirement.startswith("-"):
+            found.add(requirement.replace(" ", ""))
+    return found
+
+
+@pytest.mark.parametrize("extra", ["cuda13", "cuda12"])
+def test_pyproject_asks_for_what_tox_asks_for_with_the_same_ranges(extra):
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {r.replace(" ", "") for r in project["dependencies"] + project["optional-dependencies"][extra]}
+    declared |= {r.replace(" ", "") for r in project["optional-dependencies"]["postgresql"]}
+    assert declared == tox_requirements({"bench", extra})
+    assert project["scripts"] == {"kernel-suite": "harness.cli:main"}

@@ -9,17 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_plugin_end_to_end import clean_environment
+from tests.pytest_runs import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "baselines" / "NVIDIA_H200"
 
 
-def pytest_suites(*args: str) -> subprocess.CompletedProcess:
+def pytest_suites(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     # the suites' perf files only: what the options do shows there, and the run stays short
-    return subprocess.run([sys.executable, "-m", "pytest", "suites/test_perf_elementwise.py", "-q",
-                           "-p", "no:cacheprovider", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=clean_environment(), timeout=120)
+    return run_pytest(ROOT, ["suites/test_perf_elementwise.py", "-q", "-p", "no:cacheprovider", *args], env=env)
 
 
 @pytest.mark.parametrize("args, named", [
@@ -33,9 +31,42 @@ def test_an_unknown_run_ref_or_store_is_exit_4_on_a_machine_without_a_gpu(args, 
     assert named in result.stdout + result.stderr
 
 
-def test_a_named_run_that_exists_is_accepted_without_a_gpu():
-    result = pytest_suites("--benchmark-compare=0005")
-    assert result.returncode == 0, result.stdout + result.stderr
+@pytest.mark.parametrize("args, flag", [
+    (["--benchmark-compare=0005"], "--benchmark-compare"),  # a run that exists: it is the GPU that is missing
+    (["--benchmark-compare"], "--benchmark-compare"),
+    (["--benchmark-save=x"], "--benchmark-save"),
+    (["--compare-ref", "HEAD"], "--compare-ref"),
+    (["--history", "sqlite:///never.sqlite"], "--history"),
+])
+def test_verdicts_a_baseline_an_ab_or_a_record_asked_for_without_a_gpu_are_exit_4_naming_what(args, flag):
+    result = pytest_suites(*args)
+    assert result.returncode == 4, result.stdout + result.stderr
+    words = result.stdout + result.stderr
+    assert f"{flag} asks for what only a GPU can give" in words and "no usable CUDA GPU" in words
+    assert not (ROOT / "never.sqlite").exists()
+
+
+@pytest.mark.parametrize("args, flag", [(["--accept-slowdown", "meant"], "--accept-slowdown"),
+                                        (["--compare-ref-all"], "--compare-ref-all")])
+def test_a_flag_without_the_flag_it_needs_is_exit_4(args, flag):
+    result = pytest_suites(*args)
+    assert result.returncode == 4
+    assert f"{flag} works only with --compare-ref REF" in result.stdout + result.stderr
+
+
+def test_a_pull_request_run_without_compare_ref_is_exit_4():
+    result = pytest_suites(env={"KERNEL_SUITE_PULL_REQUEST": "1"})
+    assert result.returncode == 4
+    assert "pass --compare-ref REF, e.g. tox -e pr-cuda13 -- --compare-ref origin/main" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("value, words", [("notaurl", "is neither a path nor a URL"),
+                                          ("/nonexistent/dir/h.sqlite", "does not exist"),
+                                          ("host=h password=hunter2", "libpq connection string")])
+def test_a_history_value_that_names_no_store_is_exit_4_on_any_machine(value, words):
+    result = pytest_suites("--history", value)
+    assert result.returncode == 4 and words in result.stdout + result.stderr
+    assert "hunter2" not in result.stdout + result.stderr
 
 
 def test_skipped_gpu_tests_are_counted_with_their_reason_under_q():
@@ -61,15 +92,25 @@ def test_require_gpu_makes_a_missing_gpu_an_error_naming_the_reason():
     assert "no usable CUDA GPU on this machine" in result.stdout + result.stderr
 
 
-def compare(*paths: Path) -> subprocess.CompletedProcess:
+def compare(*paths) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, paths)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 
-def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge():
+def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge_and_refuses_to_pass_on_so_few():
+    # both files name the host "vm" and differ by GPU: "other GPU", not "other host"
     result = compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0] == "8 of 86 cases judged; not judged: 24 other host, 54 other timer"
+    assert result.returncode == 2, result.stderr
+    assert result.stdout.splitlines()[0] == "8 of 86 cases judged; not judged: 24 other GPU, 54 other timer"
+    assert "under 50%, too few to pass the comparison (--allow-partial accepts it)" in result.stderr
+    assert compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json", "--allow-partial").returncode == 0
+
+
+def test_compare_takes_run_numbers_of_a_baselines_folder():
+    result = compare("2", "3", "--in", RUNS, "--allow-partial")
+    assert result.returncode == 0 and result.stdout.startswith("4 of 86 cases judged")
+    missing = compare("5", "9", "--in", RUNS)
+    assert missing.returncode == 2 and "holds no run 0009 (its runs: 0001_h200-34b7857.json" in missing.stderr
 
 
 def test_compare_of_a_file_with_itself_says_so():

@@ -13,6 +13,8 @@ import pytest
 
 from scripts import mutation_replay
 
+pytestmark = pytest.mark.slow  # copies of the tree and timeouts: run by CI's second pass (tox -e unit -- -m slow)
+
 
 def unified(before: str, after: str, module: str = "pkg/mod.py") -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),

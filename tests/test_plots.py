@@ -9,6 +9,9 @@ GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 13
        "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}
 
 
+pytestmark = pytest.mark.slow  # matplotlib figures: run by CI's second pass (tox -e unit -- -m slow)
+
+
 def case(name, group, median, **info):
     return {"name": name, "fullname": f"suites/x.py::{name}", "group": group, "extra_info": info,
             "stats": {"median": median, "data": [median] * 3}}

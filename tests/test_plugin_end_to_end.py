@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pytest_runs import clean_environment, run_pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = "Fake_GPU_9000"
 
@@ -36,19 +38,11 @@ def test_broken():
 '''
 
 
-def run(folder: Path, *args: str, plugins: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-               f"--benchmark-storage=file://{folder / 'baselines'}", f"--benchmark-report={folder / 'report.md'}",
-               *args]
-    environment = clean_environment()
-    environment.update(env or {})
-    return subprocess.run(command, cwd=folder, capture_output=True, text=True, env=environment, timeout=120)
-
-
-def clean_environment() -> dict:
-    """This process's environment without what would change the inner run (an xdist worker's ids, ...)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "KERNEL_SUITE_"))}
-    return dict(environment, PYTHONPATH=str(ROOT))
+def run(folder: Path, *args: str, env: dict | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
+    """The suite's pytest on `folder` (tests/pytest_runs.py: in this process unless `fresh`), its baselines
+    and report inside it."""
+    return run_pytest(folder, ["-p", "no:cacheprovider", "-q", f"--benchmark-storage=file://{folder / 'baselines'}",
+                               f"--benchmark-report={folder / 'report.md'}", *args], env=env, fresh=fresh)
 
 
 def saved(folder: Path) -> list[str]:
@@ -108,6 +102,7 @@ def test_a_run_with_a_failed_test_is_never_saved(suite):
     assert "not saved as a baseline: 1 test(s) failed" in output(result)
 
 
+@pytest.mark.slow
 def test_two_saves_at_once_get_two_numbers_and_lose_nothing(suite):
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                f"--benchmark-storage=file://{suite / 'baselines'}", "--benchmark-save=same-label"]
@@ -275,6 +270,7 @@ def test_the_slowdown_plugin_refuses_a_gpu_whose_sm_clock_is_unknown(suite):
     assert "1 error" in output(result) and first_spin_tried(result) == []
 
 
+@pytest.mark.slow
 def test_under_xdist_the_workers_time_and_no_notice_says_benchmarks_are_disabled(suite):
     """pytest-benchmark turns itself off under xdist and says so; the suite turns it back on in
     each worker, so that notice must not be printed, and the run must still save every case."""

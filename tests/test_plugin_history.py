@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.storage.history import open_store
 from tests.test_plugin_end_to_end import FAILING, output, run
 
@@ -47,10 +49,40 @@ def test_a_run_with_a_failed_test_is_recorded_as_failed_and_never_used_as_a_refe
     assert "history of" not in (suite / "report.md").read_text()
 
 
-def test_an_unreachable_store_is_an_error_at_the_end_and_the_report_is_still_written(suite):
-    url = "postgresql://suite:s3cret-pw@127.0.0.1:9/history"  # port 9: nothing listens
+@pytest.mark.parametrize("url", ["postgresql://suite:s3cret-pw@127.0.0.1:9/history",  # port 9: nothing listens
+                                 "postgresql://suite@127.0.0.1:9/history?password=s3cret-pw"])
+def test_an_unreachable_store_is_refused_before_anything_is_timed_with_no_password(suite, url):
+    result = run(suite, "--benchmark-compare", f"--history={url}", f"--benchmark-json={suite / 'run.json'}")
+    assert result.returncode == 4, output(result)
+    assert "--history: cannot open the history store postgresql+psycopg://suite" in output(result)
+    assert "s3cret-pw" not in output(result) and "passed" not in output(result)  # nothing ran
+
+
+def test_a_store_that_fails_during_the_run_is_an_error_at_the_end_and_the_report_is_still_written(suite, tmp_path):
+    # the store opens at configure and is then taken away: its failure is the run's, reported at its end
+    (suite / "conftest.py").write_text((suite / "conftest.py").read_text() + FAILING_STORE)
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     result = run(suite, "--benchmark-compare", f"--history={url}", f"--benchmark-json={suite / 'run.json'}")
     assert result.returncode == 1, output(result)
-    assert "history store:" in output(result) and "s3cret-pw" not in output(result)
+    assert "history store: this run was not recorded: disk full" in output(result)
     assert (suite / "report.md").exists() and (suite / "run.json").exists()
     assert "3 passed" in output(result)
+
+
+FAILING_STORE = """
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    from harness.plugin.state import STATE
+    from harness.storage.history import HistoryError
+
+    store = session.config.stash[STATE].store
+
+    def refuse(*args, **kwargs):
+        raise HistoryError("disk full")
+
+    store.record_run = refuse
+"""

@@ -120,21 +120,23 @@ def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_fir
     assert state.notices[0] == "3 case(s) of the baseline did not run in this session, e.g. suites/s.py::test_k[a]"
 
 
-def test_history_reads_the_newest_20_passed_runs_of_the_gpu(monkeypatch):
-    import harness.plugin.history as history
+def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_without_throttled_ones(tmp_path):
+    # through the real store and the plugin's own reading (read_history), not a copy of its line
+    from harness.plugin.history import read_history
+    from harness.storage.history import open_store
+    from tests.history.synthetic import GPU_A, case_name, make_document
 
-    asked = {}
-
-    class Store:
-        def reference_history(self, uuids, profile, limit_runs):
-            asked.update(uuids=uuids, profile=profile, limit_runs=limit_runs)
-            return {}
-
-    monkeypatch.setattr(history, "open_store", lambda url: Store())
-    state = suite_state(profile=types.SimpleNamespace(name="nightly"))
-    history.open_history(types.SimpleNamespace(getoption=lambda name: "sqlite:///h.sqlite"), state)
-    assert asked == {"uuids": ["GPU-test"], "profile": "nightly", "limit_runs": 20}  # docs/method.md, "History"
-    assert state.problems == [] and state.gpu_history == {}
+    store = open_store(f"sqlite:///{tmp_path / 'h.sqlite'}")
+    for index in range(23):
+        store.record_run(make_document(index, throttled=index == 21), outcome="passed", profile="nightly")
+    state = suite_state(profile=types.SimpleNamespace(name="nightly"), store=store,
+                        gpu=fake_info(GPU_A))
+    read_history(state)
+    names = [result.run for result in state.gpu_history[case_name(0)]]
+    # the newest 20 of 23 (runs 4-23), oldest first, the throttled run 22 left out
+    assert names == [f"history run {n}" for n in range(4, 24) if n != 22]
+    assert state.problems == []
+    store.close()
 
 
 @pytest.mark.parametrize(("uuid", "named"), [("GPU-test", "GPU-test"), (None, "(no UUID: NVML missing)")])

@@ -26,7 +26,7 @@ README = ROOT / "README.md"
 MAX_LINES = 150
 
 # paths a run writes, which a fresh checkout does not hold
-WRITTEN_BY_A_RUN = {"reports/benchmark-report.md"}
+WRITTEN_BY_A_RUN = {"reports/benchmark-report.md", ".venv/bin/python", ".venv/bin/tox"}  # the set-up line makes .venv
 EXTENSIONS = (".py", ".md", ".cu", ".cuh", ".ini", ".toml", ".txt", ".json", ".yml", ".yaml", ".sh", ".png", ".cfg")
 
 
@@ -71,6 +71,8 @@ def named_paths(text: str) -> set[str]:
 
 def named_options(text: str) -> set[str]:
     without_other_programs = re.sub(r"\$\([^)]*\)", "", text)  # $(git rev-parse --short HEAD) is git's
+    # the set-up line's own: python3 -m venv --without-pip, and pip's --python (the venv's interpreter)
+    without_other_programs = re.sub(r"python3 -m (venv|pip) [^&`]*", "", without_other_programs)
     return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", without_other_programs))
 
 
@@ -159,3 +161,12 @@ def test_readme_names_only_importable_modules():
     assert "pip" in named, f"the module parser found only {sorted(named)}"
     missing = sorted(m for m in named if not module_exists(m))
     assert not missing, "README.md runs `python -m` on modules that cannot be found: " + ", ".join(missing)
+
+
+def test_ci_runs_the_readmes_test_command_as_it_stands():
+    fenced = re.search(r"## Two commands.*?```sh\n(.*?)```", readme_text(), re.S).group(1).strip().splitlines()
+    main_job, tests = fenced
+    assert main_job.endswith("tox -e bench-cuda13") and tests.endswith("tox -e unit")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert f"\n{tests} -- " in ci  # the same line, pytest options after --
+    assert main_job.rsplit("&&", 1)[0] == tests.rsplit("&&", 1)[0]  # one set-up for both

@@ -34,6 +34,9 @@ SLOWED = ["--fake-gpu-slowdown=*beta*:1.03", "--fake-gpu-slowdown=*gamma*:1.03"]
 TRAILER = "Accept-Slowdown: cases=*beta* beta's new tiles trade 3% for the edge case"
 
 
+pytestmark = pytest.mark.slow  # eighteen runs of the plugin: run by CI's second pass (tox -e unit -- -m slow)
+
+
 def git(folder, *args) -> str:
     return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
                           check=True, capture_output=True, text=True).stdout.strip()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.verdict.record import TIMER_CUPTI, CaseRecord
 
@@ -15,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULE = "experiments.replay_verdicts"
 QUIET = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-row_shared]"
 SHORT = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add]"
+
+
+pytestmark = pytest.mark.slow  # recorded sensitivity runs replayed: run by CI's second pass (tox -e unit -- -m slow)
 
 
 def write_run(folder: Path, name: str, medians: dict[str, float], seed: int) -> None:

@@ -30,7 +30,8 @@ from .series import Point, Series
 from .steps import MIN_RUNS_AT_LEVEL, SLOWER, STEP, Step, newest_first, steps_in_newest
 
 NAME = "changes"
-HELP = "print the steps of every case's history, newest first; exit 1 for an open slower step in the newest runs"
+HELP = ("print the steps of every case's history and the cases failing now, newest first, with their commits; exit 1 "
+        "for an open slower step or a failing case")
 DEFAULT_NEWEST = 3
 
 

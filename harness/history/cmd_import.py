@@ -10,6 +10,7 @@ from harness.storage.history import AlreadyRecorded, HistoryStore
 from harness.storage.history.documents import BaselineError, load_run, stored_runs
 
 NAME = "import"
+CREATES_STORE = True  # the one command that makes a store that does not exist
 HELP = "record stored runs (files, or folders of NNNN_*.json runs) in the store; a run stored before is skipped"
 
 

@@ -6,6 +6,8 @@ import argparse
 
 from harness.storage.history import HistoryStore, RunSummary
 
+from .cmd_changes import positive_int
+
 NAME = "runs"
 HELP = "list the stored runs, newest first"
 COLUMNS = ("id", "date (UTC)", "commit", "branch", "profile", "GPU", "host", "outcome", "cases")
@@ -14,7 +16,7 @@ COLUMNS = ("id", "date (UTC)", "commit", "branch", "profile", "GPU", "host", "ou
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", help="only runs on this GPU model (e.g. 'NVIDIA H200') or GPU UUID")
     parser.add_argument("--outcome", choices=("passed", "failed"), help="only runs of this outcome")
-    parser.add_argument("--limit", type=int, metavar="N", help="only the newest N runs")
+    parser.add_argument("--limit", type=positive_int, metavar="N", help="only the newest N runs (1 or more)")
 
 
 def _gpu_text(run: RunSummary) -> str:

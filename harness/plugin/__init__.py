@@ -33,13 +33,16 @@ import pytest
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
 from harness.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
-from harness.plugin.history import open_history, record_session
+from harness.plugin.history import read_history, record_session
 from harness.plugin.options import (
     BASELINES,
     ROOT,
     add_options,
     check_named_things,
+    open_history_store,
     refuse_conflicts_with_compare_ref,
+    refuse_flags_without_their_flag,
+    refuse_requests_without_a_gpu,
     threshold_of,
 )
 from harness.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
@@ -75,6 +78,7 @@ def pytest_configure(config):
     silence_xdist_notice()
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
+    refuse_flags_without_their_flag(config)
     threshold = threshold_of(config)
     device = config.hook.pytest_kernel_suite_device(config=config)
     state = SuiteState(device, PROFILES[config.getoption("profile")], floors_with_threshold(NoiseFloors(), threshold),
@@ -102,6 +106,10 @@ def pytest_configure(config):
         config.option.benchmark_storage = f"file://{BASELINES}"
     storage = config.option.benchmark_storage
     check_named_things(config, Path(storage.removeprefix("file://")) if storage.startswith("file://") else BASELINES)
+    if not device.available:
+        refuse_requests_without_a_gpu(config, device.why_not)
+    else:
+        state.store = open_history_store(config)
     # the suite loads the baseline itself (one strict loader); pytest-benchmark must not
     state.compare_spec, config.option.benchmark_compare = config.option.benchmark_compare, False
 
@@ -119,7 +127,7 @@ def pytest_sessionstart(session):
     use_gpu_folder(config, state, state.gpu.slug)
     if state.compare_spec:
         _load_baseline(state, bs)
-    open_history(config, state)
+    read_history(state)
 
 
 def _open_ref(config, state: SuiteState) -> None:

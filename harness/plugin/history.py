@@ -1,21 +1,22 @@
 """The history store in a pytest run (`--history [URL]`): references read at the start, the run recorded at the end.
 
-At session start the store is opened and the reference runs of this GPU (its
-UUID) are read once, per case, for `judge_against_history`
+The store is opened when pytest configures the run (a store that cannot be
+used is refused then, exit 4: harness/plugin/options.py); at session start the
+reference runs of this GPU (its UUID) are read once, per case, for `judge_against_history`
 (harness/verdict/against_baseline.py): never a slower case, nor a case of a run
 whose correctness failed; an accepted case starts its new level. At the end the
 run is recorded as pytest-benchmark's JSON document, with every sample, in one
 transaction: outcome "failed" when any test failed, "passed" otherwise, each
 case with its own outcome (its verdict), and the count of failed tests that
-were not slower cases (any of them keeps the whole run from being a reference). A store that cannot be opened, read or written is one clear error
-at the end of the run and a non-zero exit; the run's JSON and report are still
-written. Nothing here prints the store's password.
+were not slower cases (any of them keeps the whole run from being a reference). A store that fails once the run is under way (reading, writing) is one clear
+error at the end of the run and a non-zero exit; the run's JSON and report are
+still written. Nothing here prints the store's password.
 """
 
 from __future__ import annotations
 
 from harness.plugin.benchmark import run_document, session_of
-from harness.storage.history import HistoryError, open_store
+from harness.storage.history import HistoryError
 from harness.verdict.against_baseline import REFERENCE_RUNS
 from harness.verdict.noise import StoredResult
 
@@ -24,19 +25,18 @@ from harness.verdict.noise import StoredResult
 HISTORY_WINDOW = 20
 
 
-def open_history(config, state) -> None:
-    """Open the store named by --history and read this GPU's history; a failure is a problem of the run."""
-    url = config.getoption("history")
-    if url is None or state.gpu is None:
+def read_history(state) -> None:
+    """Read this GPU's history from the store opened at configure (harness/plugin/options.py); a store
+    that fails now is a problem of the run, reported at its end."""
+    if state.store is None or state.gpu is None or state.gpu.uuid is None:
         return
     try:
-        state.store = open_store(url or None)
-        if state.gpu.uuid is not None:
-            found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
-                                                  limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
-            state.gpu_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
-                                 for case, entries in found.items()}
+        found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
+                                              limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
+        state.gpu_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
+                             for case, entries in found.items()}
     except HistoryError as error:
+        state.store.close()
         state.store = None
         state.problems.append(f"history store: {error}")
 

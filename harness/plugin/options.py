@@ -49,6 +49,53 @@ def add_options(parser) -> None:
                     help="with --compare-ref: report slower cases as accepted (REASON) instead of failing them")
 
 
+# a pull-request run (tox -e pr-*, which sets it) is judged against its base: --compare-ref is required
+PULL_REQUEST_ENV = "KERNEL_SUITE_PULL_REQUEST"
+NEEDS_COMPARE_REF = {"accept_slowdown": "--accept-slowdown", "compare_ref_all": "--compare-ref-all"}
+
+
+def refuse_flags_without_their_flag(config) -> None:
+    """A flag that only means something beside another is refused without it (UsageError, exit 4)."""
+    if config.getoption("compare_ref") is not None:
+        return
+    for option, flag in NEEDS_COMPARE_REF.items():
+        if config.getoption(option):
+            raise pytest.UsageError(f"{flag} works only with --compare-ref REF (a pull request timed against its "
+                                    f"base); add --compare-ref, or drop {flag}")
+    if os.environ.get(PULL_REQUEST_ENV, "") not in ("", "0"):
+        raise pytest.UsageError(f"a pull-request run (${PULL_REQUEST_ENV}, set by tox -e pr-cuda13) is timed "
+                                f"against its base: pass --compare-ref REF, e.g. tox -e pr-cuda13 -- --compare-ref "
+                                f"origin/main")
+
+
+def refuse_requests_without_a_gpu(config, why_not: str) -> None:
+    """Verdicts, a baseline, an A/B or a recorded run asked for on a machine with no usable GPU: exit 4, before
+    anything runs (where a plain `pytest suites/` skips the GPU tests and passes)."""
+    asked = [flag for option, flag in (("benchmark_compare", "--benchmark-compare"),
+                                       ("benchmark_save", "--benchmark-save"),
+                                       ("benchmark_autosave", "--benchmark-autosave"),
+                                       ("compare_ref", "--compare-ref"), ("history", "--history"))
+             if getattr(config.option, option, None) not in (None, False, [])]
+    if asked:
+        raise pytest.UsageError(f"{', '.join(asked)} asks for what only a GPU can give (verdicts, a baseline, a "
+                                f"recorded run), and this machine has no usable CUDA GPU: {why_not}. Run it on the "
+                                f"GPU's machine; `pytest suites/` alone checks what a CPU can and skips the rest")
+
+
+def open_history_store(config):
+    """The store --history names, opened (made or migrated) now: a store that cannot be used is refused
+    before anything is timed (UsageError, exit 4), not found out after the whole run. None without --history."""
+    from harness.storage.history import HistoryError, open_store
+
+    url = config.getoption("history")
+    if url is None:
+        return None
+    try:
+        return open_store(url or None)
+    except HistoryError as error:
+        raise pytest.UsageError(f"--history: {error}") from None
+
+
 def threshold_of(config) -> float | None:
     """--regression-threshold as a fraction (None when not given); UsageError when it is no fraction."""
     raw = config.getoption("regression_threshold")
@@ -86,6 +133,7 @@ def check_named_things(config, baselines: Path) -> None:
     """
     from harness.ab.ref_tree import RefError, resolve_ref
     from harness.storage.history import HistoryError, resolve_url
+    from harness.storage.history.connection import check_folder
     from harness.storage.runs import BaselineError, resolve_compare
 
     spec = getattr(config.option, "benchmark_compare", None)
@@ -110,6 +158,6 @@ def check_named_things(config, baselines: Path) -> None:
     url = config.getoption("history")
     if url:
         try:
-            resolve_url(url)
+            check_folder(resolve_url(url))
         except HistoryError as error:
             raise pytest.UsageError(f"--history: {error}") from None

@@ -84,7 +84,7 @@ class TimedCase:
         if state.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
             verdict = judge_against_stored(record, baseline=state.baseline, history=state.history.get(record.case, []),
                                            gpu_history=state.gpu_history.get(record.case, []),
-                                           gpu_uuid=state.gpu.uuid, floors=state.floors)
+                                           gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:

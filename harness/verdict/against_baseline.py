@@ -41,7 +41,15 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.verdict.labels import HISTORY_REFERENCE, OTHER_HOST, OTHER_TIMER, THROTTLED, ReferenceRun, Verdict
+from harness.verdict.labels import (
+    HISTORY_REFERENCE,
+    OTHER_GPU,
+    OTHER_HOST,
+    OTHER_TIMER,
+    THROTTLED,
+    ReferenceRun,
+    Verdict,
+)
 from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
 from harness.verdict.stats import judge
@@ -80,12 +88,19 @@ class Baseline:
     cases: dict[str, CaseRecord]
     started_at: str | None = None  # pytest-benchmark's "datetime"
     commit: str | None = None
+    host: str | None = None  # the machine's name as the run recorded it
 
     @classmethod
     def from_doc(cls, path: Path, doc: dict) -> Baseline:
         started = doc.get("datetime")
         return cls(Path(path), run_gpu_uuid(doc), {r.case: r for r in records_of(doc)},
-                   started if isinstance(started, str) else None, run_commit(doc))
+                   started if isinstance(started, str) else None, run_commit(doc), run_host(doc))
+
+
+def run_host(doc: dict) -> str | None:
+    """The machine a saved run was recorded on, by name (its GPU's record, else pytest-benchmark's node)."""
+    machine = doc.get("machine_info") or {}
+    return (machine.get("gpu") or {}).get("host") or machine.get("node")
 
 
 def case_gpu_uuid(record: CaseRecord, doc_uuid: str | None) -> str | None:
@@ -173,12 +188,15 @@ def _not_judged(record: CaseRecord, base: CaseRecord, label: str, reason: str) -
 
 
 def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_uuid: str | None,
-                 history: list[StoredResult] = (), floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
+                 history: list[StoredResult] = (), floors: NoiseFloors = DEFAULT_FLOORS,
+                 current_host: str | None = None) -> Verdict:
     """Judge one record against `baseline` (pooled with `history`); returns the verdict, which
     names its reference (the baseline's file name) and how many stored runs it pools.
 
     NEW without a baseline case; OTHER_HOST for a wall-clock case, or one
-    whose GPU time includes host copies, against another machine's baseline; OTHER_TIMER when the baseline case was
+    whose GPU time includes host copies, against another machine's baseline (OTHER_GPU where
+    `current_host` names the same host as the baseline's: two GPUs of one name, as VMs are);
+    OTHER_TIMER when the baseline case was
     timed by another timer; THROTTLED when either side was throttled; else the
     noise model's verdict (harness/verdict.judge).
     """
@@ -188,13 +206,14 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         floors = WALL_CLOCK_FLOORS
     base_gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid) if base is not None else None
     same_gpu = base is not None and same_physical_gpu(current_gpu_uuid, base_gpu_uuid)
+    elsewhere = OTHER_GPU if current_host and baseline is not None and current_host == baseline.host else OTHER_HOST
     if base is None or not base.samples:
         verdict = judge(record.case, None, record.samples, detectable=floors.same_gpu, alpha=ALPHA)
     elif record.timer == TIMER_WALL and not same_gpu:
-        verdict = _not_judged(record, base, OTHER_HOST, "timed by wall clock, which measures the host (CPU, memory, "
+        verdict = _not_judged(record, base, elsewhere, "timed by wall clock, which measures the host (CPU, memory, "
                               "PCIe) as much as the GPU: judged only against a baseline from the same machine")
     elif record.host_copies and not same_gpu:
-        verdict = _not_judged(record, base, OTHER_HOST, "its GPU time includes copies between host and device "
+        verdict = _not_judged(record, base, elsewhere, "its GPU time includes copies between host and device "
                               "memory, which measure the host's PCIe link and memory as much as the GPU (one H200 "
                               "host read the streams 3-6% slower than another): judged only against a baseline "
                               "from the same machine")
@@ -279,11 +298,12 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
 
 def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, history: list[StoredResult],
                          gpu_history: list[StoredResult], gpu_uuid: str | None,
-                         floors: NoiseFloors = DEFAULT_FLOORS) -> Verdict:
+                         floors: NoiseFloors = DEFAULT_FLOORS, current_host: str | None = None) -> Verdict:
     """The nightly's verdict of one record: against this GPU's own history (`gpu_history`, from
     the history store) where it holds enough runs, else against the model's `baseline` pooled
     with the baseline folder's `history`, as `judge_record` does."""
     verdict = judge_against_history(record, gpu_history, gpu_uuid=gpu_uuid, floors=floors)
     if verdict is None:
-        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=history, floors=floors)
+        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=history, floors=floors,
+                               current_host=current_host)
     return verdict

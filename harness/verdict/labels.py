@@ -13,7 +13,8 @@ request, `--compare-ref`). Both give a `Verdict` with one of these labels:
 | unchanged | the same machine code and launch as the ref: not timed (A/B) | no |
 | new | no reference case to compare with | no |
 | removed | the case exists only in the ref (A/B) | no |
-| other host | a wall-clock host routine against another machine's reference: not judged | no |
+| other host | a wall-clock host routine, or a case with host copies, against another machine's reference: not judged | no |
+| other GPU | the same, against another GPU of a host of the same name (a VM's "vm", say): not judged | no |
 | other timer | the reference was timed by another timer: not judged | no |
 | throttled | NVML reported throttling on either side: not judged | no |
 """
@@ -30,11 +31,12 @@ UNCHANGED = "unchanged"
 NEW = "new"
 REMOVED = "removed"
 OTHER_HOST = "other host"
+OTHER_GPU = "other GPU"
 OTHER_TIMER = "other timer"
 THROTTLED = "throttled"
 
 # the order of the reports and summary lines: what needs attention first
-LABELS = (SLOWER, FASTER, ACCEPTED, THROTTLED, NEW, REMOVED, OTHER_HOST, OTHER_TIMER, SAME, UNCHANGED)
+LABELS = (SLOWER, FASTER, ACCEPTED, THROTTLED, NEW, REMOVED, OTHER_HOST, OTHER_GPU, OTHER_TIMER, SAME, UNCHANGED)
 FAILING = frozenset({SLOWER})
 # how a verdict names this GPU's own history as its reference: HISTORY_REFERENCE + the GPU's UUID
 HISTORY_REFERENCE = "history of "

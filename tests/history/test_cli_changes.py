@@ -137,6 +137,7 @@ def test_site_writes_a_page_per_case_and_marks_the_step(history_url, tmp_path, c
     assert "acknowledged: intended" in (out / "cases" / case_page_name(case_name(STEPPED_CASE))).read_text()
 
 
+@pytest.mark.slow
 def test_changes_and_site_over_60_runs_of_90_cases(tmp_path, capsys):
     # 200 x 90 is scripts/history_bench.py --store (its figures: NOTES.md, the report); here 60 x 90 on SQLite
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"

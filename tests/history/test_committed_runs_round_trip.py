@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from harness.compare import compare_runs
@@ -15,6 +16,9 @@ from harness.verdict.labels import SAME
 from harness.verdict.record import TIMER_WALL, records_of
 
 COMMITTED = Path(__file__).resolve().parents[2] / "baselines" / "NVIDIA_H200"
+
+
+pytestmark = pytest.mark.slow  # every committed H200 run, through both backends: run by CI's second pass (tox -e unit -- -m slow)
 
 
 def test_every_committed_h200_run_is_imported_in_order_and_exported_the_same(history_url, tmp_path, capsys):

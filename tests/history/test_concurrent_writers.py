@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
@@ -17,6 +18,9 @@ from harness.storage.history.schema import CASES, SCHEMA_VERSION
 WRITER = Path(__file__).with_name("writer.py")
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_EACH = 8
+
+
+pytestmark = pytest.mark.slow  # processes writing at once: run by CI's second pass (tox -e unit -- -m slow)
 
 
 def writer(*args: str) -> subprocess.Popen:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from backends import postgres_url_fixture  # noqa: F401 (pytest fixtures)
 from sqlalchemy.engine import make_url
+from synthetic import make_document
 
 from harness.history.cli import main
 from harness.storage.history import HistoryError, default_path, open_store, resolve_url
@@ -74,3 +77,115 @@ def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monke
     assert (tmp_path / "toolcache" / "kernel-suite").is_dir()
     monkeypatch.setenv("KERNEL_SUITE_HISTORY", "postgresql://fleet@db.example/history")
     assert resolve_url(None).render_as_string() == "postgresql+psycopg://fleet@db.example/history"
+
+
+@pytest.mark.parametrize("command", [["runs"], ["export", "1"], ["changes"], ["site", "SITE"],
+                                     ["acknowledge", "c", "1", "--reason", "x"]])
+def test_a_command_that_reads_never_makes_a_store_that_is_not_there(tmp_path, capsys, command):
+    path = tmp_path / "none.sqlite"
+    argv = [str(tmp_path / "site") if word == "SITE" else word for word in command]
+    assert main([*argv, "--history", str(path)]) == 1
+    assert capsys.readouterr().err.strip() == (f"error: there is no history store at sqlite:///{path}: a nightly "
+                                               f"with --history makes it, or `import`")
+    assert not path.exists()
+
+
+def test_a_command_that_reads_an_empty_postgresql_database_says_it_holds_no_store(postgres_url, capsys):
+    assert main(["runs", "--history", postgres_url]) == 1
+    err = capsys.readouterr().err
+    assert "holds no history store" in err and "***" in err
+
+
+@pytest.mark.parametrize("value, words", [
+    ("notaurl", "is neither a path nor a URL; give a SQLite file"),
+    ("host=127.0.0.1 dbname=h user=u password=hunter2", "looks like a libpq connection string"),
+    ("/nonexistent/dir/h.sqlite", "does not exist (/nonexistent/dir)"),
+])
+def test_a_history_value_that_is_no_store_is_refused_naming_the_forms_and_no_password(value, words, capsys):
+    assert main(["runs", "--history", value]) == 1
+    err = capsys.readouterr().err
+    assert words in err and "hunter2" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("url", ["postgresql://suite@127.0.0.1:9/h?password=hunter2",
+                                 "postgresql://suite:hunter2@127.0.0.1:9/h"])
+def test_a_password_in_either_url_form_is_never_shown(url, capsys):
+    assert main(["runs", "--history", url]) == 1
+    err = capsys.readouterr().err
+    assert "hunter2" not in err and "***" in err and "127.0.0.1:9" in err
+
+
+def test_names_from_the_store_reach_the_terminal_with_their_control_characters_escaped(tmp_path, capsys):
+    doc = make_document(0)
+    doc["commit_info"]["branch"] = "main\x1b[2J\x1b[31mred"
+    with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
+        store.record_run(doc, outcome="passed", profile="nightly")
+    assert main(["runs", "--history", str(tmp_path / "h.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "main\\x1b[2J\\x1b[31mred" in out
+
+
+def test_a_run_limit_below_one_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["runs", "--limit", "-1"])
+    assert exited.value.code == 2 and "not a whole number of runs, 1 or more" in capsys.readouterr().err
+
+
+class FreezingProxy:
+    """A TCP relay to the test server that, once frozen, passes nothing either way: a server that holds
+    its connections and stops answering (no error, no reply), without stopping the real server."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target, self.frozen = target, threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._relay, args=(source, sink), daemon=True).start()
+
+    def _relay(self, source, sink):
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            while self.frozen.is_set():
+                time.sleep(0.05)  # hold what came, send nothing
+            try:
+                sink.sendall(data)
+            except OSError:
+                return
+
+
+@pytest.mark.slow
+def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_for(postgres_url, monkeypatch):
+    url = make_url(postgres_url)
+    proxy = FreezingProxy((url.host, url.port))
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "2")
+    with open_store(through) as store:
+        store.record_run(make_document(0), outcome="passed", profile="nightly")
+        proxy.frozen.set()
+        started = time.monotonic()
+        with pytest.raises(HistoryError, match=r"the server did not answer for 2 s \(\$KERNEL_SUITE_HISTORY_TIMEOUT"):
+            store.runs()
+        assert time.monotonic() - started < 5
+        with pytest.raises(HistoryError, match="did not answer"):
+            store.record_run(make_document(1), outcome="passed", profile="nightly")
+    assert SECRET not in postgres_url  # (the message names the store with its password hidden, as every one)
+
+
+def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, postgres_url):
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "soon")
+    with pytest.raises(HistoryError, match=r"KERNEL_SUITE_HISTORY_TIMEOUT='soon' is not a number of seconds"):
+        open_store(postgres_url)

@@ -32,6 +32,9 @@ BASELINES = ROOT / "baselines" / "NVIDIA_H200"
 HISTORY_RUNS = 20  # as harness/plugin/__init__.py reads the baseline folder
 
 
+pytestmark = pytest.mark.slow  # 400 recorded verdicts replayed on both backends: run by CI's second pass (tox -e unit -- -m slow)
+
+
 def host_runs(host: str) -> list[dict]:
     with gzip.open(DATA / f"host-{host}.json.gz", "rt") as fh:
         return json.load(fh)

@@ -23,6 +23,7 @@ from harness.history.cli import main
 from harness.history.series import Point, Series, SeriesKey
 from harness.history.site import case_page_name, sparkline, write_site
 from harness.history.steps import CREEP, FASTER, SLOWER, STEP, Step
+from harness.storage.history import open_store
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile]"
@@ -108,6 +109,7 @@ def one_commit_repo(path) -> str:
 
 
 def test_an_empty_store_says_so_and_says_matches_only_under_a_filter(history_url, capsys):
+    open_store(history_url).close()
     assert main(["runs", "--history", history_url]) == 0
     out = capsys.readouterr().out.strip()
     assert out.startswith("no stored run in ") and not out.endswith(" matches")
@@ -209,6 +211,7 @@ def test_export_to_a_file_returns_0_and_a_write_error_names_the_systems_words(hi
 
 
 def test_changes_on_an_empty_store_names_the_gpu_only_when_asked_for_one(history_url, capsys):
+    open_store(history_url).close()
     assert main(["changes", "--history", history_url]) == 0
     assert " on " not in capsys.readouterr().out
     assert main(["changes", "--gpu", "GPU-x", "--history", history_url]) == 0

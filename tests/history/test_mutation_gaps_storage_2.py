@@ -235,8 +235,10 @@ def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_po
     made = {}
     monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.update(kwargs))
     connection.create_engine(sa.engine.make_url("postgresql+psycopg://u:secret@127.0.0.1/db"))
-    # the 10 s and the pre-ping are docs/method.md's promise ("History")
-    assert made == {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10, "application_name": "kernel-suite"}}
+    # the 10 s, the 60 s statement timeout and the pre-ping are docs/method.md's promise ("The history store")
+    assert made == {"pool_pre_ping": True, "pool_timeout": 60, "connect_args": {
+        "connect_timeout": 10, "application_name": "kernel-suite", "options": "-c statement_timeout=60000",
+        "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}}
 
 
 @pytest.mark.parametrize("url", ["postgresql+nosuchdriver://u:secret@h/db",  # no such dialect (NoSuchModuleError)

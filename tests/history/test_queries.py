@@ -128,3 +128,12 @@ def test_case_series_marks_each_point_with_its_outcome_verdict_and_acceptance(st
         ("passed", None, None, False), ("passed", None, None, False), ("failed", "slower", "meant", False)]
     assert store.case_record(case_name(2), ids[2])["verdict"] == "slower"
     assert store.case_record(case_name(2), 999) is None
+
+
+def test_a_series_is_in_the_order_of_its_runs_times_even_when_an_older_run_is_imported_later(store):
+    ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3, 9)]
+    older = store.record_run(make_document(1), outcome="passed", profile="nightly")  # imported last, run earliest
+    [(_, points)] = store.case_series(case=case_name(0)).items()
+    assert [p.run_id for p in points] == [older, *ids]
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)[case_name(0)]
+    assert [e.run_id for e in history] == [*ids[::-1], older]  # newest first

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, GPU_B, make_document
 
-from harness.storage.history import AlreadyRecorded, HistoryError
+from harness.storage.history import AlreadyRecorded, HistoryError, open_store
 from harness.storage.history.schema import CASES, RUNS
 
 
@@ -80,3 +80,47 @@ def test_an_outcome_other_than_passed_or_failed_is_refused(store):
 def test_exporting_a_run_that_does_not_exist_is_an_error(store):
     with pytest.raises(HistoryError, match="there is no run 42 in the history store"):
         store.export_run(42)
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (lambda doc: doc["benchmarks"][1]["stats"].update(stddev=float("nan")),
+     "case 'suites/test_perf_synthetic.py::test_kernel_time[case001]': benchmark.stats.stddev is nan"),
+    (lambda doc: doc["benchmarks"][0].update(fullname="suites/x.py::t[\ud800]"),
+     r"case 'suites/x.py::t[\ud800]': benchmark.fullname is text that is no UTF-8"),
+    (lambda doc: doc["benchmarks"][0].update(fullname="suites/x.py::t[" + "a" * 2600 + "]"),
+     "bytes, more than 2000"),
+    (lambda doc: doc["commit_info"].update(id="c" * 65), "commit_info.id is 65 characters, more than 64"),
+    (lambda doc: doc["machine_info"].update(cpu={"hz": float("inf")}), "machine_info.cpu.hz is inf"),
+])
+def test_a_value_neither_backend_can_store_is_refused_naming_its_case_and_field(store, spoil, words):
+    doc = make_document(0)
+    spoil(doc)
+    with pytest.raises(HistoryError) as raised:
+        store.record_run(doc, outcome="passed", profile="nightly")
+    assert words in str(raised.value) and len(str(raised.value).splitlines()) == 1
+    assert store.runs() == []
+
+
+def test_a_profile_longer_than_both_backends_take_is_refused(store):
+    with pytest.raises(HistoryError, match="longer than 32 characters"):
+        store.record_run(make_document(0), outcome="passed", profile="p" * 33)
+
+
+def test_the_longest_values_both_backends_take_round_trip(store):
+    doc = make_document(0)
+    doc["benchmarks"][0]["fullname"] = "suites/x.py::t[" + "a" * (2000 - 16) + "]"
+    doc["commit_info"]["id"] = "c" * 64
+    run_id = store.record_run(doc, outcome="passed", profile="p" * 32)
+    assert store.export_run(run_id) == doc
+
+
+def test_a_sqlite_writer_checkpoints_its_log_into_the_file_when_it_closes(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with open_store(f"sqlite:///{path}") as store:
+        store.record_run(make_document(0), outcome="passed", profile="nightly")
+    wal = path.with_name("h.sqlite-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(path.read_bytes())  # a cache step that keeps history.sqlite alone
+    with open_store(f"sqlite:///{copy}") as again:
+        assert len(again.runs()) == 1

@@ -6,6 +6,7 @@ import re
 import time
 
 import numpy as np
+import pytest
 
 from harness.history.site import case_page_name, write_site
 from harness.history.steps import detect_all
@@ -50,6 +51,7 @@ def test_latest_ratio_is_against_the_reference_when_given(tmp_path):
     assert "<td>2.000</td>" in index
 
 
+@pytest.mark.slow
 def test_site_of_200_runs_of_90_cases_takes_under_30_s(tmp_path):
     profiles = case_profiles()
     rng = np.random.default_rng(3)

@@ -35,6 +35,9 @@ STEP_AT = 20
 RUNS = 40
 
 
+pytestmark = pytest.mark.slow  # a real browser, started per module: run by CI's second pass (tox -e unit -- -m slow)
+
+
 def _browser_missing(why: str):
     if os.environ.get("CI"):
         pytest.fail(f"CI: {why}")

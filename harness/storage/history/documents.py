@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
 from datetime import UTC, datetime
 
@@ -71,6 +72,56 @@ def current(doc) -> dict:
         raise DocumentError(str(exc)) from None
 
 
+# What both backends take (PostgreSQL's column types and its index of a case's name; SQLite would store
+# more): a longer value is refused on both, naming its field.
+LIMITS = {"commit": 64, "profile": 32}
+CASE_NAME_BYTES = 2000  # PostgreSQL's btree index entry holds at most about 2700 bytes
+
+
+def _bad_value(value, where: str) -> str | None:
+    """Where in `value` (a JSON value at `where`) lies a number that is not finite or text that is no UTF-8."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} is {value!r}, not a finite number"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} is text that is no UTF-8 (a lone surrogate)"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _bad_value(key, f"{where} key") or _bad_value(item, f"{where}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _bad_value(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def check_values(doc: dict, profile: str | None = None) -> None:
+    """DocumentError naming the case and field of the first value neither backend can store."""
+    if profile is not None and len(profile) > LIMITS["profile"]:
+        raise DocumentError(f"the profile {profile[:40]!r}... is longer than {LIMITS['profile']} characters")
+    commit = (doc.get("commit_info") or {}).get("id")
+    if isinstance(commit, str) and len(commit) > LIMITS["commit"]:
+        raise DocumentError(f"commit_info.id is {len(commit)} characters, more than {LIMITS['commit']}")
+    for bench in doc.get("benchmarks") or []:
+        name = bench.get("fullname") if isinstance(bench, dict) else None
+        shown = repr(str(name)[:80])  # repr: escapes a lone surrogate, and control characters
+        if isinstance(name, str) and not _bad_value(name, "") and len(name.encode("utf-8")) > CASE_NAME_BYTES:
+            raise DocumentError(f"case {shown}: its name is {len(name.encode('utf-8'))} bytes, more than "
+                                f"{CASE_NAME_BYTES}")
+        found = _bad_value(bench, "benchmark")
+        if found:
+            raise DocumentError(f"case {shown}: {found}")
+    for key in ("machine_info", "commit_info", "datetime", "version"):
+        found = _bad_value(doc.get(key), key)
+        if found:
+            raise DocumentError(found)
+
+
 def _checked(doc) -> list[dict]:
     if not isinstance(doc, dict):
         raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
@@ -80,6 +131,7 @@ def _checked(doc) -> list[dict]:
     names = [bench.get("fullname") if isinstance(bench, dict) else None for bench in benchmarks]
     if None in names or len(set(names)) != len(names):
         raise DocumentError("every benchmark needs its own \"fullname\"")
+    check_values(doc)
     return benchmarks
 
 

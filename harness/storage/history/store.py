@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import getpass
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
-from . import schema
-from .connection import HistoryError, create_engine, resolve_url, safe_url, translated_errors
-from .documents import DocumentError, benchmark_from_row, case_rows, current, document_from_rows, run_row
+from . import queries, schema
+from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
+from .documents import (
+    DocumentError,
+    benchmark_from_row,
+    case_rows,
+    check_values,
+    current,
+    document_from_rows,
+    run_row,
+)
 from .rows import HistoryCase, RunSummary, SeriesKey, SeriesPoint
 from .samples import decode_samples
 from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
@@ -28,6 +38,16 @@ class AlreadyRecorded(HistoryError):
         self.run_id = run_id
 
 
+def _answered(doing: str):
+    """A method of the store that gives up where a PostgreSQL server stops answering (connection.deadline)."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            return deadline(self.url, doing, lambda: method(self, *args, **kwargs))
+        return call
+    return wrap
+
+
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
@@ -38,6 +58,7 @@ class HistoryStore:
     def __init__(self, url: URL, engine: sa.Engine):
         self.url = url
         self.engine = engine
+        self._wrote = False
 
     def __repr__(self) -> str:
         return f"HistoryStore({safe_url(self.url)})"
@@ -47,6 +68,15 @@ class HistoryStore:
         return safe_url(self.url)
 
     def close(self) -> None:
+        """Close the store. A SQLite writer first checkpoints its write-ahead log into the file, so that
+        a copy of history.sqlite alone (a cache step) holds every run; a run written by a writer killed
+        before it closed still lives in history.sqlite-wal, which such a step must keep too."""
+        if self._wrote and self.url.get_backend_name() == "sqlite":
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sa.exc.SQLAlchemyError:
+                pass  # another connection holds the file: its own close checkpoints
         self.engine.dispose()
 
     def __enter__(self) -> HistoryStore:
@@ -58,11 +88,13 @@ class HistoryStore:
     def _errors(self, doing: str):
         return translated_errors(self.url, doing)
 
+    @_answered("read")
     def schema_version(self) -> int:
         with self._errors("read"), self.engine.connect() as conn:
             return schema.stored_version(conn)
 
     # ---- writing ---------------------------------------------------------------------
+    @_answered("write to")
     def record_run(self, document: dict, *, outcome: str, profile: str | None, label: str | None = None,
                    source: str | None = None, other_failures: int | None = None) -> int:
         """Store one run (pytest-benchmark's JSON document) in one transaction; returns its id.
@@ -85,6 +117,7 @@ class HistoryStore:
             other_failures = 0
         try:
             document = current(document)
+            check_values(document, profile)
             run = dict(run_row(document, outcome=outcome, profile=profile, label=label, source=source),
                        other_failures=other_failures)
             cases = case_rows(document)
@@ -95,6 +128,7 @@ class HistoryStore:
                 with conn.begin():
                     run_id = conn.execute(sa.insert(RUNS).values(run)).inserted_primary_key[0]
                     conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
+                self._wrote = True
                 return run_id
         except HistoryError:
             existing = self._run_with_hash(run["content_hash"])
@@ -103,6 +137,7 @@ class HistoryStore:
                                       f"in {self.safe_url}", existing) from None
             raise
 
+    @_answered("write to")
     def acknowledge(self, case: str, run_id: int, *, reason: str, who: str | None = None) -> None:
         """Accept the change of ``case`` that appears at run ``run_id`` (the first run after a step, or a run
         where the case failed): from that run on, its reference is the new level.
@@ -119,7 +154,7 @@ class HistoryStore:
             with conn.begin():
                 if conn.execute(sa.select(RUNS.c.id).where(RUNS.c.id == run_id)).first() is None:
                     raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}; "
-                                       f"{_runs_there(conn)}")
+                                       f"{queries.runs_there(conn)}")
                 held = sa.select(CASES.c.id).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
                 if conn.execute(held).first() is None:
                     names = conn.execute(sa.select(CASES.c.node_id).where(CASES.c.run_id == run_id)
@@ -131,7 +166,9 @@ class HistoryStore:
                 conn.execute(sa.insert(ACKNOWLEDGEMENTS).values(
                     node_id=case, run_id=run_id, reason=reason.strip(), who=who,
                     acknowledged_at=datetime.now(UTC).replace(tzinfo=None)))
+        self._wrote = True
 
+    @_answered("read")
     def acknowledgements(self) -> dict[tuple[str, int], str]:
         """Every acknowledged change: {(case, run id): reason}, the newest reason where one was given twice."""
         query = (sa.select(ACKNOWLEDGEMENTS.c.node_id, ACKNOWLEDGEMENTS.c.run_id, ACKNOWLEDGEMENTS.c.reason)
@@ -144,6 +181,7 @@ class HistoryStore:
             return conn.execute(sa.select(RUNS.c.id).where(RUNS.c.content_hash == content_hash)).scalar()
 
     # ---- reading ---------------------------------------------------------------------
+    @_answered("read")
     def runs(self, *, gpu: str | None = None, outcome: str | None = None, limit: int | None = None) -> list[RunSummary]:
         """Stored runs, newest first; ``gpu`` matches a GPU model or one of the run's UUIDs."""
         columns = [RUNS.c[name] for name in ("id", "started_at", "commit", "branch", "dirty", "profile", "gpu_model",
@@ -161,6 +199,7 @@ class HistoryStore:
         return [RunSummary(**{**row, "started_at": _utc(row["started_at"]), "gpu_uuids": tuple(row["gpu_uuids"])})
                 for row in rows]
 
+    @_answered("read")
     def export_run(self, run_id: int) -> dict:
         """The run as pytest-benchmark JSON, as it was recorded (``stats.data`` = its samples)."""
         cases_query = (sa.select(CASES.c.node_id, CASES.c.benchmark, CASES.c.record, CASES.c.stats, CASES.c.samples)
@@ -175,6 +214,7 @@ class HistoryStore:
                       for row in cases]
         return document_from_rows(run.machine_info, run.commit_info, run.document_rest, benchmarks)
 
+    @_answered("read")
     def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
                           limit_runs: int) -> dict[str, list[HistoryCase]]:
         """Per case, its results on these GPUs in the newest ``limit_runs`` runs of ``profile`` that may be
@@ -192,27 +232,7 @@ class HistoryStore:
         uuids = sorted(set(gpu_uuids))
         if not uuids or limit_runs < 1:
             return {}
-        newest_first = (RUNS.c.started_at.desc(), RUNS.c.id.desc())
-        profile_matches = RUNS.c.profile.is_(None) if profile is None else RUNS.c.profile == profile
-        acknowledged = _acknowledgement_of(CASES)
-        usable_run = sa.or_(RUNS.c.outcome == "passed", RUNS.c.other_failures == 0)
-        usable_case = sa.or_(CASES.c.outcome != "failed", acknowledged.exists())
-        ranked = (sa.select(CASES.c.id.label("case_row"),
-                            sa.func.row_number().over(partition_by=(CASES.c.node_id, CASES.c.gpu_uuid),
-                                                      order_by=newest_first).label("rank"))
-                  .join(RUNS, RUNS.c.id == CASES.c.run_id)
-                  .where(CASES.c.gpu_uuid.in_(uuids), usable_run, usable_case, profile_matches)
-                  .subquery())
-        query = (sa.select(CASES.c.node_id, RUNS.c.id, RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, RUNS.c.host,
-                           CASES.c.timer, CASES.c.sass, CASES.c.median_s, CASES.c.sample_count, CASES.c.throttled,
-                           CASES.c.samples, CASES.c.outcome,
-                           sa.func.coalesce(acknowledged.with_only_columns(ACKNOWLEDGEMENTS.c.reason)
-                                            .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at.desc(),
-                                                      ACKNOWLEDGEMENTS.c.id.desc()).limit(1).scalar_subquery(),
-                                            CASES.c.accepted_reason))
-                 .select_from(ranked.join(CASES, CASES.c.id == ranked.c.case_row).join(RUNS, RUNS.c.id == CASES.c.run_id))
-                 .where(ranked.c.rank <= limit_runs)
-                 .order_by(CASES.c.node_id, *newest_first))
+        query = queries.reference_query(uuids, profile, limit_runs)
         history: dict[str, list[HistoryCase]] = {}
         with self._errors("read"), self.engine.connect() as conn:
             for row in conn.execute(query):
@@ -221,6 +241,7 @@ class HistoryStore:
                     bytes(row[11]), row[12], row[13]))
         return history
 
+    @_answered("read")
     def case_series(self, *, by: str = "gpu_uuid", gpu: str | None = None, case: str | None = None,
                     timer: str | None = None, profile: str | None = None,
                     cases: Sequence[str] | None = None) -> dict[SeriesKey, list[SeriesPoint]]:
@@ -236,25 +257,7 @@ class HistoryStore:
         """
         if by not in ("gpu_uuid", "gpu_model"):
             raise HistoryError(f"a series is per gpu_uuid or gpu_model, not {by!r}")
-        gpu_column = CASES.c.gpu_uuid if by == "gpu_uuid" else RUNS.c.gpu_model
-        acknowledged = (_acknowledgement_of(CASES).with_only_columns(ACKNOWLEDGEMENTS.c.reason)
-                        .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at.desc(), ACKNOWLEDGEMENTS.c.id.desc())
-                        .limit(1).scalar_subquery())
-        run_failed = sa.and_(RUNS.c.outcome == "failed", sa.func.coalesce(RUNS.c.other_failures, 1) > 0)
-        query = (sa.select(gpu_column.label("gpu"), CASES.c.node_id, CASES.c.timer, RUNS.c.profile, RUNS.c.id,
-                           RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, CASES.c.sass, CASES.c.median_s,
-                           CASES.c.q25_s, CASES.c.q75_s, CASES.c.sample_count, CASES.c.throttled, CASES.c.outcome,
-                           CASES.c.verdict, sa.func.coalesce(acknowledged, CASES.c.accepted_reason),
-                           sa.case((run_failed, True), else_=False), RUNS.c.branch)
-                 .join(RUNS, RUNS.c.id == CASES.c.run_id)
-                 .order_by(RUNS.c.started_at, RUNS.c.id))
-        if gpu is not None:
-            query = query.where(sa.or_(CASES.c.gpu_uuid == gpu, RUNS.c.gpu_model == gpu))
-        for column, value in ((CASES.c.node_id, case), (CASES.c.timer, timer), (RUNS.c.profile, profile)):
-            if value is not None:
-                query = query.where(column == value)
-        if cases is not None:
-            query = query.where(CASES.c.node_id.in_(list(cases)))
+        query = queries.series_query(by, gpu, case, timer, profile, cases)
         series: dict[SeriesKey, list[SeriesPoint]] = {}
         with self._errors("read"), self.engine.connect() as conn:
             for row in conn.execute(query):
@@ -264,26 +267,12 @@ class HistoryStore:
                     row[14], row[15], row[16], bool(row[17]), row[18]))
         return series
 
+    @_answered("read")
     def case_record(self, case: str, run_id: int) -> dict | None:
         """The stored record (extra_info) of ``case`` in run ``run_id``, or None where the run holds no such case."""
         query = sa.select(CASES.c.record).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
         with self._errors("read"), self.engine.connect() as conn:
             return conn.execute(query).scalar()
-
-
-def _runs_there(conn: sa.Connection) -> str:
-    """"it holds runs 1-12" (or "it holds no run"), for an error that names a run it lacks."""
-    low, high, count = conn.execute(sa.select(sa.func.min(RUNS.c.id), sa.func.max(RUNS.c.id),
-                                              sa.func.count())).one()
-    if not count:
-        return "it holds no run"
-    return f"it holds {count} runs, ids {low}-{high}" if count > 1 else f"it holds run {low} only"
-
-
-def _acknowledgement_of(cases: sa.Table) -> sa.Select:
-    """The acknowledgements of a case row's case at its run (a correlated select)."""
-    return sa.select(ACKNOWLEDGEMENTS.c.id).where(ACKNOWLEDGEMENTS.c.node_id == cases.c.node_id,
-                                                  ACKNOWLEDGEMENTS.c.run_id == cases.c.run_id)
 
 
 def _login_name() -> str:
@@ -293,24 +282,32 @@ def _login_name() -> str:
         return "unknown"
 
 
-def open_store(url: str | None = None, *, migrate: bool = True) -> HistoryStore:
+def open_store(url: str | None = None, *, migrate: bool = True, create: bool = True) -> HistoryStore:
     """Open (and, unless told not to, create or migrate) the store at ``url``.
 
     ``url``: a SQLAlchemy URL or a path of a SQLite file; None: ``$KERNEL_SUITE_HISTORY``
-    or the default file (harness/storage/history/connection.py).  Raises HistoryError,
-    naming the store with its password hidden, when it cannot be reached, is not a
-    database, or has a schema newer than this code.
+    or the default file (harness/storage/history/connection.py).  ``create=False`` (the
+    commands that only read): a store that does not exist is an error, never made.
+    Raises HistoryError, naming the store with its password hidden, when it cannot be
+    reached, is not a database, or has a schema newer than this code.
     """
     try:
         resolved = resolve_url(url)
     except OSError as exc:
         raise HistoryError(f"cannot create the folder of the default history store: {exc.strerror or exc}") from None
+    check_folder(resolved)
+    if not create and resolved.get_backend_name() == "sqlite" and not Path(resolved.database or "").exists():
+        raise HistoryError(f"there is no history store at {safe_url(resolved)}: a nightly with --history makes "
+                           f"it, or `import`")
     engine = create_engine(resolved)
     store = HistoryStore(resolved, engine)
     try:
         with store._errors("open"):
+            if not create and store.schema_version() == 0:
+                raise HistoryError(f"{safe_url(resolved)} holds no history store: a nightly with --history makes "
+                                   f"it, or `import`")
             if migrate:
-                schema.migrate(engine)
+                deadline(resolved, "open", lambda: schema.migrate(engine))
             else:
                 store.schema_version()
     except SchemaError as exc:
