@@ -8,7 +8,7 @@ calibrated slowdown), as `scripts/run_gpu_suites.sh sensitivity` writes them.
 Each draw takes K of the unmodified runs as this GPU's stored runs (the last
 drawn is the baseline; all K are the noise model's history and, being the same
 code on the same GPU, the pooled reference), then judges every other
-unmodified run and every slowed run with harness.comparison.judge_record, as a
+unmodified run and every slowed run with harness.verdict.against_baseline.judge_record, as a
 live run would. With --against PREFIX, the stored runs are FOLDER/PREFIX-*.json
 instead (the baselines the sensitivity step compared against; the last is the
 baseline) and every unmodified and slowed run is judged once: the live run's

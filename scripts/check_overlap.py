@@ -13,11 +13,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from scripts.environment import needs
+from scripts.environment import needs, summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.check_overlap", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m scripts.check_overlap", description=summary(__doc__),
                                      epilog="exit status: 0 no overlap, 1 two timings overlapped, 2 bad arguments")
     parser.add_argument("path", type=Path, help="a --benchmark-json file of a run with -n N")
     path = parser.parse_args(argv).path

@@ -8,6 +8,7 @@ harness.timing.gpu.cuda_available gives (no driver, a driver too old, no device 
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 
@@ -48,6 +49,17 @@ def needs_gpu(script: str) -> None:
                       f"(on a GPU machine, run it through `tox exec -e gpu-cuda13 -- python -m scripts.{script} ...`)"))
 
 
+def summary(doc: str | None) -> str:
+    """A docstring's first paragraph on one line: what a script's --help says it does, never cut mid-sentence."""
+    first = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
 def _say(sentence: str) -> int:
     print(sentence, file=sys.stderr)
     return NO_ENVIRONMENT
+
+
+if __name__ == "__main__":  # a helper of the scripts, not one: --help says so
+    argparse.ArgumentParser(prog="python -m scripts.environment", description=summary(__doc__) + " A helper that "
+                            "the scripts import; it does nothing run alone.").parse_args()

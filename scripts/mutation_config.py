@@ -15,6 +15,8 @@ import json
 import tomllib
 from pathlib import Path
 
+from scripts.environment import summary
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,7 +31,7 @@ def config_text(settings: dict, prefix: str = "cosmic-ray") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_config", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_config", description=summary(__doc__))
     parser.add_argument("out", type=Path, help="the config file to write")
     parser.add_argument("modules", nargs="*", help="modules to mutate instead of pyproject's module-path")
     parser.add_argument("--test-command", help="the test command instead of pyproject's")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from scripts.environment import summary
+
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ("harness", "kernels")
 CONTEXT = "MUTATION_COVERAGE_TEST"  # the test a process runs for; read by the subprocesses' coverage config
@@ -117,7 +119,7 @@ def build(pytest_arguments: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_coverage", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_coverage", description=summary(__doc__))
     parser.add_argument("-o", "--out", type=Path, required=True, help="the map to write (JSON)")
     parser.add_argument("pytest_arguments", nargs="+", help="pytest's arguments, after --")
     args = parser.parse_args(argv)

@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scripts.environment import summary
+
 ROOT = Path(__file__).resolve().parents[1]
 # not copied into the replay's trees: environments, caches and outputs (.git is: tests of --compare-ref need it)
 SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
@@ -273,7 +275,7 @@ def table(results: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_replay", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_replay", description=summary(__doc__))
     commands = parser.add_subparsers(dest="command", required=True)
     p_export = commands.add_parser("export", help="mutants of cosmic-ray sessions, with their diffs, as JSON lines")
     p_export.add_argument("sessions", nargs="+", type=Path, help="cosmic-ray session files (SQLite)")

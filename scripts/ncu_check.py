@@ -36,7 +36,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from scripts.environment import needs, needs_gpu
+from scripts.environment import needs, needs_gpu, summary
 
 LAUNCHES = 5  # per case under ncu: 8192-cubed naive kernels take ~0.2 s each
 MATMUL_SIZES = (1000, 1024, 4096, 8192)  # suites/perf_cases.py MATMUL_SIZES["full"]
@@ -177,7 +177,7 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.ncu_check", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m scripts.ncu_check", description=summary(__doc__),
                                      epilog="exit status of compare: 0 every case passes, 1 one does not; 2 bad arguments")
     steps = parser.add_subparsers(dest="step", required=True)
     for name, text in (("time", "time every case with the suite's timer; JSON on standard output"),

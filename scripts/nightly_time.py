@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from scripts.environment import needs_gpu
+from scripts.environment import needs_gpu, summary
 
 # (family, test module, test function prefix): the first row that a test matches is its family
 FAMILIES = (
@@ -81,7 +81,7 @@ def family_table(times: list[tuple[str, str, float]], wall: float | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.nightly_time", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m scripts.nightly_time", description=summary(__doc__),
                                      epilog="exit status: the nightly's own when it runs it; 2 bad arguments; 3 no GPU here")
     parser.add_argument("--junit", type=Path, help="a --junitxml file of a run already made: print its table")
     parser.add_argument("--wall", type=float, help="that run's wall time in seconds (with --junit)")

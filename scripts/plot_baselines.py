@@ -12,11 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from scripts.environment import needs
+from scripts.environment import needs, summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.plot_baselines", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.plot_baselines", description=summary(__doc__))
     parser.add_argument("folder", type=Path, help="baselines/<gpu>")
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args(argv)

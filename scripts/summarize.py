@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.units import format_duration
 from harness.verdict.record import records_of
+from scripts.environment import summary
 
 CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")
 
@@ -49,7 +50,7 @@ def bench_table(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.summarize", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.summarize", description=summary(__doc__))
     parser.add_argument("--errors", type=Path)
     parser.add_argument("--bench", type=Path, action="append", default=[])
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from scripts.environment import needs, needs_gpu
+from scripts.environment import needs, needs_gpu, summary
 
 CANDIDATES = [
     # name, rm, rn, warps_m, warps_n, bk, min_blocks
@@ -27,7 +27,7 @@ CANDIDATES = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.tune_warptile", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.tune_warptile", description=summary(__doc__))
     parser.add_argument("sizes", nargs="*", type=int, default=[4096, 8192], help="square sizes (default: 4096 8192)")
     sizes = parser.parse_args(argv).sizes
     if any(n <= 0 for n in sizes):

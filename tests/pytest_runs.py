@@ -6,7 +6,8 @@ this process, where they are imported already, about 0.3 s. `run_pytest` runs in
 otherwise, with what a fresh process would have: the folder as its working directory, the environment
 without this run's own PYTEST_* and KERNEL_SUITE_* variables (an xdist worker's id would make the inner
 run think it is one), and none of the folder's modules left behind for the next run. A run with xdist
-workers (-n) starts them as processes anyway; `fresh=True` gives a whole process where a test needs one.
+workers (-n) runs in a fresh process (its workers, started from an in-process controller, did not find
+the harness on a clean clone), and `fresh=True` gives one wherever a test needs it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def run_pytest(folder: Path, args: list[str], *, env: dict | None = None, fresh:
     """pytest with `args` in `folder`: its exit status and what it printed (CompletedProcess)."""
     folder = Path(folder)
     environment = dict(clean_environment(), **(env or {}))
-    if fresh:
+    if fresh or "-n" in args:
         return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=folder, capture_output=True, text=True,
                               env=environment, timeout=timeout)
     import pytest

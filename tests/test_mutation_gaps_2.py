@@ -386,10 +386,10 @@ def test_only_the_wall_clock_is_judged_at_thirty_percent_against_history(timer, 
 
 def test_the_nightly_takes_this_gpus_history_when_it_has_enough_runs_else_the_baseline():
     base = baseline_of(record_of(1e-3, seed=0))
-    enough = judge_against_stored(record_of(1e-3), baseline=base, history=[], gpu_history=history_runs("GPU-A", 3),
+    enough = judge_against_stored(record_of(1e-3), baseline=base, baseline_runs=[], own_history=history_runs("GPU-A", 3),
                                   gpu_uuid=fresh("GPU-A"))
     assert enough.reference == "history of GPU-A"
-    too_few = judge_against_stored(record_of(1e-3), baseline=base, history=[], gpu_history=history_runs("GPU-A", 2),
+    too_few = judge_against_stored(record_of(1e-3), baseline=base, baseline_runs=[], own_history=history_runs("GPU-A", 2),
                                    gpu_uuid=fresh("GPU-A"))
     assert too_few.reference == BASELINE_FILE
 

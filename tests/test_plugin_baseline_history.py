@@ -34,12 +34,12 @@ def load(folder, spec) -> SuiteState:
 def test_the_history_is_the_newest_twenty_runs_with_the_newest_as_the_baseline(folder):
     state = load(folder, True)
     assert state.baseline.path.name == "0025_run.json"
-    names = [result.run for result in state.history[QUIET]]
+    names = [result.run for result in state.baseline_runs[QUIET]]
     assert sorted(names) == [f"{n:04d}_run.json" for n in range(6, 26)]  # HISTORY_RUNS = 20, no run twice
 
 
 def test_an_older_baseline_keeps_the_newest_runs_as_its_history(folder):
     state = load(folder, "0010")
     assert state.baseline.path.name == "0010_run.json"
-    names = sorted(result.run for result in state.history[QUIET])
+    names = sorted(result.run for result in state.baseline_runs[QUIET])
     assert names == [f"{n:04d}_run.json" for n in range(6, 26)]

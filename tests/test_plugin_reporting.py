@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from harness.plugin.history import record_session
+from harness.plugin.recording import record_session
 from harness.plugin.reporting import write_ref_report
 from harness.plugin.state import SuiteState
 from harness.storage.history import HistoryError
@@ -71,7 +71,7 @@ def test_a_run_without_timed_cases_is_not_recorded():
 
 
 def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monkeypatch):
-    import harness.plugin.history as history
+    import harness.plugin.recording as history
 
     monkeypatch.setattr(history, "run_document", lambda config: {"benchmarks": []})
     store = RefusingStore()
@@ -122,7 +122,7 @@ def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_fir
 
 def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_without_throttled_ones(tmp_path):
     # through the real store and the plugin's own reading (read_history), not a copy of its line
-    from harness.plugin.history import read_history
+    from harness.plugin.recording import read_history
     from harness.storage.history import open_store
     from tests.history.synthetic import GPU_A, case_name, make_document
 
@@ -132,7 +132,7 @@ def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_with
     state = suite_state(profile=types.SimpleNamespace(name="nightly"), store=store,
                         gpu=fake_info(GPU_A))
     read_history(state)
-    names = [result.run for result in state.gpu_history[case_name(0)]]
+    names = [result.run for result in state.own_history[case_name(0)]]
     # the newest 20 of 23 (runs 4-23), oldest first, the throttled run 22 left out
     assert names == [f"history run {n}" for n in range(4, 24) if n != 22]
     assert state.problems == []

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # every module of scripts/ but the helpers they share: a new script is tested here without a word
 SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
 BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
-                 "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "history_bench": ["1"],
-                 "history_benchmark": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "nightly_time": ["--wall", "3"],
+                 "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "time_changes": ["1"],
+                 "time_store": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "nightly_time": ["--wall", "3"],
                  "mutation_replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"]}
 
 
@@ -28,11 +28,18 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, **(env or {})}, timeout=120)
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_every_script_has_help(script):
+@pytest.mark.parametrize("script", [*SCRIPTS, "environment"])
+def test_every_script_has_help_that_says_its_whole_first_paragraph(script):
+    import importlib
+
+    from scripts.environment import summary
+
     result = run("-m", f"scripts.{script}", "--help")
     assert result.returncode == 0, result.stderr
     assert f"usage: python -m scripts.{script}" in result.stdout
+    # argparse wraps the description (at spaces and after hyphens): compare without any whitespace
+    said = "".join(result.stdout.split())
+    assert "".join(summary(importlib.import_module(f"scripts.{script}").__doc__).split()) in said
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -33,7 +33,7 @@ import numpy as np
 
 from harness.storage.history import HistoryStore
 from harness.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
-from harness.verdict.noise import MIN_VALUES_FOR_SPREAD, Detectable, NoiseFloors
+from harness.verdict.noise import MIN_VALUES_FOR_SPREAD, Detectable, NoiseFloors, floor_terms
 from harness.verdict.record import TIMER_WALL
 
 from .series import Point, Series, SeriesKey, series_from_rows
@@ -49,11 +49,9 @@ def detectable(series: Series) -> Detectable:
     floors = WALL_CLOCK_FLOORS if series.key.timer == TIMER_WALL else GPU_FLOORS
     uuids = {point.gpu_uuid for point in series.points}
     one_gpu = len(uuids) == 1 and None not in uuids
-    relative = floors.same_gpu if one_gpu else floors.other_gpu
-    terms = [(relative, f"{relative * 100:g}% floor, {'one GPU' if one_gpu else 'several or unknown GPUs'}")]
     medians = series.medians()
-    if medians and floors.absolute_s:
-        terms.append((floors.absolute_s / statistics.median(medians), f"{floors.absolute_s * 1e6:g} µs absolute floor"))
+    terms = floor_terms(statistics.median(medians) if medians else math.inf, floors, same_gpu=one_gpu,
+                        same_words="one GPU", other_words="several or unknown GPUs")
     if len(medians) >= MIN_VALUES_FOR_SPREAD:
         spread = noise_scale(np.log(np.asarray(medians, dtype=float)))
         terms.append((floors.z * math.sqrt(1 + 1 / REFERENCE_RUNS) * spread,

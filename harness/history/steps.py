@@ -43,12 +43,12 @@ import ruptures
 from ruptures.base import BaseCost
 from scipy import stats
 
+from harness.verdict.labels import FASTER, SLOWER
+
 from .series import Point, Series, SeriesKey, commit_range
 
 STEP = "step"
 CREEP = "creep"
-SLOWER = "slower"
-FASTER = "faster"
 
 # PELT's penalty per change point, in units of the noise variance times log(n): candidates only,
 # the t-test and the detectable change decide (see the module docstring, NOTES.md for the figures).
@@ -228,7 +228,7 @@ def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, wind
     """The steps and creeps of one series, oldest first.
 
     `detectable`: the case's smallest detectable change (a fraction, e.g. 0.015
-    for the same-GPU floor, harness/noise.py): smaller steps are not reported.
+    for the same-GPU floor, harness/verdict/noise.py): smaller steps are not reported.
     `alpha`: the largest p-value of a step. `window`: at most this many runs on
     each side judge a step. `min_size`: the fewest runs at a level (a step in
     the newest run alone is not told from a slow run). `creep_detectable`: the

@@ -33,7 +33,6 @@ import pytest
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
 from harness.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
-from harness.plugin.history import read_history, record_session
 from harness.plugin.options import (
     BASELINES,
     ROOT,
@@ -45,6 +44,7 @@ from harness.plugin.options import (
     refuse_requests_without_a_gpu,
     threshold_of,
 )
+from harness.plugin.recording import read_history, record_session
 from harness.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
 from harness.plugin.state import STATE, SuiteState
 from harness.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
@@ -168,7 +168,7 @@ def _load_baseline(state: SuiteState, bs) -> None:
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
     state.baseline = Baseline.from_doc(path, doc)
-    state.history = history_of(runs)
+    state.baseline_runs = history_of(runs)
     # pytest-benchmark's tables show the baseline's rows beside this run's
     bs.compared_mapping = {path: {bench["fullname"]: bench for bench in doc["benchmarks"]}}
 

@@ -34,9 +34,9 @@ class SuiteState:
     timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
     ref: object = None  # harness.ab.against_ref.RefComparison under --compare-ref
     baseline: Baseline | None = None
-    history: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
+    baseline_runs: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
     store: object = None  # the history store under --history (harness.storage.history.HistoryStore)
-    gpu_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's reference runs in it
+    own_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's reference runs in it
     recorded_run: int | None = None  # this run's id in the store, once recorded
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
     verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference

@@ -27,6 +27,7 @@ from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
 from harness.units import format_duration
 from harness.verdict.against_baseline import judge_against_stored
+from harness.verdict.noise import floor_of
 from harness.verdict.record import CaseRecord
 
 
@@ -82,8 +83,9 @@ class TimedCase:
         )
         verdict = None
         if state.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
-            verdict = judge_against_stored(record, baseline=state.baseline, history=state.history.get(record.case, []),
-                                           gpu_history=state.gpu_history.get(record.case, []),
+            verdict = judge_against_stored(record, baseline=state.baseline,
+                                           baseline_runs=state.baseline_runs.get(record.case, []),
+                                           own_history=state.own_history.get(record.case, []),
                                            gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
         self._keep(record, verdict)
@@ -108,12 +110,8 @@ class TimedCase:
         """--compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
         state = self.state
         floors = state.floors
-
-        def detectable(median_s: float) -> float:
-            return max(floors.same_gpu, floors.absolute_s / median_s)
-
         verdict, head = state.ref.compare(self.benchmark.fullname, prepared, self.timer, state.profile, flush,
-                                          detectable)
+                                          lambda median_s: floor_of(median_s, floors))
         if head is None:
             mark_not_timed(self.benchmark, "not timed: the same SASS and launch as the ref")
             return None

@@ -198,7 +198,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     `current_host` names the same host as the baseline's: two GPUs of one name, as VMs are);
     OTHER_TIMER when the baseline case was
     timed by another timer; THROTTLED when either side was throttled; else the
-    noise model's verdict (harness/verdict.judge).
+    noise model's verdict (harness.verdict.stats.judge).
     """
     base = baseline.cases.get(record.case) if baseline is not None else None
     runs = None  # stored runs pooled into the reference: only for a judged case
@@ -296,14 +296,14 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
                                references=tuple(reference_run(run) for run in newest))
 
 
-def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, history: list[StoredResult],
-                         gpu_history: list[StoredResult], gpu_uuid: str | None,
+def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, baseline_runs: list[StoredResult],
+                         own_history: list[StoredResult], gpu_uuid: str | None,
                          floors: NoiseFloors = DEFAULT_FLOORS, current_host: str | None = None) -> Verdict:
-    """The nightly's verdict of one record: against this GPU's own history (`gpu_history`, from
+    """The nightly's verdict of one record: against this GPU's own history (`own_history`, from
     the history store) where it holds enough runs, else against the model's `baseline` pooled
-    with the baseline folder's `history`, as `judge_record` does."""
-    verdict = judge_against_history(record, gpu_history, gpu_uuid=gpu_uuid, floors=floors)
+    with the baseline folder's other runs (`baseline_runs`), as `judge_record` does."""
+    verdict = judge_against_history(record, own_history, gpu_uuid=gpu_uuid, floors=floors)
     if verdict is None:
-        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=history, floors=floors,
+        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=baseline_runs, floors=floors,
                                current_host=current_host)
     return verdict

@@ -63,14 +63,13 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from harness.timing.profile import MEDIAN_SE_FACTOR  # sqrt(pi / 2): a median's standard error over a mean's
 from harness.verdict.stats import checked_samples
 
 # A median of fewer values says nothing about spread.
 MIN_VALUES_FOR_SPREAD = 3
 # 1.4826 * MAD estimates the standard deviation of normally distributed samples.
 MAD_TO_SIGMA = 1.4826
-# sqrt(pi / 2): the standard error of a median is this many times that of a mean.
-MEDIAN_SE_FACTOR = 1.2533
 
 
 @dataclass(frozen=True)
@@ -195,6 +194,28 @@ def relevant_history(runs: Sequence[StoredResult], current_gpu_uuid: str | None,
     return [run.median for run in same_timer]
 
 
+def floor_terms(median_s: float, floors: NoiseFloors, *, same_gpu: bool, host_copies: bool = False,
+                same_words: str = "same GPU", other_words: str = "other or unknown GPU") -> list[tuple[float, str]]:
+    """The floors a change of a case of this median must clear, each with its words: the relative floor
+    (same GPU, another or unknown one, or the host-copy floor where it is higher) and the absolute floor
+    over the median. The one rule of the floors, for every path that judges: a stored reference
+    (`detectable_change`), a git ref in the same run (harness/ab/against_ref.py's callers) and a
+    history's steps (harness/history/analysis.py)."""
+    relative = floors.same_gpu if same_gpu else floors.other_gpu
+    relative_words = f"{relative * 100:g}% floor, {same_words if same_gpu else other_words}"
+    if host_copies and floors.host_copy_floor > relative:
+        relative, relative_words = floors.host_copy_floor, f"{floors.host_copy_floor * 100:g}% floor, host copies"
+    terms = [(relative, relative_words)]
+    if floors.absolute_s:
+        terms.append((floors.absolute_s / median_s, f"{floors.absolute_s * 1e6:g} µs absolute floor"))
+    return terms
+
+
+def floor_of(median_s: float, floors: NoiseFloors, *, same_gpu: bool = True) -> float:
+    """The largest of `floor_terms`: the smallest change worth flagging where no noise term is known."""
+    return max(fraction for fraction, _ in floor_terms(median_s, floors, same_gpu=same_gpu))
+
+
 def _percent(fraction: float) -> str:
     return f"{fraction * 100:.1f}%"
 
@@ -225,12 +246,6 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
     current = checked_samples("current", current_samples)
     baseline_median = float(np.median(baseline))
 
-    relative = floors.same_gpu if same_gpu else floors.other_gpu
-    relative_words = f"{relative * 100:g}% floor, {'same GPU' if same_gpu else 'other or unknown GPU'}"
-    if host_copies and floors.host_copy_floor > relative:
-        relative, relative_words = floors.host_copy_floor, f"{floors.host_copy_floor * 100:g}% floor, host copies"
-    absolute_words = f"{floors.absolute_s * 1e6:g} µs absolute floor"
-
     sample_se = math.hypot(median_rel_se(baseline) or 0.0, median_rel_se(current) or 0.0)
     spread = history_spread(history)
     spread_words = "" if spread is None else f", stored runs {_percent(spread)}"
@@ -242,6 +257,6 @@ def detectable_change(baseline_samples: Sequence[float], current_samples: Sequen
     noise = floors.z * math.hypot(sample_se, process_spread)
     noise_words = f"{floors.z:g} x noise (samples {_percent(sample_se)}{spread_words})"
 
-    terms = [(relative, relative_words), (floors.absolute_s / baseline_median, absolute_words), (noise, noise_words)]
+    terms = [*floor_terms(baseline_median, floors, same_gpu=same_gpu, host_copies=host_copies), (noise, noise_words)]
     fraction, because = max(terms, key=lambda term: term[0])
     return Detectable(fraction, because)

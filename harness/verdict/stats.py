@@ -86,7 +86,7 @@ def judge(
     """Compare one case's current samples with its baseline samples.
 
     ``detectable`` is the case's smallest detectable change as a fraction
-    (``harness.noise.detectable_change``); it may exceed 1 when the absolute
+    (``harness.verdict.noise.detectable_change``); it may exceed 1 when the absolute
     floor is longer than the baseline median.  ``because`` names what set it,
     for the reason.
     Returns a Verdict labelled NEW (``baseline_samples`` is None;

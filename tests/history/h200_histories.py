@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from harness.history.series import Point, Series, SeriesKey
+from harness.timing.profile import MEDIAN_SE_FACTOR
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = sorted((ROOT / "baselines" / "NVIDIA_H200").glob("000*.json"))
 RUN_SD_RANGE = (0.002, 0.005)
-MEDIAN_SE_FACTOR = 1.2533
 T_DOF = 6
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
 

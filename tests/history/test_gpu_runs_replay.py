@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.plugin.history import HISTORY_WINDOW, stored_result
+from harness.plugin.recording import HISTORY_WINDOW, stored_result
 from harness.storage.history import open_store
 from harness.storage.runs import load_run, stored_runs
 from harness.verdict.against_baseline import REFERENCE_RUNS, Baseline, history_of, judge_against_stored
@@ -69,9 +69,9 @@ def replay(url: str) -> list[tuple[str, str, str, str]]:
                     if not judged:
                         continue
                     record = as_measured(bench)
-                    gpu_history = [stored_result(e) for e in reversed(found.get(record.case, [])) if not e.throttled]
-                    verdict = judge_against_stored(record, baseline=baseline, history=baseline_history.get(record.case, []),
-                                                   gpu_history=gpu_history, gpu_uuid=uuid)
+                    own_history = [stored_result(e) for e in reversed(found.get(record.case, [])) if not e.throttled]
+                    verdict = judge_against_stored(record, baseline=baseline, baseline_runs=baseline_history.get(record.case, []),
+                                                   own_history=own_history, gpu_uuid=uuid)
                     compared.append((f"{host}/{run['name']}", record.case, label, verdict.label))
                 # a run whose test failed (here: only slower verdicts) was recorded as failed, never a reference
                 store.record_run(doc, outcome="failed" if SLOWER in live else "passed", profile="quick")

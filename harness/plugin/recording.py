@@ -33,7 +33,7 @@ def read_history(state) -> None:
     try:
         found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
                                               limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
-        state.gpu_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
+        state.own_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
                              for case, entries in found.items()}
     except HistoryError as error:
         state.store.close()
