@@ -3,60 +3,21 @@
 A series is what change-point detection (harness/history/steps.py) and the
 dashboard (harness/history/site.py) read: one case, timed by one timer in one
 profile, on one GPU model or one physical GPU (UUID), its runs oldest first.
-Where the points come from (the history store, stored pytest-benchmark files,
-a synthetic test history) is no concern of this module: it holds no database
-code.
+A point is the store's own type for a case of a run in a series
+(harness/storage/history/rows.py: `Point`, what `case_series` gives); where the
+points come from (the history store, a synthetic test history) is no concern of
+this module: it holds no database code.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
+from harness.storage.history.rows import Point
 
-@dataclass(frozen=True)
-class Point:
-    """One case's result in one run: its median and the spread band around it (seconds)."""
-
-    run_id: str
-    started_at: datetime
-    commit: str
-    branch: str | None
-    median_s: float
-    low_s: float  # lower edge of the spread band (e.g. the first quartile of the samples)
-    high_s: float  # upper edge
-    sample_count: int
-    gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
-    outcome: str = "passed"  # the case's own in its run: passed, failed (slower), accepted
-    verdict: str | None = None  # the label its run judged it with (None: not judged)
-    accepted_reason: str | None = None  # a slowdown accepted at this run (a trailer, or an acknowledgement)
-    run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
-
-    @property
-    def failed(self) -> bool:
-        """Its test failed (slower), and nobody accepted it at this run."""
-        return self.outcome == "failed" and self.accepted_reason is None
-
-    @property
-    def state(self) -> str:
-        """How the dashboard and `changes` mark it: failed, accepted, run failed, or passed."""
-        if self.failed:
-            return "failed"
-        if self.accepted_reason is not None:
-            return "accepted"
-        return "run failed" if self.run_failed else "passed"
-
-    def __post_init__(self):
-        for name in ("median_s", "low_s", "high_s"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"Point {self.run_id}: {name} must be a positive number of seconds, got {value!r}")
-        if not self.low_s <= self.median_s <= self.high_s:
-            raise ValueError(f"Point {self.run_id}: the band {self.low_s!r}..{self.high_s!r} "
-                             f"does not hold the median {self.median_s!r}")
+__all__ = ["Point", "Series", "SeriesKey", "commit_range", "gpu_uuids", "series_from_rows"]
 
 
 @dataclass(frozen=True)

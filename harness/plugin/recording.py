@@ -18,7 +18,6 @@ from __future__ import annotations
 from harness.plugin.benchmark import run_document, session_of
 from harness.storage.history import HistoryError
 from harness.verdict.against_baseline import REFERENCE_RUNS
-from harness.verdict.noise import StoredResult
 
 # Passed runs read per case for the noise model's spread; the newest REFERENCE_RUNS of them
 # pool into the reference.
@@ -33,19 +32,12 @@ def read_history(state) -> None:
     try:
         found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
                                               limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
-        state.own_history = {case: [stored_result(entry) for entry in reversed(entries) if not entry.throttled]
+        state.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
                              for case, entries in found.items()}
     except HistoryError as error:
         state.store.close()
         state.store = None
         state.problems.append(f"history store: {error}")
-
-
-def stored_result(entry) -> StoredResult:
-    """A HistoryCase of the store as the verdict's StoredResult."""
-    return StoredResult(entry.gpu_uuid, entry.timer, entry.median_s, f"history run {entry.run_id}", entry.sass,
-                        tuple(entry.samples), entry.started_at.isoformat(timespec="seconds"), entry.commit,
-                        entry.accepted_reason)
 
 
 def record_session(config, state) -> None:

@@ -123,7 +123,8 @@ class NoiseFloors:
 
 @dataclass(frozen=True)
 class StoredResult:
-    """One case's result in one stored run of the GPU model."""
+    """One case's result in one stored run of the GPU model: a baseline folder's file, or a run of the
+    history store (whose `reference_history` gives these)."""
 
     gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
     timer: str
@@ -136,6 +137,16 @@ class StoredResult:
     # a slowdown accepted at this run (a trailer, or an acknowledgement): the history's newest level
     # starts here, and no run before it is pooled with it (harness/verdict/against_baseline.py)
     accepted_reason: str | None = None
+    # of a run of the history store (harness/storage/history): its id, its host, whether NVML reported
+    # throttling (never pooled then) and the case's own outcome there (passed, failed, accepted)
+    run_id: int | None = None
+    host: str | None = None
+    throttled: bool = False
+    outcome: str = "passed"
+
+    @property
+    def starts_level(self) -> bool:
+        return self.accepted_reason is not None
 
 
 @dataclass(frozen=True)

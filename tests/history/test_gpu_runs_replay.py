@@ -15,14 +15,15 @@ import dataclasses
 import gzip
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.plugin.recording import HISTORY_WINDOW, stored_result
+from harness.plugin.recording import read_history
 from harness.storage.history import open_store
 from harness.storage.runs import load_run, stored_runs
-from harness.verdict.against_baseline import REFERENCE_RUNS, Baseline, history_of, judge_against_stored
+from harness.verdict.against_baseline import Baseline, history_of, judge_against_stored
 from harness.verdict.labels import SLOWER
 from harness.verdict.record import CaseRecord
 
@@ -63,15 +64,18 @@ def replay(url: str) -> list[tuple[str, str, str, str]]:
             for run in host_runs(host):
                 doc, judged = run["document"], not run["name"].startswith("record")
                 uuid = doc["machine_info"]["gpu"]["uuid"]
-                found = store.reference_history([uuid], profile="quick", limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
+                # the plugin's own reading of the history (its order, its throttle filter), not a copy of it
+                state = SimpleNamespace(store=store, gpu=SimpleNamespace(uuid=uuid), profile=SimpleNamespace(
+                    name="quick"), own_history={}, problems=[])
+                read_history(state)
                 live = [bench["extra_info"].get("verdict") for bench in doc["benchmarks"]]
                 for bench, label in zip(doc["benchmarks"], live, strict=True):
                     if not judged:
                         continue
                     record = as_measured(bench)
-                    own_history = [stored_result(e) for e in reversed(found.get(record.case, [])) if not e.throttled]
-                    verdict = judge_against_stored(record, baseline=baseline, baseline_runs=baseline_history.get(record.case, []),
-                                                   own_history=own_history, gpu_uuid=uuid)
+                    verdict = judge_against_stored(record, baseline=baseline,
+                                                   baseline_runs=baseline_history.get(record.case, []),
+                                                   own_history=state.own_history.get(record.case, []), gpu_uuid=uuid)
                     compared.append((f"{host}/{run['name']}", record.case, label, verdict.label))
                 # a run whose test failed (here: only slower verdicts) was recorded as failed, never a reference
                 store.record_run(doc, outcome="failed" if SLOWER in live else "passed", profile="quick")

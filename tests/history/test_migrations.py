@@ -93,6 +93,6 @@ def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_mark
         series = store.case_series(case=case_name(1))
         [(_, points)] = series.items()
         assert [(p.run_id, p.outcome, p.run_failed) for p in points] == [
-            *((run_id, "passed", False) for run_id in passed), (failed, "failed", True)]
+            *((str(run_id), "passed", False) for run_id in passed), (str(failed), "failed", True)]
         [(_, others)] = store.case_series(case=case_name(0)).items()
         assert (others[-1].outcome, others[-1].run_failed) == ("passed", True)

@@ -68,7 +68,7 @@ def test_a_series_point_carries_its_runs_fields_in_their_places(store):
     bench = doc["benchmarks"][0]
     assert (key.gpu, key.case, key.timer, key.profile) == (GPU_A, case_name(0), bench["extra_info"]["timer"],
                                                            "nightly")
-    assert (point.run_id, point.commit, point.gpu_uuid, point.sass) == (run_id, doc["commit_info"]["id"], GPU_A,
+    assert (point.run_id, point.commit, point.gpu_uuid, point.sass) == (str(run_id), doc["commit_info"]["id"], GPU_A,
                                                                        bench["extra_info"]["sass"])
     assert point.median_s == pytest.approx(statistics.median(bench["stats"]["data"]))
     assert point.low_s <= point.median_s <= point.high_s

@@ -11,11 +11,10 @@ import time
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import case_name, make_document
+from synthetic import GPU_A, case_name, make_document
 
 from harness.storage.history import HistoryError, connection, documents, open_store
 from harness.storage.history.samples import SamplesError, decode_samples
-from harness.storage.history.store import HistoryCase
 from harness.verdict.record import CaseRecord
 
 # the columns that every stored run and case has; a store with one of them empty is corrupt
@@ -33,13 +32,6 @@ def test_the_created_tables_refuse_an_empty_value_where_every_run_has_one(histor
         for table, expected in NOT_NULL.items():
             not_null = {c["name"] for c in inspector.get_columns(table) if not c["nullable"]}
             assert not_null == expected, table
-
-
-def test_a_case_compares_equal_whatever_its_encoded_samples():
-    # the samples are decoded on demand; two reads of one case must compare equal
-    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
-                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
-    assert one == dataclasses.replace(one, encoded_samples=b"b")
 
 
 def test_an_unknown_samples_format_names_its_first_byte_only():
@@ -98,11 +90,11 @@ def test_an_acknowledgement_names_a_run_that_is_not_there_and_a_case_its_run_doe
 # the sample after the tests above
 
 
-def test_a_stored_case_cannot_be_changed_after_it_was_read():
-    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
-                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
+def test_a_stored_case_cannot_be_changed_after_it_was_read(store):
+    store.record_run(make_document(0), outcome="passed", profile="nightly")
+    [one] = store.reference_history([GPU_A], profile="nightly", limit_runs=1)[case_name(0)]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        one.median_s = 2e-3
+        one.median = 2e-3  # a reference pooled from it must stay what the store holds
 
 
 def test_samples_written_by_earlier_versions_still_read():
@@ -341,13 +333,6 @@ def test_a_run_id_is_never_given_again_after_the_newest_run_is_deleted_by_hand(s
         conn.execute(sa.text("DELETE FROM runs WHERE id = :id"), {"id": second})
     third = store.record_run(make_document(3), outcome="passed", profile="nightly")
     assert first < second < third
-
-
-def test_a_stored_case_cannot_be_changed_after_it_is_read():
-    one = HistoryCase(run_id=1, started_at=None, commit="c", gpu_uuid="u", host="h", timer="t", sass=None,
-                      median_s=1e-3, sample_count=3, throttled=False, encoded_samples=b"a")
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        one.median_s = 2e-3  # a reference pooled from it must stay what the store holds
 
 
 def test_a_case_is_acknowledged_only_at_a_run_that_holds_it(store):

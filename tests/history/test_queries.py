@@ -25,9 +25,11 @@ def test_reference_history_is_the_newest_passed_runs_per_case_and_gpu_with_their
     newest = first[0]
     stored = make_document(5)["benchmarks"][0]
     assert newest.samples == tuple(stored["stats"]["data"])
-    assert newest.median_s == statistics.median(stored["stats"]["data"])
+    assert newest.median == statistics.median(stored["stats"]["data"])
     assert (newest.gpu_uuid, newest.host, newest.timer, newest.sass, newest.commit, newest.throttled,
-            newest.sample_count) == (GPU_A, "synthetic-host", "cupti concurrent kernel", "sass-1", f"{5:040x}", False, 20)
+            len(newest.samples), newest.run) == (GPU_A, "synthetic-host", "cupti concurrent kernel", "sass-1",
+                                                 f"{5:040x}", False, 20, f"history run {ids[5]}")
+    assert newest.started_at == "2026-12-01T05:00:00+00:00"  # the verdict's type: ISO 8601, UTC
 
     both = store.reference_history([GPU_A, GPU_B], profile="nightly", limit_runs=2)
     assert [(e.run_id, e.gpu_uuid) for e in both[case_name(1)]] == [(other_gpu, GPU_B), (ids[5], GPU_A), (ids[4], GPU_A)]
@@ -134,6 +136,6 @@ def test_a_series_is_in_the_order_of_its_runs_times_even_when_an_older_run_is_im
     ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3, 9)]
     older = store.record_run(make_document(1), outcome="passed", profile="nightly")  # imported last, run earliest
     [(_, points)] = store.case_series(case=case_name(0)).items()
-    assert [p.run_id for p in points] == [older, *ids]
+    assert [p.run_id for p in points] == [str(run_id) for run_id in (older, *ids)]
     history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)[case_name(0)]
     assert [e.run_id for e in history] == [*ids[::-1], older]  # newest first

@@ -23,8 +23,9 @@ of the rest of the harness), store (HistoryStore, open_store).
 """
 
 from .connection import ENV_URL, HistoryError, default_path, resolve_url, safe_url
+from .rows import Point
 from .schema import CURRENT_VERSION
-from .store import AlreadyRecorded, HistoryCase, HistoryStore, RunSummary, SeriesKey, SeriesPoint, open_store
+from .store import AlreadyRecorded, HistoryStore, RunSummary, SeriesKey, open_store
 
-__all__ = ["CURRENT_VERSION", "ENV_URL", "AlreadyRecorded", "HistoryCase", "HistoryError", "HistoryStore",
-           "RunSummary", "SeriesKey", "SeriesPoint", "default_path", "open_store", "resolve_url", "safe_url"]
+__all__ = ["CURRENT_VERSION", "ENV_URL", "AlreadyRecorded", "HistoryError", "HistoryStore",
+           "Point", "RunSummary", "SeriesKey", "default_path", "open_store", "resolve_url", "safe_url"]

@@ -1,12 +1,14 @@
-"""The rows the store's queries give back: a run as listed, a case as a reference, a case as a point of a series."""
+"""The rows the store's queries give back: a run as listed, and a case as a point of a series.
+
+A case as a reference is the verdict's own type, harness.verdict.noise.StoredResult
+(`HistoryStore.reference_history` gives those).
+"""
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 from datetime import datetime
-
-from .samples import decode_samples
 
 
 @dataclass(frozen=True)
@@ -29,57 +31,48 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
-class HistoryCase:
-    """A case's result in one stored run: what a verdict pools into its reference.
+class Point:
+    """One case's result in one run, as a series reads it: its median and the spread band around it
+    (seconds; the store's band is the middle half of the samples), its outcome and verdict there."""
 
-    The samples are decoded when first read: a query of 200 runs carries their
-    medians for the noise model, and the few runs pooled decode their samples.
-    """
-
-    run_id: int
+    run_id: str
     started_at: datetime
-    commit: str | None
-    gpu_uuid: str | None
-    host: str | None
-    timer: str | None
-    sass: str | None
+    commit: str
+    branch: str | None
     median_s: float
+    low_s: float  # lower edge of the spread band (e.g. the first quartile of the samples)
+    high_s: float  # upper edge
     sample_count: int
-    throttled: bool
-    encoded_samples: bytes = field(repr=False, compare=False)
-    outcome: str = "passed"  # the case's own: passed, failed (slower), accepted (schema.CASE_OUTCOMES)
-    # why its slowdown was accepted (an Accept-Slowdown trailer, or an acknowledgement at this run):
-    # the case's history starts a new level here, and runs before it are never pooled with it
-    accepted_reason: str | None = None
+    gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
+    outcome: str = "passed"  # the case's own in its run: passed, failed (slower), accepted
+    verdict: str | None = None  # the label its run judged it with (None: not judged)
+    accepted_reason: str | None = None  # a slowdown accepted at this run (a trailer, or an acknowledgement)
+    run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
+    sass: str | None = None  # the machine code it ran (harness.ab.identity)
+    throttled: bool = False  # NVML reported throttling while it was timed: no series reads it
 
     @property
-    def starts_level(self) -> bool:
-        return self.accepted_reason is not None
+    def failed(self) -> bool:
+        """Its test failed (slower), and nobody accepted it at this run."""
+        return self.outcome == "failed" and self.accepted_reason is None
 
-    @functools.cached_property
-    def samples(self) -> tuple[float, ...]:
-        return decode_samples(self.encoded_samples)
+    @property
+    def state(self) -> str:
+        """How the dashboard and `changes` mark it: failed, accepted, run failed, or passed."""
+        if self.failed:
+            return "failed"
+        if self.accepted_reason is not None:
+            return "accepted"
+        return "run failed" if self.run_failed else "passed"
 
-
-@dataclass(frozen=True)
-class SeriesPoint:
-    """A case in one run, for a time series: median, the band of its middle half, sample count."""
-
-    run_id: int
-    started_at: datetime
-    commit: str | None
-    gpu_uuid: str | None
-    sass: str | None
-    median_s: float
-    low_s: float  # 25% quantile of the samples
-    high_s: float  # 75% quantile
-    sample_count: int
-    throttled: bool
-    outcome: str = "passed"  # the case's own (schema.CASE_OUTCOMES)
-    verdict: str | None = None  # the label it was judged with in its run, if judged
-    accepted_reason: str | None = None  # an acceptance in its run, or an acknowledgement at it
-    run_failed: bool = False  # its run failed besides its slower cases (a correctness test): no reference
-    branch: str | None = None
+    def __post_init__(self):
+        for name in ("median_s", "low_s", "high_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"Point {self.run_id}: {name} must be a positive number of seconds, got {value!r}")
+        if not self.low_s <= self.median_s <= self.high_s:
+            raise ValueError(f"Point {self.run_id}: the band {self.low_s!r}..{self.high_s!r} "
+                             f"does not hold the median {self.median_s!r}")
 
 
 @dataclass(frozen=True)

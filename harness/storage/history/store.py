@@ -12,6 +12,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
+from harness.verdict.noise import StoredResult
+
 from . import queries, schema
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
 from .documents import (
@@ -23,7 +25,7 @@ from .documents import (
     document_from_rows,
     run_row,
 )
-from .rows import HistoryCase, RunSummary, SeriesKey, SeriesPoint
+from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
 from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
 
@@ -216,7 +218,7 @@ class HistoryStore:
 
     @_answered("read")
     def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
-                          limit_runs: int) -> dict[str, list[HistoryCase]]:
+                          limit_runs: int) -> dict[str, list[StoredResult]]:
         """Per case, its results on these GPUs in the newest ``limit_runs`` runs of ``profile`` that may be
         its reference.
 
@@ -233,18 +235,20 @@ class HistoryStore:
         if not uuids or limit_runs < 1:
             return {}
         query = queries.reference_query(uuids, profile, limit_runs)
-        history: dict[str, list[HistoryCase]] = {}
+        history: dict[str, list[StoredResult]] = {}
         with self._errors("read"), self.engine.connect() as conn:
             for row in conn.execute(query):
-                history.setdefault(row[0], []).append(HistoryCase(
-                    row[1], _utc(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9], bool(row[10]),
-                    bytes(row[11]), row[12], row[13]))
+                history.setdefault(row[0], []).append(StoredResult(
+                    gpu_uuid=row[4], timer=row[6], median=row[8], run=f"history run {row[1]}", sass=row[7],
+                    samples=decode_samples(row[11]), started_at=_utc(row[2]).isoformat(timespec="seconds"),
+                    commit=row[3], accepted_reason=row[13], run_id=row[1], host=row[5], throttled=bool(row[10]),
+                    outcome=row[12]))
         return history
 
     @_answered("read")
     def case_series(self, *, by: str = "gpu_uuid", gpu: str | None = None, case: str | None = None,
                     timer: str | None = None, profile: str | None = None,
-                    cases: Sequence[str] | None = None) -> dict[SeriesKey, list[SeriesPoint]]:
+                    cases: Sequence[str] | None = None) -> dict[SeriesKey, list[Point]]:
         """Per (GPU UUID or model, case, timer, profile), every run of the case oldest first, failed ones too.
 
         Each point carries the case's outcome and verdict, the reason of an acceptance at
@@ -258,13 +262,16 @@ class HistoryStore:
         if by not in ("gpu_uuid", "gpu_model"):
             raise HistoryError(f"a series is per gpu_uuid or gpu_model, not {by!r}")
         query = queries.series_query(by, gpu, case, timer, profile, cases)
-        series: dict[SeriesKey, list[SeriesPoint]] = {}
+        series: dict[SeriesKey, list[Point]] = {}
         with self._errors("read"), self.engine.connect() as conn:
             for row in conn.execute(query):
                 key = SeriesKey(row[0], row[1], row[2], row[3])
-                series.setdefault(key, []).append(SeriesPoint(
-                    row[4], _utc(row[5]), row[6], row[7], row[8], row[9], row[10], row[11], row[12], bool(row[13]),
-                    row[14], row[15], row[16], bool(row[17]), row[18]))
+                median = row[9]
+                series.setdefault(key, []).append(Point(
+                    run_id=str(row[4]), started_at=_utc(row[5]), commit=row[6] or "unknown", branch=row[18],
+                    median_s=median, low_s=min(row[10], median), high_s=max(row[11], median), sample_count=row[12],
+                    gpu_uuid=row[7], outcome=row[14], verdict=row[15], accepted_reason=row[16],
+                    run_failed=bool(row[17]), sass=row[8], throttled=bool(row[13])))
         return series
 
     @_answered("read")
