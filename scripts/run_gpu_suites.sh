@@ -45,11 +45,15 @@
 #                        statement here (python -m scripts.mutation_coverage: the map is built first, the
 #                        tests failing unmutated left out of it); a copy of TMPDIR per worker. Needs coverage.py
 #                        (carried in .whl) and, for the tests of --compare-ref, .gitbundle
+#     cards              the cause cards: scripts/cause_check.py over the eight broken variants (full cards to
+#                        $OUT/cause.json, the table to $OUT/cause.md), then a pull request that gives
+#                        warptile_128x256 8-deep k tiles, against HEAD with --diagnose ($OUT/pr-diagnose.md)
+#     pr-same REF        the pull-request profile against REF (tox -e pr's command): its verdicts
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -219,6 +223,19 @@ while [ $# -gt 0 ]; do
         step "ab-all-$i" $AB -k "$GPU_TIMED" --compare-ref-all --benchmark-report="$WORK/ab-all-$i.md"
       done
       python3 -m experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
+    cards)
+      step cause-check python3 -m scripts.cause_check --json "$OUT/cause.json"
+      sed -n '/^| variant/,$p' "$WORK/cause-check.log" | tee "$OUT/cause.md"
+      if ! git diff --quiet -- kernels/registry.py; then echo "cards: kernels/registry.py has uncommitted changes"; exit 2; fi
+      trap 'git checkout -q -- kernels/registry.py' EXIT
+      sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
+      step pr-diagnose env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref HEAD --diagnose \
+        -k "test_matmul_time and warptile_128x256" --benchmark-report="$OUT/pr-diagnose.md"
+      git checkout -q -- kernels/registry.py;;
+    pr-same)
+      step pr-same env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref "$2" \
+        --benchmark-report="$WORK/pr-same.md"
+      grep -m1 "^Summary" "$WORK/pr-same.md"; shift;;
     xdist)
       shift
       step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \

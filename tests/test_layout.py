@@ -9,7 +9,7 @@ import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 # The rooms in import order: a module may import its own room and the rooms before it, never after.
-ORDER = ["units", "metrics", "timing", "verdict", "storage", "ab", "report", "history", "plugin", "compare", "cli"]
+ORDER = ["units", "metrics", "timing", "verdict", "storage", "ab", "cause", "report", "history", "plugin", "compare", "cli"]
 MAX_LINES = 350
 
 

@@ -26,7 +26,7 @@ def ref_state(tmp_path, labels, accepted):
     verdicts = [Verdict(f"suites/s.py::test_k[{i}]", label, 1e-3, 1.1e-3, 1.1, 0.02, "10% slower")
                 for i, label in enumerate(labels)]
     ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="0123456789abcdef"),
-                                accepted=accepted, verdicts=verdicts, removed_kernels=lambda package: [])
+                                accepted=accepted, verdicts=verdicts, removed_kernels=lambda package: [], cards={})
     return suite_state(report_path=tmp_path / "report.md", ref=ref)
 
 

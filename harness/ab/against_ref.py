@@ -73,6 +73,8 @@ class RefComparison:
     time_identical: bool = False
     accepted: str | None = None  # why slower cases are accepted (a label or commit trailer said so)
     verdicts: list[Verdict] = field(default_factory=list)
+    builds: dict = field(default_factory=dict)  # case -> (base build, head build) of every case timed
+    cards: dict = field(default_factory=dict)  # case -> the cause card (markdown lines) of a slower case
 
     def __post_init__(self):
         self.tree = RefTree(self.repo_root, self.ref)
@@ -121,6 +123,7 @@ class RefComparison:
             case_identity(self.base, base_build, self.arch) == case_identity(head_package, head_build, self.arch))
         if same and not self.time_identical:
             return self._keep(unchanged(case)), None
+        self.builds[case] = (base_build, head_build)
         base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
         verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
         if same:

@@ -82,7 +82,8 @@ def pytest_configure(config):
     threshold = threshold_of(config)
     device = config.hook.pytest_kernel_suite_device(config=config)
     state = SuiteState(device, PROFILES[config.getoption("profile")], floors_with_threshold(NoiseFloors(), threshold),
-                       Path(config.getoption("benchmark_report")), repo=Path(config.rootpath))
+                       Path(config.getoption("benchmark_report")), repo=Path(config.rootpath),
+                       diagnose=config.getoption("diagnose"))
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernel-suite-state")
     if not device.available:

@@ -45,13 +45,17 @@ def add_options(parser) -> None:
                          "where it holds enough runs; URL: a SQLite path or sqlite:///, postgresql:// URL (default: "
                          "$KERNEL_SUITE_HISTORY, else kernel-suite/history.sqlite in $RUNNER_TOOL_CACHE, "
                          "$XDG_CACHE_HOME or ~/.cache)")
+    group.addoption("--diagnose", action="store_true",
+                    help="with --compare-ref: each slower case's cause card also profiles both sides under Nsight "
+                         "Compute (ncu; about 20 s of GPU a case); without it the card has its static half only")
     group.addoption("--accept-slowdown", metavar="REASON", default=None,
                     help="with --compare-ref: report slower cases as accepted (REASON) instead of failing them")
 
 
 # a pull-request run (tox -e pr-*, which sets it) is judged against its base: --compare-ref is required
 PULL_REQUEST_ENV = "KERNEL_SUITE_PULL_REQUEST"
-NEEDS_COMPARE_REF = {"accept_slowdown": "--accept-slowdown", "compare_ref_all": "--compare-ref-all"}
+NEEDS_COMPARE_REF = {"accept_slowdown": "--accept-slowdown", "compare_ref_all": "--compare-ref-all",
+                     "diagnose": "--diagnose"}
 
 
 def refuse_flags_without_their_flag(config) -> None:

@@ -120,3 +120,25 @@ def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdo
                      f"{code('Accept-Slowdown: cases=PATTERN REASON')}), or "
                      f"{code(f'python -m harness.history acknowledge {shlex.quote(record.case)} {run} --reason TEXT')}")
     return lines
+
+
+def explain_slower(state, case: str, prepared) -> None:
+    """The cause card of a slower case of --compare-ref (harness/cause/): both sides' builds, static always,
+    and with --diagnose their profiles under Nsight Compute. A card that cannot be made says why in it."""
+    import shutil
+
+    import kernels
+    from harness.ab.identity import arch_of
+    from harness.cause.sides import Side, case_card
+
+    builds = state.ref.builds.get(case)
+    if builds is None:
+        return
+    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
+    try:
+        lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(kernels, builds[1], shape),
+                          arch_of(state.gpu.compute_capability), ncu=ncu)
+    except (RuntimeError, ValueError, OSError) as error:
+        lines = [f"#### Why `{case}` is slower", "", f"No card: {error}", ""]
+    state.ref.cards[case] = lines

@@ -59,6 +59,9 @@ def write_ref_report(state: SuiteState) -> None:
     notes = [f"**Slowdown accepted**: {ref.accepted}"] if ref.accepted and any(
         v.label == ACCEPTED for v in ref.verdicts) else []
     text = markdown_report(title, ref.verdicts, {r.case: r for r in state.records}, notes)
+    if ref.cards:
+        text += "\n## Why the slower cases are slower\n\n" + "\n".join(
+            line for case in sorted(ref.cards) for line in ref.cards[case])
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 

@@ -45,6 +45,7 @@ class SuiteState:
     repo: Path | None = None  # the checkout the run is in (its git history gives a slower case's window)
     head: tuple | None = None  # (commit, dirty) of that checkout, read once (harness.ab.commits.head_of)
     windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
+    diagnose: bool = False  # --diagnose: a slower case's cause card has its dynamic half (ncu) too
     skipped_gpu_tests: int = 0  # GPU tests skipped for want of a GPU (said at the end, under -q too)
     problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
     notices: list[str] = field(default_factory=list)  # plain information shown at the end

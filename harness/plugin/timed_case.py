@@ -21,12 +21,13 @@ import pytest
 from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
-from harness.plugin.regression import failure_words, follow_slower
+from harness.plugin.regression import explain_slower, failure_words, follow_slower
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
 from harness.units import format_duration
 from harness.verdict.against_baseline import judge_against_stored
+from harness.verdict.labels import ACCEPTED, SLOWER
 from harness.verdict.noise import floor_of
 from harness.verdict.record import CaseRecord
 
@@ -119,6 +120,8 @@ class TimedCase:
             case=self.benchmark.fullname, kernel=kernel, shape=shape, **self._where_and_when(prepared, started),
             **measured_fields(head)).judged(verdict)
         self._keep(record, None)  # the ref comparison keeps its verdicts (state.ref.verdicts)
+        if verdict.label in (SLOWER, ACCEPTED):
+            explain_slower(state, self.benchmark.fullname, prepared)
         if verdict.fails:
             pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
         return head

@@ -1,0 +1,91 @@
+"""harness/cause/dynamic.py on the CPU: ncu's CSV read, the counters' causes scored, the stalls ranked.
+
+The CSV is `ncu --csv`'s details page as Nsight Compute 2025.3 writes it (one row per metric); the
+profiles are made up to show one cause each.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cause import dynamic
+from harness.cause.card import merged
+from harness.cause.dynamic import STALL_METRIC, Profile, dynamic_causes, parse_csv, stall_shares
+
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+          '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+
+
+def row(name: str, unit: str, value: str) -> str:
+    return (f'"0","4242","python3","127.0.0.1","matmul_tiled","1","7","(32, 32, 1)","(64, 64, 1)","0","9.0",'
+            f'"Command line profiler metrics","{name}","{unit}","{value}"')
+
+
+def test_the_csv_rows_become_metrics_in_base_units():
+    text = "\n".join(["==PROF== Connected to process 4242", HEADER, row("gpu__time_duration.sum", "usecond", "1,234.5"),
+                      row("dram__bytes.sum", "Mbyte", "12.5"), row("sm__warps_active.avg.pct_of_peak_sustained_active",
+                                                                     "%", "48.2"),
+                      row("smsp__thread_inst_executed_per_inst_executed.ratio", "", "31.9"),
+                      row("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "", "n/a")])
+    found = parse_csv(text)
+    assert found["gpu__time_duration.sum"] == pytest.approx(1.2345e-3)
+    assert found["dram__bytes.sum"] == pytest.approx(12.5e6)
+    assert found["sm__warps_active.avg.pct_of_peak_sustained_active"] == 48.2
+    assert found["smsp__thread_inst_executed_per_inst_executed.ratio"] == 31.9
+    assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" not in found  # no number
+    assert parse_csv("==PROF== nothing profiled") == {}
+
+
+def profile_of(**metrics: float) -> Profile:
+    base = {"smsp__inst_issued.sum": 1e6, "sm__inst_executed_pipe_lsu.sum": 1e5,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4e5, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1e5,
+            "dram__bytes.sum": 1e8, "lts__t_bytes.sum": 4e8, STALL_METRIC.format("long_scoreboard"): 2.0,
+            STALL_METRIC.format("barrier"): 0.2}
+    return Profile("k", {**base, **metrics})
+
+
+@pytest.mark.parametrize("head, key", [
+    ({"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3.1e6}, "bank conflicts"),
+    ({"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3.2e6}, "uncoalesced global loads"),
+    ({"smsp__thread_inst_executed_per_inst_executed.ratio": 16.0}, "divergence"),
+    ({STALL_METRIC.format("barrier"): 2.5}, "barriers"),
+    ({"sm__warps_active.avg.pct_of_peak_sustained_active": 45.0}, "occupancy"),
+    ({"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": 5e5}, "spills"),
+    ({"lts__t_bytes.sum": 9e8}, "memory traffic"),
+])
+def test_each_counter_that_moved_is_blamed_first(head, key):
+    ranked = merged(dynamic_causes(profile_of(), profile_of(**head)))
+    assert ranked and ranked[0].key == key, ranked
+
+
+def test_two_same_profiles_blame_nothing():
+    assert dynamic_causes(profile_of(), profile_of()) == []
+
+
+def test_the_stalls_are_ranked_by_the_share_of_the_change_they_explain():
+    base = profile_of()
+    head = profile_of(**{STALL_METRIC.format("barrier"): 2.2, STALL_METRIC.format("long_scoreboard"): 2.5})
+    (first, base_share, head_share, explained), (second, *_), *_ = stall_shares(base, head)
+    assert (first, second) == ("barrier", "long_scoreboard")
+    assert base_share == pytest.approx(0.2 / 2.2) and head_share == pytest.approx(2.2 / 4.7)
+    assert explained == pytest.approx(2.0 / 2.5)
+
+
+def test_without_ncu_the_profiler_says_so(monkeypatch):
+    monkeypatch.setattr(dynamic.shutil, "which", lambda name: None)
+    with pytest.raises(dynamic.ProfilerMissing, match="no ncu on PATH"):
+        dynamic.profile(["true"], "k")
+
+
+def test_an_unknown_metric_is_dropped_and_the_rest_asked_for_again(monkeypatch, tmp_path):
+    fake = tmp_path / "ncu"
+    # a stand-in for ncu: refuses one metric, then answers with one row
+    fake.write_text("#!/bin/sh\ncase \"$*\" in *no_such_metric*) echo '==ERROR== Failed to find metric "
+                    "no_such_metric.sum'; exit 1;; esac\n"
+                    f"echo '{HEADER}'\necho '{row('gpu__time_duration.sum', 'nsecond', '900')}'\n")
+    fake.chmod(0o755)
+    found = dynamic.profile(["true"], "k", metrics=("gpu__time_duration.sum", "no_such_metric.sum"), ncu=str(fake))
+    assert found.metrics == {"gpu__time_duration.sum": pytest.approx(9e-7)}
+    assert found.dropped == ("no_such_metric.sum",)

@@ -1,0 +1,158 @@
+"""harness/cause/: the static half of the cause card, on the CPU (NVRTC and the nvdisasm wheel, no GPU).
+
+The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
+by the static card, for both architectures the suite builds for; every kernel of the registry gets a
+static profile within 10 s; occupancy, the instruction classes and the card's text on known inputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+
+from harness.cause import occupancy as occupancy_module
+from harness.cause import sass
+from harness.cause.card import Cause, card, merged, static_causes
+from harness.cause.occupancy import occupancy
+from harness.cause.static import launch_shape, static_profile
+from kernels.compile import BASE_OPTIONS, define_options, load_source
+from kernels.registry import MATMUL_KERNELS
+from tests.cause.variants import VARIANTS, original_launch
+
+ARCHS = ("sm_80", "sm_90")
+
+
+def original_profile(variant, arch):
+    entry = variant.original
+    return static_profile(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), arch,
+                          entry.function, original_launch(variant.kernel), entry.source)
+
+
+def variant_profile(variant, arch):
+    return static_profile(variant.source_text(), variant.build_options(), arch, variant.original.function,
+                          variant.launch(), variant.original.source)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.static], ids=lambda v: v.name)
+def test_the_static_card_names_the_cause_of_every_static_variant_first(variant, arch):
+    ranked = merged(static_causes(original_profile(variant, arch), variant_profile(variant, arch)))
+    assert ranked and ranked[0].key == variant.cause, [(c.key, round(c.score), c.words) for c in ranked]
+
+
+def test_there_are_eight_variants_five_of_them_static_each_of_its_own_cause():
+    assert len(VARIANTS) == 8 and sum(v.static for v in VARIANTS) == 5
+    assert len({v.cause for v in VARIANTS}) == 8 and len({v.name for v in VARIANTS}) == 8
+
+
+def test_a_variant_whose_edit_no_longer_applies_says_so():
+    import dataclasses
+
+    broken = dataclasses.replace(VARIANTS[0], edits=(("no such text", "x"),))
+    with pytest.raises(AssertionError, match="occurs 0 times in matmul_04_tiled.cu, not once"):
+        broken.source_text()
+
+
+@pytest.mark.parametrize("name", [n for n, k in MATMUL_KERNELS.items() if k.source])
+def test_every_kernel_of_the_registry_gets_a_static_profile_for_both_builds_within_10_s(name):
+    entry = MATMUL_KERNELS[name]
+    started = time.perf_counter()
+    for arch in ARCHS:
+        found = static_profile(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), arch,
+                               entry.function, f"block={entry.threads} shared={entry.shared_bytes}", entry.source)
+        assert found.registers > 0 and found.spill_stores == 0 and found.occupancy.blocks >= 1
+        assert found.sass["all"] > 20 and found.sass["FFMA"] > 0 and found.constant_bytes > 0
+    assert time.perf_counter() - started < 10
+
+
+def test_occupancy_follows_the_calculators_rules():
+    # tiled32: 1024 threads of 32 registers: two blocks, as many as the warps allow
+    tiled = occupancy("sm_90", 1024, 32, 8192)
+    assert (tiled.blocks, tiled.warps, tiled.limited_by) == (2, 64, "registers and warps")
+    # warptile_128x256: 256 threads of 245 registers (248 a thread, 7936 a warp): one block
+    assert occupancy("sm_90", 256, 245, 49664).words() == "1 blocks (8 of 64 warps) per SM, limited by registers"
+    # 120 KB a block: one of them in sm_90's 228 KB; 170 KB is more than sm_80 gives a block (163 KB): none
+    assert occupancy("sm_90", 1024, 32, 120 * 1024).limited_by == "shared memory"
+    assert occupancy("sm_80", 256, 32, 170 * 1024).blocks == 0
+    assert occupancy("sm_90", 256, 16, 0).limited_by == "warps"  # 8 blocks of 8 warps; registers would allow 16
+    with pytest.raises(ValueError, match="no occupancy limits for 'sm_70'"):
+        occupancy("sm_70", 256, 32, 0)
+    assert set(occupancy_module.ARCHS) >= set(ARCHS)
+
+
+def test_a_launch_text_gives_its_threads_and_dynamic_shared_memory():
+    assert launch_shape("grid=(8, 8, 1) block=(256, 1) shared=16384 pitched=False") == (256, 16384)
+    assert launch_shape("grid=(64, 1, 1) block=(32, 8, 1)") == (256, 0)
+    with pytest.raises(ValueError, match="names no block"):
+        launch_shape("chunks=4 grids=[(1, 1, 1)]")
+
+
+@pytest.mark.parametrize("opcode, kind, width", [
+    ("FFMA", "FFMA", 32), ("LDG.E.128.CONSTANT", "LDG", 128), ("LDS.64", "LDS", 64), ("STS.128", "STS", 128),
+    ("BAR.SYNC.DEFER_BLOCKING", "BAR", 32), ("BRA", "branch", 32), ("IMAD.WIDE.U32", "integer", 32),
+    ("LDL.LU", "LDL/STL (local)", 32), ("STG.E.U8", "STG", 8), ("I2F.U32", "conversion", 32), ("NOP", "other", 32),
+])
+def test_each_opcode_falls_into_its_class_with_its_width(opcode, kind, width):
+    assert sass.class_of(opcode) == kind and sass.width_of(opcode) == width
+
+
+def test_a_cubin_one_byte_short_is_padded_to_its_program_headers():
+    entry = MATMUL_KERNELS["tiled32"]
+    from harness.cause.static import compiled
+
+    cubin, _ = compiled(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), "sm_90", "t.cu")
+    whole = sass.padded(cubin)
+    assert len(whole) >= len(cubin) and sass.padded(whole) == whole
+    assert sass.padded(b"not an ELF") == b"not an ELF"
+
+
+def test_without_nvdisasm_the_error_says_where_to_get_it(monkeypatch, tmp_path):
+    sass.nvdisasm.cache_clear()
+    monkeypatch.setenv(sass.ENV, str(tmp_path / "none"))
+    monkeypatch.setattr(sass.sys, "path", [str(tmp_path)])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    monkeypatch.setattr(sass.Path, "is_file", lambda self: False)
+    try:
+        with pytest.raises(sass.DisassemblerMissing, match="install the nvidia-cuda-nvdisasm wheel"):
+            sass.nvdisasm()
+    finally:
+        sass.nvdisasm.cache_clear()
+
+
+def test_the_card_leads_with_the_three_strongest_causes_then_every_figure_and_the_environment():
+    causes = [Cause("barriers", 120, "BAR 2 -> 34"), Cause("registers", 3, "registers 32 -> 34"),
+              Cause("barriers", 20, "stall_barrier 3% -> 24%"), Cause("branches", 10, "branches 5 -> 9"),
+              Cause("spills", 1, "spills 0 -> 8")]
+    lines = card("suites/x.py::t[a]", causes, {"registers": 32, "BAR": 2}, {"registers": 34, "BAR": 34},
+                 {"driver": ("580.1", "580.2"), "CuPy": ("14.2", "14.2")})
+    assert lines[0] == "#### Why `suites/x.py::t[a]` is slower"
+    assert lines[2] == "1. **barriers**: BAR 2 -> 34; stall_barrier 3% -> 24%"
+    assert lines[3].startswith("2. **branches**") and lines[4].startswith("3. **registers**")
+    assert "| BAR | 2 | **34** |" in lines and "| registers | 32 | **34** |" in lines
+    assert lines[-2] == "Environment differences: driver 580.1 -> 580.2"
+
+
+def test_a_build_that_did_not_change_gives_no_cause():
+    variant = VARIANTS[0]
+    same = original_profile(variant, "sm_90")
+    assert static_causes(same, same) == []
+    assert "No difference the card reads explains it" in "\n".join(card("c", [], same.figures(), same.figures()))
+    assert isinstance(same.sass, Counter)
+
+
+def test_a_case_card_compiles_each_side_through_its_own_package():
+    import kernels
+    from harness.cause.sides import LIBRARY_NOTE, Side, case_card
+    from kernels.compile import KernelBuild
+
+    base = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32) shared=0")
+    head = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 16),), "grid=(64, 64, 1) block=(16, 16) shared=0")
+    lines = case_card("suites/x.py::t[1024]", Side(kernels, base, "1024x1024x1024"), Side(kernels, head, "1024x1024x1024"),
+                      "sm_90")
+    assert lines[2].startswith("1. **global loads per FFMA**: global loads per FFMA 0.059 -> 0.111")
+    assert "| threads per block | 1024 | **256** |" in lines
+    library = case_card("suites/x.py::t[cublas]", Side(kernels, None), Side(kernels, None), "sm_90")
+    assert LIBRARY_NOTE in library
