@@ -326,12 +326,17 @@ def test_the_reference_pools_only_the_newest_runs_code_and_this_timer():
     assert verdict.reference_median == pytest.approx(1e-3, rel=0.002)
 
 
-def test_a_host_routine_is_judged_against_its_own_machine_at_thirty_percent():
-    history = stored_runs_of("GPU-A", 4, sass=None, timer=TIMER_WALL)
+def test_a_host_routine_is_judged_against_its_own_machine_at_thirty_percent_once_it_has_eight_runs():
+    from harness.verdict.against_baseline import HISTORY_MIN_RUNS_WALL
+
+    history = stored_runs_of("GPU-A", HISTORY_MIN_RUNS_WALL, sass=None, timer=TIMER_WALL)
     record = current(1.2, sass=None, timer=TIMER_WALL)
     verdict = judge_against_history(record, history, gpu_uuid="GPU-A")
     assert verdict.label == SAME and verdict.detectable == pytest.approx(0.30)
     assert judge_against_history(current(1.4, sass=None, timer=TIMER_WALL), history, gpu_uuid="GPU-A").label == SLOWER
+    # seven runs of a wall-clock routine are too few to know its own spread: no verdict against them
+    assert HISTORY_MIN_RUNS_WALL == 8
+    assert judge_against_history(record, history[1:], gpu_uuid="GPU-A") is None
 
 
 # ---- a slowdown accepted in the history: the new level is the reference from its run on --------------

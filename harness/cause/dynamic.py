@@ -61,8 +61,11 @@ METRICS = (
     "smsp__thread_inst_executed_per_inst_executed.ratio",
     *(STALL_METRIC.format(reason) for reason in STALLS),
 )
-_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "byte": 1.0, "Kbyte": 1e3,
-          "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+# ncu's units as its CSV writes them: Nsight Compute 2025.3 writes "ns", "us", "ms" for times (seen on
+# the H200, 2026-12-02) where older versions wrote "nsecond"; bytes as "byte", "Kbyte", ...
+_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3,
+          "s": 1.0, "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "B": 1.0, "KB": 1e3,
+          "MB": 1e6, "GB": 1e9, "TB": 1e12}
 _UNKNOWN = re.compile(r"Failed to find metric (\S+)")
 
 

@@ -244,6 +244,11 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
 # A GPU's own history is the reference once it holds this many passed runs of the case with the
 # same machine code and timer: fewer say too little about this GPU's spread between processes.
 HISTORY_MIN_RUNS = 3
+# A host routine timed by wall clock needs more: its pageable copies moved 1.3x-1.9x between nightlies
+# minutes apart on one H200 (2026-12-02, GPU-66a73428: row_shared pageable 1738-2466 µs, blocktile_1d
+# 1305-2467 µs), where three quiet runs gave a spread of 7% and a 38% move failed the nightly. With
+# eight runs the spread they show is the routine's own.
+HISTORY_MIN_RUNS_WALL = 8
 
 
 def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gpu_uuid: str | None,
@@ -257,7 +262,8 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
     pooled with the runs from it on. The reference pools the newest
     ``REFERENCE_RUNS`` runs of this GPU (UUID) and the record's timer that share
     one machine code, the newest run's (a reference of one code, as a baseline
-    is); at least ``HISTORY_MIN_RUNS`` are needed, or one where the level began
+    is); at least ``HISTORY_MIN_RUNS`` are needed (``HISTORY_MIN_RUNS_WALL`` for a host routine timed
+    by wall clock), or one where the level began
     with that code (an accepted slowdown's first run is its reference at once).
     The record's own code may differ: a commit that changed the kernel is what
     the verdict is for, and its reason then says so. The floor is the same-GPU
@@ -273,7 +279,8 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
     level, before = mine[start:], mine[:start]
     same_code = [run for run in level if run.sass == level[-1].sass]
     accepted_start = level[0].accepted_reason is not None and same_code[0] is level[0]
-    if len(same_code) < HISTORY_MIN_RUNS and not accepted_start:
+    needed = HISTORY_MIN_RUNS_WALL if record.timer == TIMER_WALL else HISTORY_MIN_RUNS
+    if len(same_code) < needed and not accepted_start:
         return None
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS

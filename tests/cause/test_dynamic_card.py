@@ -89,3 +89,22 @@ def test_an_unknown_metric_is_dropped_and_the_rest_asked_for_again(monkeypatch, 
     found = dynamic.profile(["true"], "k", metrics=("gpu__time_duration.sum", "no_such_metric.sum"), ncu=str(fake))
     assert found.metrics == {"gpu__time_duration.sum": pytest.approx(9e-7)}
     assert found.dropped == ("no_such_metric.sum",)
+
+
+def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_profiles():
+    """The static half made here, the dynamic half from the profiles measured on an H200 (tests/data/cause/)."""
+    import json
+    from pathlib import Path
+
+    from harness.cause.card import static_causes
+    from tests.cause.test_static_card import original_profile, variant_profile
+    from tests.cause.variants import VARIANTS
+
+    recorded = json.loads((Path(__file__).parents[1] / "data" / "cause" / "h200-variant-profiles.json").read_text())
+    right = []
+    for variant in VARIANTS:
+        sides = recorded["variants"][variant.name]
+        causes = [*static_causes(original_profile(variant, "sm_90"), variant_profile(variant, "sm_90")),
+                  *dynamic_causes(Profile("k", sides["base"]), Profile("k", sides["head"]))]
+        right.append(merged(causes)[0].key == variant.cause)
+    assert all(right), [v.name for v, ok in zip(VARIANTS, right, strict=True) if not ok]

@@ -152,7 +152,7 @@ def test_a_case_card_compiles_each_side_through_its_own_package():
     head = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 16),), "grid=(64, 64, 1) block=(16, 16) shared=0")
     lines = case_card("suites/x.py::t[1024]", Side(kernels, base, "1024x1024x1024"), Side(kernels, head, "1024x1024x1024"),
                       "sm_90")
-    assert lines[2].startswith("1. **global loads per FFMA**: global loads per FFMA 0.059 -> 0.111")
+    assert lines[2].startswith("1. **global loads per FFMA**: LDG per FFMA in the code 0.0588 -> 0.1111")
     assert "| threads per block | 1024 | **256** |" in lines
     library = case_card("suites/x.py::t[cublas]", Side(kernels, None), Side(kernels, None), "sm_90")
     assert LIBRARY_NOTE in library
