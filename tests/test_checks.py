@@ -1,3 +1,5 @@
+"""kernels.checks: the input checks every launch routine runs before anything reaches the GPU."""
+
 import math
 from types import SimpleNamespace
 

@@ -9,42 +9,82 @@ from pathlib import Path
 
 import pytest
 
+from harness import compare
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
 SLOWED_CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
 
 
-pytestmark = pytest.mark.slow  # harness.compare in processes of its own: run by CI's second pass (tox -e unit -- -m slow)
-
-
-def compare(*args: str) -> subprocess.CompletedProcess:
+def run_compare(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # harness.compare in a process of its own: CI's second pass (tox -e unit -- -m slow)
 def test_the_committed_baseline_against_itself_is_same_everywhere(tmp_path):
-    result = compare(COMMITTED, COMMITTED, "--report", tmp_path / "report.md")
+    result = run_compare(COMMITTED, COMMITTED, "--report", tmp_path / "report.md")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "86 same"
     assert (tmp_path / "report.md").read_text().count("| same |") == 86
 
 
+@pytest.mark.slow
 def test_one_case_slowed_ten_percent_is_the_one_regression(tmp_path):
     doc = json.loads(COMMITTED.read_text())
     bench = next(b for b in doc["benchmarks"] if b["fullname"] == SLOWED_CASE)
     bench["stats"]["data"] = [1.10 * x for x in bench["stats"]["data"]]
     slowed = tmp_path / "slowed.json"
     slowed.write_text(json.dumps(doc))
-    result = compare(COMMITTED, slowed)
+    result = run_compare(COMMITTED, slowed)
     assert result.returncode == 1, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "1 slower, 85 same"
     regressed = [line for line in result.stdout.splitlines() if "**slower**" in line]
     assert len(regressed) == 1 and "warptile_128x256" in regressed[0] and "1.100×" in regressed[0]
 
 
+@pytest.mark.slow
 def test_an_unusable_file_is_exit_status_two_with_the_reason(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"benchmarks": [')
-    result = compare(COMMITTED, broken)
+    result = run_compare(COMMITTED, broken)
     assert result.returncode == 2
     assert "broken.json" in result.stderr and "Traceback" not in result.stderr
+
+
+RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
+
+
+def test_the_help_describes_the_command_by_the_first_line_of_its_docstring(capsys):
+    with pytest.raises(SystemExit):
+        compare.main(["--help"])
+    assert "Verdicts and the markdown report from two saved runs, on any machine" in capsys.readouterr().out
+
+
+def test_two_different_files_are_not_called_a_comparison_with_itself(capsys):
+    older, newer = str(RUNS / "0004_h200-46c5004.json"), str(RUNS / "0005_h200-5fcc19b.json")
+    for old, new in ((older, newer), (newer, older)):
+        compare.main([old, new])
+        assert "compared with itself" not in capsys.readouterr().out
+
+
+def test_the_report_names_the_new_runs_gpu_and_a_run_of_another_gpu_model_is_refused(tmp_path, capsys):
+    """The GPU comes from NEW's machine_info: it titles the report and OLD must have been timed on one like it."""
+    path = RUNS / "0005_h200-5fcc19b.json"
+    gpu = json.loads(path.read_text())["machine_info"]["gpu"]
+    _, text = compare.compare_runs(path, path)
+    assert text.startswith(f"# Kernel suite on {gpu['name']} ({gpu['uuid']}, host {gpu['host']}) vs ")
+    doc = json.loads(path.read_text())
+    doc["machine_info"]["gpu"]["name"] = "NVIDIA A100-SXM4-80GB"
+    other = tmp_path / "0001_a100.json"
+    other.write_text(json.dumps(doc))
+    assert compare.main([str(other), str(path)]) == compare.EXIT_UNUSABLE
+    assert "comparing across GPU models is refused" in capsys.readouterr().err
+
+
+def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_path, capsys):
+    """--report naming a folder: the OSError is reported and the exit status is 2, no traceback."""
+    status = compare.main([str(RUNS / "0005_h200-5fcc19b.json"), str(RUNS / "0005_h200-5fcc19b.json"),
+                           "--report", str(tmp_path)])
+    assert status == compare.EXIT_UNUSABLE
+    assert "could not write the report" in capsys.readouterr().err

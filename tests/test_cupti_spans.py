@@ -1,3 +1,5 @@
+"""harness.timing.spans: CUPTI activity records turned into per-launch spans, on a fake cupti."""
+
 import json
 import random
 from pathlib import Path
@@ -15,6 +17,7 @@ from harness.timing.spans import (
     sample_activities,
     span,
 )
+from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
 
 RECORDED = Path(__file__).parent / "data" / "cupti" / "h200_records.json"
 
@@ -244,3 +247,27 @@ def test_recorded_cases_got_the_kind_the_rule_gives_their_timed_samples():
         serial = all(runs_one_at_a_time(launch) for launch in launches)
         long_enough = sorted(case["spans_s"])[len(case["spans_s"]) // 2] >= SERIAL_KIND_FROM
         assert case["timer"] == ("cupti kernel" if serial and long_enough else "cupti concurrent kernel"), name
+
+
+def test_a_span_runs_from_the_first_start_to_the_last_end_whatever_the_record_order():
+    records = [Activity("kernel", "b", 300, 900), Activity("memcpy", "memcpy HtoD", 100, 400),
+               Activity("kernel", "c", 500, 1200), Activity("kernel", "a", 200, 250)]
+    assert span(records) == pytest.approx((1200 - 100) * 1e-9)
+    assert span(list(reversed(records))) == pytest.approx(1100e-9)
+
+
+def test_work_that_overlaps_by_up_to_a_microsecond_still_runs_one_at_a_time():
+    """CUPTI's timestamps of back-to-back kernels can overlap by a little: 1000 ns is the slack."""
+    from harness.timing.spans import SERIAL_SLACK_NS, Activity, runs_one_at_a_time
+
+    assert SERIAL_SLACK_NS == 1000
+    assert runs_one_at_a_time([Activity("kernel", "a", 0, 5000), Activity("kernel", "b", 4000, 9000)])
+    assert not runs_one_at_a_time([Activity("kernel", "a", 0, 5000), Activity("kernel", "b", 3999, 9000)])
+
+
+def test_a_record_of_no_duration_is_a_record_not_an_error():
+    from harness.timing.spans import HOLD_KERNEL, Activity, sample_activities, span
+
+    records = [Activity("kernel", HOLD_KERNEL, 0, 1000), Activity("kernel", "k", 1500, 1500),
+               Activity("kernel", "k", 1600, 2600)]
+    assert [span(activities) for activities in sample_activities(records, 1, "case")] == [1100e-9]

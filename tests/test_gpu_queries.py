@@ -14,7 +14,9 @@ import types
 import pytest
 
 from harness.timing import gpu
+from harness.timing.gpu import ClockState
 from tests.test_cuda_available import FakeCudaError, fake_cupy
+from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
 
 BUS_IDS = {0: "0000:19:00.0", 1: "0000:3B:00.0"}
 
@@ -216,3 +218,37 @@ def test_other_cuda_errors_below_the_named_codes_are_not_mistaken_for_them(monke
     available, why = gpu.cuda_available()
     assert not available
     assert why == f"CUDA cannot use a device (FakeCudaError: error {status})"
+
+
+def test_the_throttle_bits_and_cuda_error_codes_are_the_libraries_own():
+    """Derived from nvidia-ml-py's and cuda-bindings' constants, not copied from them."""
+    import pynvml
+    from cuda.bindings import runtime
+
+    from harness.timing import gpu
+
+    assert gpu.THROTTLE_REASONS == {
+        pynvml.nvmlClocksEventReasonSwPowerCap: "SW power cap",
+        pynvml.nvmlClocksEventReasonHwSlowdown: "HW slowdown",
+        pynvml.nvmlClocksEventReasonSwThermalSlowdown: "SW thermal slowdown",
+        pynvml.nvmlClocksEventReasonHwThermalSlowdown: "HW thermal slowdown",
+        pynvml.nvmlClocksEventReasonHwPowerBrakeSlowdown: "HW power brake slowdown",
+    }
+    assert gpu.CUDA_ERROR_INSUFFICIENT_DRIVER == int(runtime.cudaError_t.cudaErrorInsufficientDriver)
+    assert gpu.CUDA_ERROR_NO_DEVICE == int(runtime.cudaError_t.cudaErrorNoDevice)
+
+
+@pytest.mark.parametrize("number, written", [(12080, "12.8"), (13000, "13.0"), (12040, "12.4"), (11020, "11.2"),
+                                             (12090, "12.9")])
+def test_cuda_version_numbers_are_written_as_people_write_them(number, written):
+    from harness.timing import gpu
+
+    assert gpu._cuda_version(number) == written
+
+
+def test_what_nvml_said_of_a_gpu_and_its_clocks_cannot_be_changed_afterwards():
+    import dataclasses
+
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ClockState(1980, 0).sm_clock_mhz = 345

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,24 @@ def test_no_module_is_longer_than_a_sitting(module):
 def test_every_room_opens_with_a_docstring_that_says_what_it_owns_and_may_import(module):
     doc = ast.get_docstring(ast.parse(MODULES[module].read_text())) or ""
     assert len(doc) > 80 and "import" in doc, f"{module}'s docstring must say what it owns and what it may import"
+
+
+TESTS = Path(__file__).resolve().parent
+TEST_FILES = sorted(TESTS.rglob("test_*.py"))
+
+
+@pytest.mark.parametrize("path", TEST_FILES, ids=lambda p: str(p.relative_to(TESTS)))
+def test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(path):
+    """Not after the pass that found its tests (gaps, issue numbers, _2): a newcomer finds a module's tests by name."""
+    assert not re.search(r"gaps|issue|_\d+$|pass", path.stem), f"{path.name} is named after how its tests were found"
+    assert ast.get_docstring(ast.parse(path.read_text())), f"{path.name} does not open with what it tests"
+
+
+def test_the_test_file_rule_refuses_a_file_named_after_a_pass(tmp_path):
+    for name in ("test_mutation_gaps_3.py", "test_issue_29.py"):
+        (tmp_path / name).write_text('"""x"""\n')
+        with pytest.raises(AssertionError, match="named after how"):
+            test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(tmp_path / name)
+    (tmp_path / "test_undocumented.py").write_text("x = 1\n")
+    with pytest.raises(AssertionError, match="does not open with"):
+        test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(tmp_path / "test_undocumented.py")

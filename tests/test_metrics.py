@@ -1,3 +1,7 @@
+"""harness.metrics: the error of a result against its float64 reference (maximum and average)."""
+
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -72,3 +76,39 @@ def test_relative_error_is_the_same_for_a_result_and_its_mirror_image():
 def test_scaled_error_counts_a_result_below_a_negative_reference_as_error():
     e = scaled_error(np.array([-3.0, 2.0], np.float32), np.array([-2.0, 2.0]), np.array([4.0, 4.0]))
     assert e.max_error == pytest.approx(0.25) and e.worst_index == (0,)
+
+
+def test_an_empty_result_has_no_error():
+    empty = np.zeros((0, 3), np.float32)
+    for stats in (relative_error(empty, empty), scaled_error(empty, empty, empty)):
+        assert (stats.max_error, stats.avg_error, stats.worst_index) == (0.0, 0.0, ())
+
+
+def test_product_scale_ignores_nonfinite_entries_of_either_operand():
+    """ignore_nonfinite counts NaN and infinite entries of B as 0 too, not only those of A."""
+    a = np.array([[1.0, 2.0]], np.float32)
+    b = np.array([[np.inf], [3.0]], np.float32)
+    assert product_scale(a, b)[0, 0] == np.inf
+    assert product_scale(a, b, ignore_nonfinite=True)[0, 0] == 6.0
+    assert product_scale(a, np.array([[np.nan], [-3.0]], np.float32), ignore_nonfinite=True)[0, 0] == 6.0
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_a_nonfinite_result_where_the_reference_is_finite_is_a_mismatch(bad):
+    message = same_nonfinite_pattern(np.array([1.0, bad], np.float32), np.array([1.0, 2.0]))
+    assert message is not None and "1 element(s) differ" in message and "first at (1,)" in message
+
+
+def test_a_finite_result_where_the_reference_is_infinite_is_a_mismatch():
+    assert same_nonfinite_pattern(np.array([1.0, 3.0], np.float32), np.array([1.0, np.inf])) is not None
+
+
+def test_plus_infinity_for_minus_infinity_is_a_mismatch_either_way():
+    assert same_nonfinite_pattern(np.array([np.inf], np.float32), np.array([-np.inf])) is not None
+    assert same_nonfinite_pattern(np.array([-np.inf], np.float32), np.array([np.inf])) is not None
+
+
+def test_error_stats_are_frozen():
+    stats = relative_error(np.ones(2, np.float32), np.ones(2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.max_error = 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -16,7 +17,8 @@ from harness.verdict.noise import (
     relevant_history,
     same_physical_gpu,
 )
-from tests.sample_sets import ADD_8192_VEC4, recorded, spread_samples
+from harness.verdict.record import TIMER_CUPTI
+from tests.sample_sets import ADD_8192_VEC4, SPREAD, fresh, recorded, spread_samples, stored
 
 EVENTS = "CUDA events, held stream, L2 flushed"
 CUPTI = "CUPTI activity, kernel span"
@@ -238,3 +240,39 @@ def test_three_stored_runs_replace_the_assumed_spread_of_host_copies_either_way(
     d = detectable_change(quiet, quiet, same_gpu=True, host_copies=True, history=history, floors=NO_HOST_COPY_FLOOR)
     assert d.fraction == pytest.approx(expected, rel=0.01)
     assert "assumed" not in d.because
+
+
+@pytest.mark.parametrize("value", [NoiseFloors(), StoredResult("GPU-A", TIMER_CUPTI, 1e-3), Detectable(0.015, "x")])
+def test_floors_stored_results_and_detectables_are_frozen(value):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.__setattr__(dataclasses.fields(value)[0].name, 0.5)
+
+
+@pytest.mark.parametrize("field, value", [("same_gpu", -0.01), ("other_gpu", 1.5), ("host_copy_spread", 1.5),
+                                          ("z", -1.0)])
+def test_floors_out_of_range_are_errors(field, value):
+    with pytest.raises(ValueError, match=f"NoiseFloors.{field}"):
+        NoiseFloors(**{field: value})
+
+
+def test_no_assumed_host_copy_spread_and_a_z_below_one_are_allowed():
+    assert NoiseFloors(host_copy_spread=0.0, z=0.5).z == 0.5
+
+
+def test_the_same_physical_gpu_is_an_equal_uuid_and_only_that():
+    assert same_physical_gpu(fresh("GPU-A"), fresh("GPU-A"))
+    assert not same_physical_gpu("GPU-B", "GPU-A")
+
+
+def test_relevant_history_matches_timer_and_gpu_read_from_files():
+    runs = [stored("GPU-A", 0, median=1e-3), stored("GPU-B", 1, median=2e-3)]
+    assert relevant_history(runs, fresh("GPU-A"), fresh("GPU-A"), fresh(TIMER_CUPTI)) == [1e-3]
+    assert relevant_history(runs, fresh("GPU-A"), fresh("GPU-B"), fresh(TIMER_CUPTI)) == [1e-3, 2e-3]
+
+
+def test_the_words_give_the_assumed_spread_and_the_absolute_floor_exactly():
+    floors = NoiseFloors(host_copy_spread=0.5)
+    words = detectable_change(SPREAD, SPREAD, same_gpu=True, host_copies=True, floors=floors).because
+    assert "50.0% assumed between processes for host copies" in words
+    huge = detectable_change(SPREAD, SPREAD, same_gpu=True, floors=NoiseFloors(absolute_s=0.9)).because
+    assert huge == "900000 µs absolute floor"

@@ -1,6 +1,11 @@
+"""harness.verdict.paired: the interleaved A/B verdict, its bootstrap interval and its labels."""
+
+
 import numpy as np
 import pytest
 
+from harness.timing import profile
+from harness.timing.profile import MIN_PAIRS
 from harness.verdict.labels import FASTER, NEW, REMOVED, SAME, SLOWER, UNCHANGED, Verdict
 from harness.verdict.paired import bootstrap_ratio_interval, judge_paired, new, removed, unchanged
 
@@ -227,3 +232,120 @@ def test_removed_case_passes_with_a_reason():
     assert verdict.current_median is None and verdict.reference_median is None
     assert "base only" in verdict.reason
     assert verdict.passed
+
+
+def distinct_run(pairs, ratio=1.0, seed=0):
+    """Base and head samples with no two values alike (so every median is one sample's own)."""
+    rng = np.random.default_rng(seed)
+    base = 1e-3 * (1 + 0.01 * rng.standard_normal(pairs))
+    head = ratio * 1e-3 * (1 + 0.01 * rng.standard_normal(pairs))
+    assert np.unique(base).size == pairs and np.unique(head).size == pairs
+    return base, head
+
+
+def test_a_paired_verdict_needs_five_pairs():
+    assert MIN_PAIRS == profile.MIN_PAIRS == 5
+    base = [1e-3, 1.01e-3, 0.99e-3, 1.02e-3, 0.98e-3]
+    with pytest.raises(ValueError, match="at least 5"):
+        judge_paired("case", base[:4], base[:4], detectable=0.05)
+    judge_paired("case", base, base, detectable=0.05)  # five pairs are enough
+
+
+@pytest.mark.parametrize("pairs", [5, 31])
+def test_the_bootstrap_median_of_an_odd_number_of_pairs_is_the_middle_sample(pairs):
+    """The bootstrap's median of an odd count is the middle value, not a mean of it and its neighbour."""
+    base, head = distinct_run(pairs, ratio=1.02)
+    picks = np.random.default_rng(3).integers(0, pairs, size=(400, pairs))
+    ratios = np.median(head[picks], axis=1) / np.median(base[picks], axis=1)
+    assert bootstrap_ratio_interval(base, head, 0.9, 400, 3) == tuple(np.quantile(ratios, [0.05, 0.95]))
+
+
+def test_one_hundred_resamples_are_enough():
+    """The documented least resample count, 100, is accepted."""
+    verdict = judge_paired(CASE, *distinct_run(30), detectable=0.02, resamples=100)
+    assert verdict.ci_low is not None
+
+
+def test_identical_sides_are_within_the_detectable_change_and_the_interval_is_one():
+    """Equal samples give ratio 1 and an interval of exactly 1 to 1: the reason says 'within', not
+    that the interval excludes 1."""
+    base = 1e-3 * (1 + 0.01 * np.arange(11))
+    verdict = judge_paired(CASE, base, base.copy(), detectable=0.02)
+    assert (verdict.ratio, verdict.ci_low, verdict.ci_high) == (1.0, 1.0, 1.0)
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("): within the 2% detectable change")
+
+
+def test_the_reason_names_the_confidence_in_percent():
+    verdict = judge_paired(CASE, *distinct_run(30), detectable=0.02, confidence=0.95)
+    assert "; 95% interval " in verdict.reason
+
+
+def test_the_bootstrap_ranks_more_pairs_than_sixteen_bits_can_count():
+    """Over 32767 pairs the ranks need 32 bits: the medians are still numpy's."""
+    pairs = 40_000
+    base, head = distinct_run(pairs, ratio=1.01, seed=1)
+    picks = np.random.default_rng(5).integers(0, pairs, size=(100, pairs))
+    ratios = np.median(head[picks], axis=1) / np.median(base[picks], axis=1)
+    # an even count's median is a mean of two: numpy's and the bootstrap's may differ in the last bit
+    assert bootstrap_ratio_interval(base, head, 0.9, 100, 5) == pytest.approx(np.quantile(ratios, [0.05, 0.95]), rel=1e-12)
+
+
+def test_a_significant_speedup_inside_the_detectable_change_is_same():
+    """A 1% speed-up whose interval lies below 1 is SAME under a 2% detectable change."""
+    verdict = judge_paired(CASE, *exactly_scaled(0.99), detectable=0.02)
+    assert verdict.ci_high < 1
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 2% detectable change")
+
+
+def test_a_large_speedup_whose_interval_includes_one_says_so():
+    """Head 0.5 s in most pairs and 1 s in the rest: beyond the detectable change, but not significant."""
+    base = np.ones(31)
+    head = np.array([1.0] * 14 + [0.5] * 17)
+    verdict = judge_paired(CASE, base, head, detectable=0.02)
+    assert (verdict.ratio, verdict.ci_high, verdict.label) == (0.5, 1.0, "same")
+    assert verdict.reason.endswith("beyond the 2% detectable change, but the interval includes 1")
+
+
+def test_a_small_change_whose_interval_straddles_one_is_within_the_detectable_change():
+    """ratio within the detectable change and the interval across 1: the reason is plain 'within'."""
+    verdict = judge_paired(CASE, *distinct_run(30, ratio=1.0, seed=2), detectable=0.02)
+    assert verdict.ci_low < 1 < verdict.ci_high
+    assert verdict.reason.endswith("): within the 2% detectable change")
+
+
+def test_the_default_is_four_thousand_resamples():
+    """The docstring's default: 4000 resamples (20 beyond each end of a 99% interval)."""
+    base, head = distinct_run(30, ratio=1.01, seed=4)
+    assert judge_paired(CASE, base, head, detectable=0.02) == judge_paired(CASE, base, head, detectable=0.02,
+                                                                           resamples=4000)
+    assert judge_paired(CASE, base, head, detectable=0.02) != judge_paired(CASE, base, head, detectable=0.02,
+                                                                           resamples=3999)
+
+
+def test_a_speedup_beyond_the_detectable_change_whose_interval_reaches_above_one_is_same():
+    """A 5% speed-up in 10% noise over 8 pairs: beyond the change, but the interval includes 1."""
+    rng = np.random.default_rng(11)
+    base = 1e-3 * np.exp(0.1 * rng.standard_normal(8))
+    head = 0.95e-3 * np.exp(0.1 * rng.standard_normal(8))
+    verdict = judge_paired(CASE, base, head, detectable=0.02)
+    assert verdict.ratio < 0.98 and verdict.ci_low < 1 < verdict.ci_high
+    assert verdict.label == "same"
+    assert verdict.reason.endswith("beyond the 2% detectable change, but the interval includes 1")
+
+
+def test_a_speedup_exactly_at_the_detectable_change_is_within_it():
+    """ratio == 1 - detectable (exact in binary) counts as within the detectable change."""
+    detectable = 2.0**-5
+    verdict = judge_paired(CASE, *exactly_scaled(1 - detectable), detectable=detectable)
+    assert verdict.ratio == 1 - detectable and verdict.ci_high < 1
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")
+
+
+def test_a_slowdown_exactly_at_the_detectable_change_is_within_it():
+    """ratio == 1 + detectable (exact in binary) counts as within the detectable change."""
+    detectable = 2.0**-5
+    verdict = judge_paired(CASE, *exactly_scaled(1 + detectable), detectable=detectable)
+    assert verdict.ratio == 1 + detectable and verdict.ci_low > 1
+    assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")

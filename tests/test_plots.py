@@ -1,3 +1,5 @@
+"""harness.report.plots: the performance table, the roofline and the trend plot from stored runs."""
+
 import json
 
 import pytest

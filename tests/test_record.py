@@ -60,3 +60,51 @@ def test_the_cupti_baselines_read_as_the_activity_kinds_that_recorded_them():
     assert timers(FIRST_CUPTI) == {TIMER_CUPTI}
     assert timers(KERNEL_KIND) == {"cupti kernel", "cupti concurrent kernel"}
     assert TIMER_CUPTI == "cupti concurrent kernel"
+
+
+def test_a_record_without_samples_reads_its_median_from_the_stats_then_extra_info_else_zero():
+    from harness.verdict.record import CaseRecord
+
+    def bench(stats, info):
+        return {"fullname": "suites/x.py::test[a]", "stats": stats, "extra_info": info}
+
+    assert CaseRecord.from_benchmark(bench({"median": 2e-3}, {"median_s": 5e-3})).median_s == 2e-3
+    assert CaseRecord.from_benchmark(bench({}, {"median_s": 5e-3})).median_s == 5e-3
+    assert CaseRecord.from_benchmark(bench({}, {})).median_s == 0.0
+    assert CaseRecord.from_benchmark(bench({"data": [3e-3, 1e-3, 2e-3], "median": 9.0}, {})).median_s == 2e-3
+
+
+def test_a_record_read_back_keeps_every_parameter_but_the_derived_fields_and_median():
+    from harness.verdict.record import CaseRecord
+
+    info = {"median_s": 1e-3, "n": 1024, "size": "1024x1024", "zeta": 1, "alpha_param": 2, "rate": 5.0}
+    record = CaseRecord.from_benchmark({"fullname": "suites/x.py::test[a]", "stats": {}, "extra_info": info})
+    assert record.params == {"n": 1024, "size": "1024x1024", "zeta": 1, "alpha_param": 2}
+
+
+def test_a_record_is_not_retaken_for_throttling_unless_it_says_so():
+    """retaken_for_throttle defaults to False, also for a file written before the key existed."""
+    assert CaseRecord(case="s.py::t", median_s=1e-3).retaken_for_throttle is False
+    bench = {"fullname": "s.py::t", "stats": {"data": [1e-3]}, "extra_info": {}}
+    assert CaseRecord.from_benchmark(bench).retaken_for_throttle is False
+
+
+def test_the_unit_is_gb_per_second_for_bytes_and_none_without_work():
+    """`unit` (and the rate_unit written beside the fields) follows the kind of work."""
+    assert CaseRecord(case="c", median_s=1e-3, bytes=4e9).unit == "GB/s"
+    assert CaseRecord(case="c", median_s=1e-3, flops=4e9).unit == "TFLOP/s"
+    assert CaseRecord(case="c", median_s=1e-3).unit is None
+    assert CaseRecord(case="c", median_s=1e-3, bytes=4e9).to_extra_info()["rate_unit"] == "GB/s"
+
+
+def test_a_case_id_without_a_test_path_labels_as_itself():
+    """label() falls back to the last part of the node id, which is the whole id when it has no '::'."""
+    assert CaseRecord(case="vector_add[n=1024]", median_s=1e-3).label() == "vector_add[n=1024]"
+    assert CaseRecord(case="suites/a.py::k[x]", median_s=1e-3).label() == "k[x]"
+
+
+def test_the_rate_is_work_per_second_in_units_of_ten_to_the_twelve_and_nine():
+    """TFLOP/s is 1e12 FLOP/s and GB/s 1e9 B/s exactly (round numbers give round rates, no 1e-12 off)."""
+    assert CaseRecord(case="c", median_s=0.5, flops=3e12).rate == 6.0
+    assert CaseRecord(case="c", median_s=0.5, bytes=3e9).rate == 6.0
+    assert CaseRecord(case="c", median_s=0.5, flops=3e12, ceiling="cuBLAS", ceiling_rate=12e12).fraction_of_ceiling == 0.5

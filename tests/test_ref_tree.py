@@ -1,3 +1,5 @@
+"""harness.ab.ref_tree: the git worktree a reference commit is built from, and its errors."""
+
 import importlib
 import subprocess
 import sys

@@ -8,7 +8,17 @@ from types import SimpleNamespace
 import pytest
 
 from harness.report.markdown import markdown_report, verdict_counts, where, write_report
-from harness.verdict.labels import FASTER, NEW, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED, Verdict
+from harness.verdict.labels import (
+    FASTER,
+    HISTORY_REFERENCE,
+    NEW,
+    OTHER_HOST,
+    OTHER_TIMER,
+    SAME,
+    SLOWER,
+    THROTTLED,
+    Verdict,
+)
 from harness.verdict.record import CaseRecord
 
 GPU = SimpleNamespace(name="NVIDIA H200", uuid="GPU-1234", host="h200-a")
@@ -134,3 +144,30 @@ def test_a_pooled_reference_shows_its_median_and_how_many_runs_it_pools():
 
 def test_a_report_of_single_run_references_says_nothing_of_pooling():
     assert "pools" not in report(records())
+
+
+def one_verdict(case="suites/a.py::t[x]", reference="0001_x.json", reference_runs=None):
+    return Verdict(case, SAME, 1e-3, 1e-3, 1.0, 0.02, "within", reference=reference, reference_runs=reference_runs)
+
+
+@pytest.mark.parametrize("count, words", [(0, "(0 cases)"), (1, "(1 case)"), (2, "(2 cases)")])
+def test_the_summary_counts_cases_in_the_singular_for_one_only(count, words):
+    verdicts = [one_verdict(case=f"suites/a.py::t[{i}]") for i in range(count)]
+    summary = markdown_report("t", verdicts, {}).splitlines()[2]
+    assert summary.startswith("Summary: ") and summary.endswith(words)
+
+
+def test_a_reference_pooling_two_runs_is_explained():
+    text = markdown_report("t", [one_verdict(reference_runs=2)], {})
+    assert "pools the newest stored runs of the same code" in text and "1.00 ms (2 runs)" in text
+
+
+def test_a_history_reference_without_a_run_count_is_counted_as_one_run():
+    text = markdown_report("t", [one_verdict(reference=HISTORY_REFERENCE + "GPU-1")], {})
+    assert "(history, 1 runs)" in text and "0 runs" not in text
+
+
+def test_each_note_is_a_paragraph_after_the_summary():
+    lines = markdown_report("t", [one_verdict()], {}, ["first note", "second note"]).splitlines()
+    assert lines[2].startswith("Summary: ")
+    assert lines[3:8] == ["", "first note", "", "second note", ""]

@@ -1,3 +1,5 @@
+"""kernels.streams: how the vector add over several streams is cut into chunks, and the overlap it can reach at best."""
+
 import pytest
 
 from kernels import chunk_bounds, overlap_bound_seconds

@@ -16,6 +16,7 @@ import pytest
 
 from harness.timing import ceilings as ceilings_module
 from harness.timing import timer as timer_module
+from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 from harness.timing.profile import PROFILES
 
 MiB = 2**20
@@ -108,3 +109,27 @@ def test_host_copies_move_each_chunk_once_within_both_buffers_and_the_asked_way(
         assert h - host_start == d - device_start
         seen.add(h - host_start)
     assert seen == {i * chunk for i in range(count)}
+
+
+# FP32 lanes per SM, CUDA C Programming Guide, "Arithmetic Instructions" throughput table
+GUIDE_FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128,
+                    "12.0": 128}
+
+
+@pytest.mark.parametrize("capability, lanes", sorted(GUIDE_FP32_LANES.items()))
+def test_the_datasheet_fp32_peak_is_lanes_times_two_flops_times_sms_times_the_clock(capability, lanes):
+    assert datasheet_fp32_flops_per_s(capability, 100, 1000) == 2.0 * lanes * 100 * 1000 * 1e6
+
+
+@pytest.mark.parametrize("capability", ["6.1", "7.2", "7.6", "8.5", "8.8", "9.1", "11.0"])
+def test_a_compute_capability_the_guide_table_does_not_list_has_no_datasheet_peak(capability):
+    assert datasheet_fp32_flops_per_s(capability, 100, 1000) is None
+
+
+def test_the_datasheet_memory_peak_is_double_data_rate_over_the_bus_in_bytes():
+    """2 transfers per clock x MHz x 1e6 x bus bits / 8: 1000 MHz over 4096 bits is 1.024 TB/s exactly."""
+    assert datasheet_memory_bytes_per_s(1000, 4096) == 2.0 * 1000 * 1e6 * 4096 / 8 == 1.024e12
+
+
+def test_the_device_copy_ceiling_moves_one_gib_each_way():
+    assert COPY_BYTES == 2**30

@@ -1,19 +1,24 @@
+"""harness.timing: the profiles' sampling and stop rules, the GPU timer on a fake cupti, wall-clock timing."""
+
 import ctypes
+import dataclasses
 import enum
 import importlib.abc
 import sys
 import time
 import types
+from types import SimpleNamespace
 
 import pytest
 
 import harness.timing.timer as timing
 from harness.timing.cupti import open_recorder
 from harness.timing.gpu import ClockState
-from harness.timing.profile import PROFILES, Profile
+from harness.timing.profile import MIN_PAIRS, PROFILES, Profile
 from harness.timing.timer import GpuTimer, Measurement, TimingError, _collection_due
+from harness.timing.wall import measure_wall
 from harness.verdict.labels import FASTER, SAME, SLOWER
-from harness.verdict.paired import MIN_PAIRS, judge_paired
+from harness.verdict.paired import judge_paired
 
 
 def test_sampling_stops_on_low_noise_once_the_minimums_are_met():
@@ -520,3 +525,92 @@ def test_a_ceiling_is_sampled_without_the_host_copy_window():
     assert nightly.for_host_copies().min_time == nightly.host_copy_min_time  # a case: 0.5 s
     ceiling = for_a_figure(nightly).for_host_copies()
     assert (ceiling.min_time, ceiling.time_cap) == (nightly.min_time, nightly.time_cap)
+
+
+def flat(n: int, value: float = 1e-3) -> list[float]:
+    return [value] * n
+
+
+class CountingRule:
+    """A stop rule that stops after `samples` samples and keeps the elapsed times it was shown."""
+
+    def __init__(self, samples):
+        self.samples, self.elapsed = samples, []
+
+    def stop_reason(self, samples, elapsed):
+        self.elapsed.append(elapsed)
+        return "enough" if len(samples) >= self.samples else None
+
+
+def test_nightly_stops_on_noise_at_ten_samples_not_nine():
+    rule = PROFILES["nightly"].stop_rule
+    assert rule.stop_reason(flat(9, 1e-2), elapsed=0.1) is None
+    assert rule.stop_reason(flat(10, 1e-2), elapsed=0.1) == "noise"
+
+
+def test_nightly_target_rsd_is_half_a_percent():
+    rule = PROFILES["nightly"].stop_rule
+    # 10 samples alternating +-d around 10 ms: rsd is about d / 10 ms (and the median's standard
+    # error at 0.55%, 0.22%, is above the precision rule's 0.2%)
+    def samples(rsd: float) -> list[float]:
+        return [1e-2 * (1 + rsd if i % 2 else 1 - rsd) for i in range(10)]
+    assert rule.stop_reason(samples(0.0045), elapsed=0.3) == "noise"
+    assert rule.stop_reason(samples(0.0055), elapsed=0.3) is None
+
+
+def test_quick_stops_on_noise_at_eight_samples_and_one_percent_rsd():
+    rule = PROFILES["quick"].stop_rule
+    assert rule.stop_reason(flat(7, 1e-2), elapsed=0.05) is None
+    assert rule.stop_reason(flat(8, 1e-2), elapsed=0.05) == "noise"
+    assert rule.stop_reason([1e-2 * (1.009 if i % 2 else 0.991) for i in range(20)], elapsed=0.2) == "noise"
+    assert rule.stop_reason([1e-2 * (1.011 if i % 2 else 0.989) for i in range(20)], elapsed=0.2) is None
+
+
+def test_quick_needs_ten_milliseconds_of_samples_before_noise_can_stop_it():
+    rule = PROFILES["quick"].stop_rule
+    assert rule.stop_reason(flat(9, 1e-3), elapsed=0.0095) is None  # 9 ms measured, over 9.5 ms
+    assert rule.stop_reason(flat(10, 1e-3), elapsed=0.0095) == "noise"
+
+
+def test_the_sample_cap_is_two_thousand_and_the_nightly_warms_up_three_times():
+    rule = PROFILES["nightly"].stop_rule
+    noisy = [1e-6 * (1 + (i % 2)) for i in range(1999)]
+    assert rule.stop_reason(noisy, elapsed=0.001) is None
+    assert rule.stop_reason(noisy + [1e-6], elapsed=0.001) == "max samples"
+    assert PROFILES["nightly"].warmup == 3
+
+
+def test_the_quick_time_cap_is_four_tenths_of_a_second():
+    rule = PROFILES["quick"].stop_rule
+    noisy = [1e-6 * (1 + (i % 2)) for i in range(5)]
+    assert rule.stop_reason(noisy, elapsed=0.39) is None
+    assert rule.stop_reason(noisy, elapsed=0.41) == "time cap"
+
+
+@pytest.mark.parametrize("warmup, warm_calls", [(0, 1), (1, 1), (3, 3)])
+def test_a_host_routine_is_warmed_up_at_least_once_before_its_samples(warmup, warm_calls):
+    rule = CountingRule(4)
+    profile = SimpleNamespace(for_wall_clock=lambda: SimpleNamespace(warmup=warmup, stop_rule=rule))
+    calls = []
+    measurement = measure_wall(lambda: calls.append(1), profile)
+    assert len(measurement.samples) == 4 and measurement.stopped_by == "enough"
+    assert len(calls) == 4 + warm_calls
+
+
+def test_the_stop_rule_is_shown_the_wall_clock_time_since_sampling_began():
+    rule = CountingRule(5)
+    profile = SimpleNamespace(for_wall_clock=lambda: SimpleNamespace(warmup=1, stop_rule=rule))
+    started = time.perf_counter()
+    measurement = measure_wall(lambda: time.sleep(1e-3), profile)
+    outside = time.perf_counter() - started
+    for count, elapsed in enumerate(rule.elapsed, start=1):
+        assert sum(measurement.samples[:count]) <= elapsed <= outside
+
+
+def test_the_nightly_caps_a_case_at_one_and_a_half_seconds_and_profiles_are_frozen():
+
+    assert PROFILES["nightly"].time_cap == 1.5 and PROFILES["full"].time_cap == 1.5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PROFILES["nightly"].time_cap = 10.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PROFILES["nightly"].stop_rule.min_samples = 1

@@ -1,3 +1,5 @@
+"""kernels.registry's tolerances: the error each matmul may have, from its k and its summation."""
+
 import math
 
 import pytest

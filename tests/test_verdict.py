@@ -6,11 +6,15 @@ import math
 import re
 
 import pytest
+from scipy.stats import mannwhitneyu
 
+from harness.verdict import stats
 from harness.verdict.labels import FASTER, NEW, SAME, SLOWER, THROTTLED, Verdict
-from harness.verdict.noise import detectable_change
+from harness.verdict.noise import (
+    detectable_change,
+)
 from harness.verdict.stats import format_duration, judge, parse_fraction
-from tests.sample_sets import ADD_8192_VEC4, recorded, spread_samples
+from tests.sample_sets import ADD_8192_VEC4, SPREAD, recorded, spread_samples
 
 ADD_1024_VEC4 = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add_vec4]"
 WARPTILE_4096 = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
@@ -219,3 +223,55 @@ def test_format_duration_uses_three_significant_figures_and_a_fitting_unit(secon
 def test_verdict_fields_are_in_the_documented_order():
     verdict = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.02, "same", p_value=0.5)
     assert (verdict.p_value, verdict.detectable, verdict.reason) == (0.5, 0.02, "same")
+
+
+def test_the_significance_test_runs_from_three_samples_on_each_side():
+    slower = stats.judge("case", [1.0, 1.0, 1.0], [2.0, 2.0, 2.0], detectable=0.05, alpha=0.2)
+    assert slower.p_value is not None
+    too_few = stats.judge("case", [1.0, 1.0], [2.0, 2.0], detectable=0.05, alpha=0.2)
+    assert too_few.p_value is None
+
+
+def test_a_single_number_is_not_a_sample_set():
+    with pytest.raises(ValueError, match="flat sequence"):
+        stats.checked_samples("current", 1e-3)
+
+
+def test_samples_with_no_spread_at_all_read_as_p_one():
+    verdict = stats.judge("c", [1e-3] * 8, [1e-3] * 8, detectable=0.015)
+    assert verdict.p_value == 1.0 and "p=1" in verdict.reason
+
+
+@pytest.mark.parametrize("alpha", [-0.5, 1.5])
+def test_an_alpha_outside_zero_to_one_is_an_error(alpha):
+    with pytest.raises(ValueError, match="alpha must be a fraction"):
+        stats.judge("c", SPREAD, SPREAD, detectable=0.015, alpha=alpha)
+
+
+def test_a_negative_detectable_change_is_an_error():
+    with pytest.raises(ValueError, match="detectable must be a positive fraction"):
+        stats.judge("c", SPREAD, SPREAD, detectable=-0.015)
+
+
+def test_equal_medians_are_tested_for_a_slowdown():
+    baseline = [1e-3, 2e-3, 3e-3, 3.1e-3, 3.2e-3]
+    current = [2.9e-3, 3e-3, 3e-3, 3e-3, 10e-3, 11e-3, 12e-3]
+    verdict = stats.judge("c", baseline, current, detectable=0.015)
+    assert verdict.ratio == 1.0
+    assert verdict.p_value == pytest.approx(mannwhitneyu(current, baseline, alternative="greater").pvalue)
+
+
+def test_a_significant_speedup_inside_the_detectable_change_is_same():
+    faster = [value * 0.97 for value in SPREAD]
+    verdict = stats.judge("c", SPREAD, faster, detectable=0.05)
+    assert verdict.p_value < 0.01 and verdict.label == SAME
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant():
+    # three samples a side, fully apart: the exact one-sided p is 1/20
+    verdict = stats.judge("c", [1e-3, 1.01e-3, 1.02e-3], [2e-3, 2.01e-3, 2.02e-3], detectable=0.015, alpha=0.05)
+    assert verdict.p_value == 0.05 and verdict.label == SAME
+
+
+def test_the_reason_names_the_detectable_change_in_percent():
+    assert "detectable change 50.0%" in stats.judge("c", SPREAD, SPREAD, detectable=0.5).reason

@@ -1,3 +1,5 @@
+"""harness.plugin.xdist: records and verdicts handed from pytest-xdist workers to the controller."""
+
 import json
 import threading
 import time

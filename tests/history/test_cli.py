@@ -13,6 +13,7 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import make_document, write_document
 
 from harness.history.cli import COMMANDS, main
+from harness.storage.history import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +61,118 @@ def test_import_runs_and_export_on_a_store(history_url, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == json.loads(paths[0].read_text())
     assert main(["export", "9", "--history", history_url]) == 1
     assert capsys.readouterr().err.strip().startswith("error: there is no run 9")
+
+
+def import_one_run(history_url: str, tmp_path) -> dict:
+    """Run 1 of tests/history/synthetic.py written to tmp_path/runs and imported by the command line."""
+    doc = make_document(1)
+    write_document(tmp_path / "runs", 1, doc)
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0
+    return doc
+
+
+def runs_table_row(history_url: str, capsys) -> str:
+    """The first run's row of `runs` (what was printed before is dropped)."""
+    capsys.readouterr()
+    assert main(["runs", "--history", history_url]) == 0
+    return capsys.readouterr().out.splitlines()[1]
+
+
+def test_an_empty_store_says_so_and_says_matches_only_under_a_filter(history_url, capsys):
+    open_store(history_url).close()
+    assert main(["runs", "--history", history_url]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("no stored run in ") and not out.endswith(" matches")
+    assert main(["runs", "--gpu", "GPU-x", "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip().endswith(" matches")
+
+
+def test_export_writes_json_indented_by_two(history_url, tmp_path, capsys):
+    import_one_run(history_url, tmp_path)
+    capsys.readouterr()
+    assert main(["export", "1", "--history", history_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "{" and lines[1].startswith('  "') and not lines[1].startswith('   ')
+
+
+def test_export_to_a_file_it_cannot_write_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
+    import_one_run(history_url, tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["export", "1", "-o", str(blocker / "run.json"), "--history", history_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write run 1 to ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ["three", "2.5", ""])
+def test_a_run_count_that_is_not_a_whole_number_is_a_usage_error(text, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["changes", "--newest", text])
+    assert exited.value.code == 2
+    assert "not a whole number of runs" in capsys.readouterr().err
+
+
+def test_export_to_a_file_returns_0_and_a_write_error_names_the_systems_words(history_url, tmp_path, capsys):
+    import_one_run(history_url, tmp_path)
+    assert main(["export", "1", "-o", str(tmp_path / "run.json"), "--history", history_url]) == 0
+    assert (tmp_path / "run.json").read_text().startswith("{\n")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    capsys.readouterr()
+    assert main(["export", "1", "-o", str(blocker / "run.json"), "--history", history_url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot write run 1 to ") and "[Errno" not in err  # the words alone
+
+
+def test_changes_on_an_empty_store_names_the_gpu_only_when_asked_for_one(history_url, capsys):
+    open_store(history_url).close()
+    assert main(["changes", "--history", history_url]) == 0
+    assert " on " not in capsys.readouterr().out
+    assert main(["changes", "--gpu", "GPU-x", "--history", history_url]) == 0
+    assert capsys.readouterr().out.strip().endswith(" on GPU-x")
+
+
+def test_the_runs_table_names_a_commit_by_ten_characters(history_url, tmp_path, capsys):
+    doc = import_one_run(history_url, tmp_path)
+    row = runs_table_row(history_url, capsys)
+    commit = doc["commit_info"]["id"]
+    assert f" {commit[:10]} " in row and commit[:11] not in row
+
+
+def test_importing_nothing_is_exit_1(history_url, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["import", str(tmp_path / "empty"), "--history", history_url]) == 1
+    assert capsys.readouterr().err.startswith("error: no stored run in ")
+
+
+@pytest.mark.parametrize("field", [("machine_info", "node"), ("commit_info", "branch")])  # host, branch
+def test_the_runs_table_names_the_host_and_the_branch(history_url, tmp_path, capsys, field):
+    doc = import_one_run(history_url, tmp_path)
+    row = runs_table_row(history_url, capsys)
+    value = doc[field[0]][field[1]]
+    assert value and f" {value} " in row
+
+
+def test_export_replaces_a_file_it_wrote_before(history_url, tmp_path):
+    import_one_run(history_url, tmp_path)
+    target = tmp_path / "run.json"
+    target.write_text("old")
+    assert main(["export", "1", "-o", str(target), "--history", history_url]) == 0
+    assert target.read_text().startswith("{\n")
+
+
+def test_a_site_that_cannot_be_written_is_one_sentence_and_exit_1(history_url, tmp_path, capsys):
+    import_one_run(history_url, tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    capsys.readouterr()
+    assert main(["site", str(blocker / "site"), "--history", history_url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: cannot write the site into {blocker / 'site'}: ") and "[Errno" not in err
+
+
+def test_importing_a_run_again_counts_it_once_as_skipped(history_url, tmp_path, capsys):
+    import_one_run(history_url, tmp_path)
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0  # the same file again
+    assert capsys.readouterr().out.splitlines()[-1].startswith("0 imported, 1 skipped (already recorded), 0 failed")

@@ -15,9 +15,14 @@ from synthetic import HISTORY_CASES as CASES
 from synthetic import HISTORY_RUNS as RUNS
 from synthetic import record_stepped_history as record_history
 
+from harness.history import cmd_changes
+from harness.history.analysis import Analysis, Detectable
 from harness.history.cli import main
-from harness.history.site import case_page_name
+from harness.history.series import Series
+from harness.history.site import case_page_name, write_site
+from harness.history.steps import CREEP, FASTER, Step
 from harness.storage.history import open_store
+from tests.history.made_series import a_series, a_step
 
 
 def changes(url: str, *args: str) -> int:
@@ -223,3 +228,68 @@ def test_a_case_failing_in_its_newest_run_is_open_before_it_is_a_step_with_its_w
     # acknowledged at that run, it is a new level: nothing is open
     assert main(["acknowledge", case, str(ids[6]), "--reason", "meant", "--history", history_url]) == 0
     assert changes(history_url) == 0
+
+
+def fake_analysis(monkeypatch, one: Series, steps: list[Step], detectable: float = 0.015) -> None:
+    analysis = Analysis(series=[one], detectable={one.key: Detectable(detectable, "same GPU")}, steps={one.key: steps},
+                        acknowledged={})
+    monkeypatch.setattr(cmd_changes, "analyse", lambda store, by, gpu: analysis)
+
+
+def changes_of(*argv: str) -> int:
+    return cmd_changes.run(main_parser_args("changes", *argv), store=type("Store", (), {"safe_url": "memory"})())
+
+
+def main_parser_args(*argv: str):
+    from harness.history.cli import parser
+
+    return parser().parse_args(list(argv))
+
+
+def test_a_slower_creep_in_the_newest_runs_is_shown_but_fails_nothing(monkeypatch, capsys):
+    one = a_series(1e-3, 1.1e-3, 1.2e-3, 1.3e-3)
+    fake_analysis(monkeypatch, one, [a_step(one, 1, 3, kind=CREEP)])
+    assert changes_of() == 0  # only a step is an open slower step; a creep is shown for a person to judge
+    assert "0 open slower steps" in capsys.readouterr().out
+    fake_analysis(monkeypatch, one, [a_step(one, 2, 3)])
+    assert changes_of() == 1
+
+
+def test_since_includes_a_step_whose_first_run_after_is_at_that_moment(monkeypatch, capsys):
+    one = a_series(1e-3, 1e-3, 2e-3)
+    fake_analysis(monkeypatch, one, [a_step(one, 1, 2)])
+    at = one.points[2].started_at.strftime("%Y-%m-%dT%H:%M")
+    assert changes_of("--since", at) == 1
+    assert capsys.readouterr().out.count("slower step x1.050") == 1
+
+
+def test_one_newest_run_is_a_valid_window(capsys):
+    assert cmd_changes.positive_int("1") == 1
+    with pytest.raises(SystemExit):
+        main(["changes", "--newest", "0"])
+
+
+def test_a_step_names_its_detectable_change_in_percent(monkeypatch, capsys):
+    one = a_series(1e-3, 1e-3, 2e-3)
+    fake_analysis(monkeypatch, one, [a_step(one, 1, 2)], detectable=0.5)
+    changes_of()
+    assert "detectable change 50.0% (same GPU)" in capsys.readouterr().out
+
+
+def test_a_faster_step_is_not_an_open_slower_step_anywhere(tmp_path, monkeypatch, capsys):
+    one = a_series(2e-3, 2e-3, 1e-3)
+    faster = a_step(one, 1, 2, direction=FASTER)
+    index = write_site(tmp_path, [one], {one.key: [faster]}).read_text()
+    assert re.findall(r'<td class="([^"]*)">([^<]*)</td></tr>', index) == [("", "")]
+    fake_analysis(monkeypatch, one, [faster])
+    assert changes_of() == 0
+    assert "OPEN" not in capsys.readouterr().out
+
+
+def test_a_creep_is_described_from_and_to_and_never_as_open(monkeypatch, capsys):
+    one = a_series(1e-3, 1.1e-3, 1.2e-3, 1.3e-3)
+    fake_analysis(monkeypatch, one, [a_step(one, 1, 3, kind=CREEP)])
+    changes_of()
+    out = capsys.readouterr().out
+    assert "  from: run r1" in out and "  to:   run r3" in out
+    assert "last run before" not in out and "OPEN" not in out

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
+import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from backends import postgres_url_fixture  # noqa: F401 (pytest fixtures)
+import sqlalchemy as sa
+from backends import (  # noqa: F401 (pytest fixtures)
+    history_url_fixture,
+    postgres_url_fixture,  # noqa: F401 (pytest fixtures)
+    store_fixture,
+)
 from sqlalchemy.engine import make_url
 from synthetic import make_document
 
 from harness.history.cli import main
-from harness.storage.history import HistoryError, default_path, open_store, resolve_url
+from harness.storage.history import HistoryError, connection, default_path, open_store, resolve_url
 
 SECRET = "s3cret-Passw0rd"
 
@@ -189,3 +196,91 @@ def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, postgres
     monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "soon")
     with pytest.raises(HistoryError, match=r"KERNEL_SUITE_HISTORY_TIMEOUT='soon' is not a number of seconds"):
         open_store(postgres_url)
+
+
+class SwitchingCursor:
+    """A cursor whose file is not in WAL and whose switch to WAL fails with `errors`, in turn, then works."""
+
+    def __init__(self, errors):
+        self.errors, self.switches = list(errors), 0
+
+    def execute(self, statement):
+        if statement == "PRAGMA journal_mode":
+            return type("Row", (), {"fetchone": lambda _: ("delete",)})()
+        self.switches += 1
+        if self.switches > 200:  # the test's guard against a retry that never gives up
+            raise sqlite3.OperationalError("gave up: the switch was retried 200 times")
+        if self.errors:
+            raise sqlite3.OperationalError(self.errors.pop(0))
+        return self
+
+
+def test_a_drivers_error_is_told_in_its_first_two_lines():
+    class Driver(Exception):
+        pass
+
+    wrapped = type("Wrapped", (Exception,), {})("outer words")
+    wrapped.orig = Driver("first line\nsecond line\nthird line")
+    url = sa.engine.make_url("postgresql://u:secret@host/db")
+    assert connection._reason(wrapped, url) == "first line; second line"
+
+
+def test_only_sqlite_words_a_non_database_file_as_such():
+    class NotADatabase(sa.exc.DBAPIError):
+        def __init__(self):
+            Exception.__init__(self, "file is not a database")
+            self.orig = Exception("file is not a database")
+
+    for url, sqlite_words in (("sqlite:///x.sqlite", True), ("postgresql://u@h/db", False)):
+        with pytest.raises(HistoryError) as raised, connection.translated_errors(sa.engine.make_url(url), "read"):
+            raise NotADatabase()
+        assert ("the file is not a SQLite database" in str(raised.value)) is sqlite_words
+
+
+def test_the_default_store_opens_again_in_its_existing_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(connection.ENV_URL, raising=False)
+    monkeypatch.setattr(connection, "default_path", lambda: tmp_path / "cache" / "history.sqlite")
+    first = connection.resolve_url(None)
+    assert connection.resolve_url(None) == first and (tmp_path / "cache").is_dir()
+
+
+def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_pooled_connections(monkeypatch):
+    made = {}
+    monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.update(kwargs))
+    connection.create_engine(sa.engine.make_url("postgresql+psycopg://u:secret@127.0.0.1/db"))
+    # the 10 s, the 60 s statement timeout and the pre-ping are docs/method.md's promise ("The history store")
+    assert made == {"pool_pre_ping": True, "pool_timeout": 60, "connect_args": {
+        "connect_timeout": 10, "application_name": "kernel-suite", "options": "-c statement_timeout=60000",
+        "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}}
+
+
+@pytest.mark.parametrize("url", ["postgresql+nosuchdriver://u:secret@h/db",  # no such dialect (NoSuchModuleError)
+                                 "postgresql+pg8000://u:secret@h/db"])  # a dialect whose driver is not installed
+def test_a_missing_database_driver_is_one_history_error_without_the_password(url):
+    if "pg8000" in url and importlib.util.find_spec("pg8000") is not None:
+        pytest.skip("pg8000 is installed here")
+    with pytest.raises(HistoryError, match="its database driver is not installed") as raised:
+        connection.create_engine(sa.engine.make_url(url))
+    assert "secret" not in str(raised.value)
+
+
+def test_the_switch_to_wal_is_retried_while_the_file_is_locked_and_then_made():
+    cursor = SwitchingCursor(["database is locked"] * 3)
+    connection._use_wal(cursor)
+    assert cursor.switches == 4
+
+
+def test_the_switch_to_wal_gives_up_after_the_busy_timeout(monkeypatch):
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_S", 0.1)
+    cursor = SwitchingCursor(["database is locked"] * 1000)
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        connection._use_wal(cursor)
+    assert 3 <= cursor.switches < 200 and time.monotonic() - started < 0.9  # retried in short steps, then gave up
+
+
+def test_another_error_of_the_switch_to_wal_is_raised_at_once():
+    cursor = SwitchingCursor(["disk I/O error"])
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        connection._use_wal(cursor)
+    assert cursor.switches == 1

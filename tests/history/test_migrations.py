@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
@@ -10,7 +12,7 @@ from synthetic import GPU_A, case_name, make_document
 from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
 from harness.storage.history.connection import create_engine, resolve_url
 from harness.storage.history.documents import case_rows, run_row
-from harness.storage.history.schema import META, SCHEMA_VERSION, migrate, tables
+from harness.storage.history.schema import ACKNOWLEDGEMENTS, CASES, META, RUNS, SCHEMA_VERSION, migrate, tables
 
 
 def _columns(engine: sa.Engine) -> dict[str, set[str]]:
@@ -96,3 +98,18 @@ def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_mark
             *((str(run_id), "passed", False) for run_id in passed), (str(failed), "failed", True)]
         [(_, others)] = store.case_series(case=case_name(0)).items()
         assert (others[-1].outcome, others[-1].run_failed) == ("passed", True)
+
+
+def test_the_hash_and_commit_columns_hold_sha256_names():
+    """A content hash is a SHA-256 hex digest, and a git commit may be one (SHA-256 repositories):
+    PostgreSQL enforces the length of a varchar, so both columns must hold 64 characters."""
+    digest = len(hashlib.sha256().hexdigest())
+    assert RUNS.c.content_hash.type.length >= digest and RUNS.c.commit.type.length >= digest
+
+
+@pytest.mark.parametrize("column", [RUNS.c.document_rest, CASES.c.benchmark, ACKNOWLEDGEMENTS.c.who],
+                         ids=["document_rest", "benchmark", "who"])
+def test_what_an_export_or_an_acknowledgement_needs_is_never_null(column):
+    """export_run rebuilds the document from document_rest and each case's benchmark; an acknowledgement
+    always names who made it (the login name by default)."""
+    assert column.nullable is False

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 
 from harness.storage.history.samples import SamplesError, decode_samples, encode_samples
 
@@ -37,3 +38,27 @@ def test_samples_that_are_not_finite_positive_times_are_refused(samples):
 def test_bytes_that_are_no_stored_samples_are_an_error(blob):
     with pytest.raises(SamplesError):
         decode_samples(blob)
+
+
+def test_an_unknown_samples_format_names_its_first_byte_only():
+    with pytest.raises(SamplesError, match=r"unknown stored-samples format 07$"):
+        decode_samples(bytes([7, 8, 9]))
+
+
+def test_samples_written_by_earlier_versions_still_read():
+    import zlib
+
+    import numpy as np
+
+    blob = bytes([1]) + zlib.compress(np.array([1e-3, 2e-3], np.float64).tobytes())  # format 1, as on disk
+    assert decode_samples(blob) == (1e-3, 2e-3)
+    with pytest.raises(SamplesError, match=r"format 00$"):
+        decode_samples(bytes([0]) + blob[1:])
+
+
+@pytest.mark.parametrize("samples", [[[1e-3, 2e-3]], 1e-3])
+def test_samples_are_a_flat_list(samples):
+    from harness.storage.history.samples import encode_samples
+
+    with pytest.raises(SamplesError, match="at least one sample"):
+        encode_samples(samples)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 import numpy as np
 import pytest
+from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.history.site import case_page_name, write_site
-from harness.history.steps import detect_all
+from harness.history.site import case_page_name, sparkline, write_site
+from harness.history.steps import CREEP, FASTER, detect_all
 from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
+from tests.history.made_series import KEY, a_series, a_step
 
 
 def _two_cases():
@@ -62,3 +65,82 @@ def test_site_of_200_runs_of_90_cases_takes_under_30_s(tmp_path):
     write_site(tmp_path, series, steps)
     assert time.perf_counter() - started < 30
     assert len(list((tmp_path / "cases").glob("*.html"))) == len(profiles)
+
+
+def test_the_sparkline_spans_its_box_from_the_first_run_to_the_last():
+    assert 'points="0.0,26.0 80.0,14.0 160.0,2.0"' in sparkline(a_series(1e-3, 2e-3, 3e-3))
+    assert 'points="0.0,26.0 160.0,26.0"' in sparkline(a_series(2e-3, 2e-3))  # flat: on the floor line
+
+
+@pytest.mark.parametrize("medians, steps_at, ratio", [
+    ((4.0, 4.0, 1.0, 1.0, 2.0), None, "0.800"),  # against the median of every earlier run
+    ((4.0, 4.0, 1.0, 1.0, 2.0), 2, "2.000"),  # against the runs since the latest step only
+])
+def test_the_latest_median_is_compared_with_the_earlier_runs_since_the_latest_step(tmp_path, medians, steps_at,
+                                                                                     ratio):
+    one = a_series(*(m * 1e-3 for m in medians))
+    steps = [] if steps_at is None else [a_step(one, steps_at - 1, steps_at, direction=FASTER)]
+    index = write_site(tmp_path, [one], {one.key: steps}).read_text()
+    assert f"<td>{ratio}</td>" in index
+
+
+def test_a_case_page_is_named_after_the_test_readably_and_uniquely():
+    name = case_page_name("suites/test_perf_matmul.py::test_time[a/b c-d_e]")
+    assert re.fullmatch(r"test_time_a_b_c-d_e_-[0-9a-f]{10}\.html", name)
+    assert len(case_page_name("suites/x.py::" + "t" * 100).rsplit("-", 1)[0]) == 60
+
+
+def test_two_gpus_of_one_case_are_listed_in_gpu_order(tmp_path):
+    later = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu="GPU-bbbb"))
+    earlier = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu="GPU-aaaa"))
+    index = write_site(tmp_path, [later, earlier], {}).read_text()
+    assert re.findall(r'data-gpu="(GPU-[ab]+)" data-uuids', index) == ["GPU-aaaa", "GPU-bbbb"]
+
+
+def test_a_case_of_one_run_has_a_sparkline_of_one_point():
+    assert 'points="0.0,26.0"' in sparkline(a_series(1e-3))
+
+
+def test_the_latest_median_is_compared_with_at_most_the_thirty_runs_before_it(tmp_path):
+    one = a_series(*([9.0] * 40 + [1.0] * 30 + [2.0]))  # the forty slow runs are older than the thirty
+    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+
+
+def test_one_case_on_one_gpu_under_two_profiles_gets_two_rows(tmp_path):
+    quick = a_series(1e-3, 1e-3)
+    full = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, profile="full"))
+    index = write_site(tmp_path, [quick, full], {}).read_text()
+    assert index.count('class="case-row"') == 2
+
+
+def test_a_case_id_without_a_module_still_names_its_page():
+    assert re.fullmatch(r"test_alone-[0-9a-f]{10}\.html", case_page_name("test_alone"))
+
+
+def test_text_from_the_store_is_escaped_in_attributes_too(tmp_path):
+    odd = a_series(1e-3, 2e-3, key=dataclasses.replace(KEY, case='suites/x.py::test_q["a" & <b>]'))
+    write_site(tmp_path, [odd], {})
+    index = (tmp_path / "index.html").read_text()
+    assert 'data-kernel="suites/x.py::test_q[&quot;a&quot; &amp; &lt;b&gt;]"' in index
+
+
+def test_an_open_slower_step_marks_its_row_and_a_quiet_row_is_not_marked(tmp_path):
+    stepped = a_series(1e-3, 1e-3, 2e-3)
+    quiet = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, case=KEY.case.replace("tiled32", "naive")))
+    index = write_site(tmp_path, [stepped, quiet], {stepped.key: [a_step(stepped, 1, 2)]}).read_text()
+    cells = re.findall(r'<td class="([^"]*)">([^<]*)</td></tr>', index)
+    assert [cls for cls, _ in cells] == ["slower", ""]
+
+
+def test_a_creep_does_not_move_the_runs_the_latest_median_is_compared_with(tmp_path):
+    one = a_series(4.0, 4.0, 1.0, 1.0, 2.0)
+    ratio = re.findall(r"<td>(\d\.\d{3})</td>", write_site(tmp_path, [one], {one.key: [
+        a_step(one, 1, 2, kind=CREEP)]}).read_text())
+    assert ratio == ["0.800"]  # against all earlier runs, as without the creep
+
+
+def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
+    # the 30 runs before the latest: fifteen at 1 ms, fifteen at 2 ms (median 1.5 ms); a 31st, at 9 ms,
+    # would move the median to 2 ms
+    one = a_series(*([9.0] * 40 + [1.0] * 15 + [2.0] * 15 + [3.0]))
+    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()

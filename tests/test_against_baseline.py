@@ -1,4 +1,5 @@
-"""Judging records against a baseline: which floor applies, and which baseline cases are no reference."""
+"""harness.verdict.against_baseline: judging records against a stored baseline or this GPU's history: which floor
+applies, which runs are pooled into the reference, and which stored cases are no reference."""
 
 from __future__ import annotations
 
@@ -10,18 +11,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.verdict import against_baseline
 from harness.verdict.against_baseline import (
     HISTORY_MIN_RUNS,
     REFERENCE_RUNS,
     Baseline,
     history_of,
     judge_against_history,
+    judge_against_stored,
     judge_record,
     reference_samples,
 )
-from harness.verdict.labels import FASTER, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
-from harness.verdict.noise import StoredResult, history_spread, median_rel_se, relevant_history
+from harness.verdict.labels import FASTER, NEW, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
+from harness.verdict.noise import (
+    NoiseFloors,
+    StoredResult,
+    history_spread,
+    median_rel_se,
+    relevant_history,
+)
 from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
+from tests.sample_sets import fresh, noisy, stored
 
 CASE = "suites/x.py::test_x[a]"
 
@@ -386,8 +396,151 @@ def test_a_new_code_within_a_level_needs_its_three_runs_again():
 def test_the_threshold_sets_the_same_gpu_floor_and_lifts_the_other_gpu_floor_only_above_it(threshold, same_gpu,
                                                                                            other_gpu):
     from harness.verdict.against_baseline import floors_with_threshold
-    from harness.verdict.noise import NoiseFloors
 
     floors = floors_with_threshold(NoiseFloors(), threshold)
     assert (floors.same_gpu, floors.other_gpu) == (same_gpu, other_gpu)
     assert floors.host_copy_floor == 0.06 and floors.absolute_s == 0.3e-6
+
+
+OTHER_CASE = "suites/x.py::test_x[b]"
+
+
+BASELINE_FILE = "0002_x.json"
+
+
+def record_of(median: float, *, timer: str | None = TIMER_CUPTI, seed: int = 1, case: str = CASE,
+              sass: str | None = "sass-1", n: int = 40) -> CaseRecord:
+    return CaseRecord(case=fresh(case), median_s=median, samples=noisy(median, n=n, seed=seed), timer=fresh(timer),
+                      sass=fresh(sass))
+
+
+def baseline_of(*records: CaseRecord, gpu: str | None = "GPU-A") -> Baseline:
+    return Baseline(Path(BASELINE_FILE), fresh(gpu), {record.case: record for record in records})
+
+
+def history_runs(gpu: str | None, n: int, *, first: int = 0, **kwargs) -> list[StoredResult]:
+    return [stored(gpu, i, **kwargs) for i in range(first, first + n)]
+
+
+def test_the_live_path_judges_at_one_percent_significance():
+    # docs/method.md: a slower verdict needs p < 0.01 of the one-sided Mann-Whitney test
+    assert against_baseline.ALPHA == 0.01
+
+
+def test_one_run_pooled_is_its_own_samples_unchanged_and_in_order():
+    run = [3e-3, 1e-3, 2e-3, 5e-3, 4e-3]
+    assert against_baseline.pooled_samples([run]) == run
+
+
+@pytest.mark.parametrize("sizes, values", [((2, 2), 6), ((3, 5), 6), ((4, 9), 8)])
+def test_each_pooled_run_gives_the_smallest_runs_count_of_values_and_at_least_three(sizes, values):
+    runs = [list(np.linspace(1e-3, 2e-3, size)) for size in sizes]
+    assert len(against_baseline.pooled_samples(runs)) == values
+
+
+def test_a_case_missing_from_the_baseline_or_without_samples_there_is_new():
+    base = baseline_of(record_of(1e-3, case=OTHER_CASE))
+    assert judge_record(record_of(1e-3), base, current_gpu_uuid=fresh("GPU-A")).label == NEW
+    assert judge_record(record_of(1e-3), baseline_of(dataclasses.replace(record_of(1e-3), samples=[])),
+                        current_gpu_uuid=fresh("GPU-A")).label == NEW
+
+
+def test_a_reference_pooled_from_two_runs_says_so_and_names_the_baseline_file():
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+                           history=[stored("GPU-A", 5, run="0001_x.json")])
+    assert (verdict.reference, verdict.reference_runs) == (BASELINE_FILE, 2)
+    assert "reference pooled from 2 runs of this code" in verdict.reason
+
+
+@pytest.mark.parametrize("others", [2, 3])
+def test_fewer_other_runs_than_the_pool_holds_are_all_pooled(others):
+    history = history_runs("GPU-A", others)
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+                           history=history)
+    assert verdict.reference_runs == 1 + others
+
+
+def test_the_baseline_file_itself_in_the_history_is_not_pooled_twice():
+    history = [stored("GPU-A", 0, run=BASELINE_FILE)]
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+                           history=history)
+    assert verdict.reference_runs == 1
+
+
+@pytest.mark.parametrize("what, run", [
+    ("a GPU whose UUID sorts first", {"gpu": "GPU-0"}),
+    ("a timer whose name sorts last", {"timer": TIMER_WALL}),
+    ("other machine code", {"sass": "sass-0"}),
+])
+def test_only_runs_of_this_gpu_timer_and_code_are_pooled(what, run):
+    history = [stored(**{"gpu": "GPU-A", "i": 0, **run})]
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+                           history=history)
+    assert verdict.reference_runs == 1, what
+    pooled = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+                          history=[stored("GPU-A", 0)])
+    assert pooled.reference_runs == 2
+
+
+def test_records_of_an_unknown_timer_on_both_sides_are_judged():
+    base = baseline_of(record_of(1e-3, timer=None, seed=0))
+    assert judge_record(record_of(1.1e-3, timer=None), base, current_gpu_uuid=fresh("GPU-A")).label == SLOWER
+
+
+def test_a_wall_clock_case_read_from_files_is_judged_at_thirty_percent_and_only_on_its_machine():
+    base = baseline_of(record_of(1e-3, timer=TIMER_WALL, seed=0))
+    same = judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-A"))
+    assert (same.label, same.detectable) == (SAME, pytest.approx(0.30))
+    assert judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-B")).label == OTHER_HOST
+
+
+def test_one_timer_read_from_two_files_is_one_timer():
+    base = baseline_of(record_of(1e-3, timer=TIMER_EVENTS, seed=0))
+    assert judge_record(record_of(1.1e-3, timer=TIMER_EVENTS), base, current_gpu_uuid=fresh("GPU-A")).label == SLOWER
+
+
+def test_another_gpus_runs_never_make_up_this_gpus_history():
+    # GPU-A sorts before GPU-B: an ordering comparison in place of equality would take its runs
+    history = history_runs("GPU-A", 3) + history_runs("GPU-B", 2, first=3)
+    assert judge_against_history(record_of(1e-3), history, gpu_uuid=fresh("GPU-B")) is None
+    assert judge_against_history(record_of(1e-3), history_runs("GPU-B", 3), gpu_uuid=fresh("GPU-B")) is not None
+
+
+def test_another_timers_runs_never_make_up_this_gpus_history():
+    # "cupti concurrent kernel" sorts after "cuda events"
+    history = history_runs("GPU-A", 3, timer=TIMER_CUPTI)
+    assert judge_against_history(record_of(1e-3, timer=TIMER_EVENTS), history, gpu_uuid=fresh("GPU-A")) is None
+
+
+def test_runs_without_a_gpu_uuid_or_a_record_without_samples_give_no_history_verdict():
+    assert judge_against_history(record_of(1e-3), history_runs(None, 3), gpu_uuid=None) is None
+    empty = dataclasses.replace(record_of(1e-3), samples=[])
+    assert judge_against_history(empty, history_runs("GPU-A", 3), gpu_uuid=fresh("GPU-A")) is None
+
+
+def test_the_newest_runs_code_decides_the_history_reference():
+    # three runs of the old code, then one of the new: one run of the newest code is too few
+    history = history_runs("GPU-A", 3, sass="sass-0") + history_runs("GPU-A", 1, first=3)
+    assert judge_against_history(record_of(1e-3), history, gpu_uuid=fresh("GPU-A")) is None
+
+
+def test_a_run_of_the_same_code_read_from_files_is_not_called_changed_code():
+    verdict = judge_against_history(record_of(1e-3), history_runs("GPU-A", 3), gpu_uuid=fresh("GPU-A"))
+    assert verdict.reference_runs == 3 and "machine code differs" not in verdict.reason
+
+
+@pytest.mark.parametrize("timer, floor", [(TIMER_WALL, 0.30), ("zz timer sorting after the wall clock", 0.015)])
+def test_only_the_wall_clock_is_judged_at_thirty_percent_against_history(timer, floor):
+    history = history_runs("GPU-A", 8, timer=timer)  # eight: a wall-clock routine needs them (HISTORY_MIN_RUNS_WALL)
+    verdict = judge_against_history(record_of(1e-3, timer=timer), history, gpu_uuid=fresh("GPU-A"))
+    assert verdict.detectable == pytest.approx(floor)
+
+
+def test_the_nightly_takes_this_gpus_history_when_it_has_enough_runs_else_the_baseline():
+    base = baseline_of(record_of(1e-3, seed=0))
+    enough = judge_against_stored(record_of(1e-3), baseline=base, baseline_runs=[], own_history=history_runs("GPU-A", 3),
+                                  gpu_uuid=fresh("GPU-A"))
+    assert enough.reference == "history of GPU-A"
+    too_few = judge_against_stored(record_of(1e-3), baseline=base, baseline_runs=[], own_history=history_runs("GPU-A", 2),
+                                   gpu_uuid=fresh("GPU-A"))
+    assert too_few.reference == BASELINE_FILE

@@ -3,8 +3,11 @@ replays samples recorded on the H200. No git worktree is made: RefTree is replac
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,8 +15,9 @@ import pytest
 import harness.ab.against_ref as ab_compare
 import kernels.compile
 from harness.timing.profile import Profile
-from harness.timing.timer import TIMER_CUPTI, Measurement
-from harness.verdict.labels import ACCEPTED, NEW, SAME, SLOWER, UNCHANGED
+from harness.timing.timer import Measurement
+from harness.verdict.labels import ACCEPTED, NEW, REMOVED, SAME, SLOWER, UNCHANGED
+from harness.verdict.record import TIMER_CUPTI
 from kernels.compile import KernelBuild
 from tests.sample_sets import ADD_8192_VEC4, recorded
 
@@ -247,3 +251,73 @@ def test_closing_the_comparison_leaves_the_ref_tree(comparison):
     assert ref.tree.open
     ref.close()
     assert not ref.tree.open
+
+
+RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
+
+
+def ref_comparison(monkeypatch, package, **options):
+    monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: FakeRefTree(package))
+    return ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90", **options)
+
+
+def changed_naive():
+    return BasePackage({"naive": NAIVE}, BaseCompile({"float sum = 0.0f;": "float sum = -0.0f;"}))
+
+
+def test_an_ab_verdict_names_the_ref_and_its_short_commit(monkeypatch):
+    ref = ref_comparison(monkeypatch, changed_naive())
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert ref.reference == "main (0123456789)" and verdict.reference == "main (0123456789)"
+
+
+def test_accepting_slowdowns_leaves_a_case_that_is_not_slower_as_it_is(monkeypatch):
+    ref = ref_comparison(monkeypatch, changed_naive(), accepted="label accept-slowdown")
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert verdict.label == SAME and "accepted" not in verdict.reason
+
+
+def test_registry_entries_of_the_ref_that_head_lacks_are_removed(monkeypatch):
+    base = changed_naive()
+    base.MATMUL_KERNELS = {"naive": None, "gone": None}
+    base.ELEMENTWISE_KERNELS = {"add": None}
+    ref = ref_comparison(monkeypatch, base)
+    head = SimpleNamespace(MATMUL_KERNELS={"naive": None, "added": None}, ELEMENTWISE_KERNELS={"add": None})
+    gone = ref.removed_kernels(head)
+    assert [(v.case, v.label) for v in gone] == [("MATMUL_KERNELS[gone]", REMOVED)]
+    assert ref.verdicts == gone
+
+
+def test_an_unchanged_case_stays_unchanged_when_slowdowns_are_accepted(monkeypatch):
+    ref = ref_comparison(monkeypatch, BasePackage({"naive": NAIVE}), accepted="label accept-slowdown")
+    verdict, _ = ref.compare("c", FakeCase("naive", NAIVE), ReplayTimer(*recorded_pairs()), None, True,
+                             lambda median: 0.015)
+    assert verdict.label == "unchanged" and "accepted" not in verdict.reason
+
+
+def test_the_launch_part_of_a_case_identity_is_the_one_stored_runs_were_pooled_by(monkeypatch):
+    """A record's `sass` is case_identity: machine code, then the first 16 hex digits of the launch
+    text's SHA-256. Run 0005 stored it for the naive 1024^3 matmul (32 x 32 blocks of 32 x 32 threads);
+    a change of the launch digest splits every stored history."""
+    stored_sass = next(bench["extra_info"]["sass"] for bench in json.loads((RUNS / "0005_h200-5fcc19b.json").read_text())
+                       ["benchmarks"] if bench["fullname"].endswith("test_matmul_time[1024x1024x1024-naive]"))
+    monkeypatch.setattr(ab_compare, "build_identity", lambda *args, **kwargs: "code")
+    package = SimpleNamespace(compile=SimpleNamespace(load_source=lambda name: "", BASE_OPTIONS=(),
+                                                      define_options=lambda defines: ()))
+    build = dataclasses.replace(NAIVE, launch="grid=(32, 32, 1) block=(32, 32) shared=0 pitched=False")
+    assert ab_compare.case_identity(package, build, "sm_90") == "code:" + stored_sass.split(":")[1]
+    assert ab_compare.case_identity(package, None, "sm_90") == "library"
+
+
+def test_a_base_package_that_fails_to_load_leaves_no_tree_checked_out(monkeypatch):
+    class FailingTree(FakeRefTree):
+        def load_package(self, alias):
+            raise RuntimeError("the base does not import")
+
+    tree = FailingTree(None)
+    monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: tree)
+    with pytest.raises(RuntimeError, match="does not import"):
+        ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90")
+    assert not tree.open

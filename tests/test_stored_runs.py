@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from harness.storage import runs as baselines
+from harness.storage import runs as stored
 from harness.storage.runs import (
+    SAVE_LOCK,
     BaselineError,
     load_run,
     resolve_compare,
@@ -26,7 +28,7 @@ from harness.storage.runs import (
     stored_runs,
     write_text_atomically,
 )
-from harness.storage.schema import migrated
+from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, migrated
 from harness.timing.gpu import gpu_slug
 
 REPO = Path(__file__).resolve().parents[1]
@@ -416,3 +418,159 @@ def test_save_after_run_9999_is_numbered_10000_and_is_the_newest(tmp_path):
 def test_the_unused_second_numbering_is_gone():
     assert not hasattr(baselines, "next_baseline_path")
     assert not hasattr(baselines, "newest_baseline")
+
+
+def a_run(data):
+    return {"machine_info": {"gpu": {"name": "G"}}, "benchmarks": [{"fullname": "a", "stats": {"data": data}}]}
+
+
+def stored_run(tmp_path, doc) -> Path:
+    """`doc` written as the stored run tmp_path/0001_run.json."""
+    path = tmp_path / "0001_run.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def folder_fd(fd):
+    return os.path.isdir(f"/proc/self/fd/{fd}")
+
+
+def test_a_saved_run_is_json_indented_by_two_with_a_final_newline(tmp_path):
+    doc = a_run([1.0])
+    path = save_run(tmp_path / "G", "label", doc)
+    assert path.read_text() == json.dumps(doc, indent=2) + "\n"
+
+
+def test_the_save_lock_is_created_readable_and_writable_by_its_owner_and_readable_by_others(tmp_path):
+    """The lock file is made with mode 0o644 (less the umask), like the runs beside it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    save_run(tmp_path / "G", "label", {"benchmarks": []})
+    assert (tmp_path / "G" / SAVE_LOCK).stat().st_mode & 0o777 == 0o644 & ~umask
+
+
+def test_an_error_listing_the_stored_runs_names_the_newest_twelve_and_counts_the_older(tmp_path):
+    for number in range(1, 15):
+        (tmp_path / f"{number:04d}_run.json").write_text("{}")
+    with pytest.raises(BaselineError) as error:
+        resolve_compare(tmp_path, "9999")
+    message = str(error.value)
+    assert "0003_run.json" in message and "0014_run.json" in message
+    assert "0002_run.json" not in message and "and 2 older" in message
+
+
+def test_two_older_runs_sharing_a_number_do_not_hide_the_newest(tmp_path):
+    for name in ("0001_a.json", "0001_b.json", "0002_c.json"):
+        (tmp_path / name).write_text("{}")
+    assert resolve_compare(tmp_path, True) == tmp_path / "0002_c.json"
+
+
+def test_a_run_file_that_cannot_be_read_is_a_baseline_error_naming_it(tmp_path):
+    """Any OSError reading the file (here: a path under a file, not a folder) is a BaselineError."""
+    (tmp_path / "not-a-folder").write_text("x")
+    path = tmp_path / "not-a-folder" / "0001_run.json"
+    with pytest.raises(BaselineError, match="cannot be read: Not a directory$") as error:
+        load_run(path)
+    assert "[Errno" not in str(error.value)  # the OS's words, not the exception's text
+
+
+NO_GPU_NAME = "does not say which GPU it was recorded on"
+OTHER_MODEL = "comparing across GPU models is refused"
+
+
+# A100 sorts before H200 and L40S after it: another model is refused whichever way the names compare
+@pytest.mark.parametrize(("recorded", "refusal"), [("", NO_GPU_NAME), (5, NO_GPU_NAME), (None, NO_GPU_NAME),
+                                                   ("NVIDIA A100-SXM4-80GB", OTHER_MODEL), ("NVIDIA L40S", OTHER_MODEL)])
+def test_a_run_that_does_not_name_this_gpu_model_is_refused(tmp_path, recorded, refusal):
+    doc = a_run([1.0])
+    doc["machine_info"]["gpu"]["name"] = recorded
+    path = stored_run(tmp_path, doc)
+    with pytest.raises(BaselineError, match=refusal):
+        load_run(path, expected_gpu="NVIDIA H200")
+
+
+def test_a_stored_sample_that_is_a_boolean_is_refused(tmp_path):
+    """true is not a time, though it would pass as 1.0 (JSON booleans are Python bools)."""
+    path = stored_run(tmp_path, a_run([1e-3, True, 2e-3]))
+    with pytest.raises(BaselineError, match="not finite, positive times"):
+        load_run(path)
+
+
+def test_a_save_never_replaces_a_file_that_took_its_number_behind_the_lock(tmp_path, monkeypatch):
+    """A run file that appears under the chosen name (a copy, a git pull) is kept; the save takes the next number."""
+    folder = tmp_path / "G"
+    folder.mkdir()
+    (folder / "0001_label.json").write_text("theirs")
+    monkeypatch.setattr(stored, "stored_runs", lambda folder: [])  # the listing missed it
+    tries = []
+    write = stored.write_text_atomically
+
+    def write_at_most_three_times(*args, **kwargs):
+        tries.append(args[0])
+        assert len(tries) <= 3, f"save_run keeps trying {tries[-1].name}"
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(stored, "write_text_atomically", write_at_most_three_times)
+    path = save_run(folder, "label", a_run([1.0]))
+    assert path.name == "0002_label.json"
+    assert (folder / "0001_label.json").read_text() == "theirs"
+
+
+def test_two_runs_sharing_a_newest_number_above_256_are_an_error(tmp_path):
+    """Run numbers are compared by value: 10000 and 10000 are the same number (not the same int object)."""
+    for name in ("9999_a.json", "10000_b.json", "10000_c.json"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(BaselineError, match="share the newest number"):
+        resolve_compare(tmp_path, True)
+
+
+def test_an_atomic_write_creates_the_missing_folders_above_the_file(tmp_path):
+    path = tmp_path / "reports" / "2026" / "report.md"
+    write_text_atomically(path, "text", replace=True)
+    assert path.read_text() == "text"
+
+
+@pytest.mark.parametrize("refused", ["open", "fsync"])
+def test_a_folder_that_cannot_be_opened_or_synced_does_not_fail_the_save(tmp_path, monkeypatch, refused):
+    """Syncing the folder after the link is best effort: an OSError opening or syncing it leaves the saved run."""
+    real_open, real_fsync = os.open, os.fsync
+
+    def refusing_open(path, flags, *args, **kwargs):
+        if refused == "open" and os.path.isdir(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def refusing_fsync(fd):
+        if refused == "fsync" and folder_fd(fd):
+            raise OSError(22, "Invalid argument")
+        return real_fsync(fd)
+
+    folder = tmp_path / "G"
+    folder.mkdir()
+    (folder / SAVE_LOCK).touch()
+    monkeypatch.setattr(os, "open", refusing_open)
+    monkeypatch.setattr(os, "fsync", refusing_fsync)
+    path = save_run(folder, "label", a_run([1.0]))
+    monkeypatch.undo()
+    assert json.loads(path.read_text()) == a_run([1.0])
+
+
+def test_run_number_one_given_as_an_int_is_that_run_not_the_newest(tmp_path):
+    """1 == True in Python: the number 1 must still pick run 0001, not mean "the newest"."""
+    for name in ("0001_a.json", "0002_b.json"):
+        (tmp_path / name).write_text("{}")
+    assert resolve_compare(tmp_path, 1) == tmp_path / "0001_a.json"
+    assert resolve_compare(tmp_path, True) == tmp_path / "0002_b.json"
+
+
+def test_a_stored_run_of_a_newer_schema_is_a_baseline_error_naming_the_file(tmp_path):
+    doc = a_run([1.0])
+    doc["machine_info"][SCHEMA_KEY] = SCHEMA_VERSION + 1
+    path = stored_run(tmp_path, doc)
+    with pytest.raises(BaselineError, match=f"^{path}: it was written with schema version"):
+        load_run(path)
+
+
+def test_a_save_creates_the_missing_folders_above_its_own(tmp_path):
+    path = save_run(tmp_path / "new" / "store" / "G", "label", a_run([1.0]))
+    assert path == tmp_path / "new" / "store" / "G" / "0001_label.json" and path.is_file()

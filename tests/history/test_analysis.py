@@ -1,0 +1,80 @@
+"""harness.history.analysis: the detectable change of a series, from its floors and its own spread."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+import pytest
+
+from harness.history.analysis import GPU_FLOORS, MOST_DETECTABLE, Analysis, detectable
+from harness.history.series import Series, SeriesKey
+from harness.history.steps import detect_steps, noise_scale
+from harness.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
+from harness.verdict.noise import MIN_VALUES_FOR_SPREAD
+from harness.verdict.record import TIMER_CUPTI, TIMER_WALL
+from tests.history.made_series import CASE, QUIET, a_series
+
+
+def test_a_wall_clock_series_read_from_the_store_takes_the_wall_clock_floor():
+    """A host routine's series is judged at the wall clock's 30%, the timer's name compared by value."""
+    timer = "".join(list(TIMER_WALL))  # as read back from the store: equal, not the same object
+    assert timer == TIMER_WALL and timer is not TIMER_WALL
+    assert detectable(a_series(*QUIET, timer=timer)).fraction == WALL_CLOCK_FLOORS.same_gpu
+
+
+@pytest.mark.parametrize(("uuids", "floor"), [(["GPU-a"] * 20, GPU_FLOORS.same_gpu),
+                                              (["GPU-a", "GPU-b"] * 10, GPU_FLOORS.other_gpu),
+                                              (["GPU-a"] * 19 + [None], GPU_FLOORS.other_gpu)],
+                         ids=["one GPU", "two GPUs", "one unknown"])
+def test_only_a_series_of_one_known_gpu_takes_the_same_gpu_floor(uuids, floor):
+    """Two UUIDs, or a run without one, is a series of several or unknown GPUs: the 5% floor."""
+    assert detectable(a_series(*QUIET, uuids=uuids)).fraction == floor
+
+
+def test_a_series_without_runs_names_no_gpu():
+    """No run, no GPU: the floor is that of several or unknown GPUs, not the one-GPU floor."""
+    found = detectable(Series(SeriesKey("NVIDIA H200", CASE, TIMER_CUPTI, "quick"), ()))
+    assert found.fraction == GPU_FLOORS.other_gpu and "unknown" in found.because
+
+
+def test_a_microsecond_case_takes_the_absolute_floor_over_its_median_in_microseconds():
+    """0.3 µs over a 1 µs median is 30%: the absolute floor sets the limit, and its words give it in µs."""
+    found = detectable(a_series(*[1e-6] * 20))
+    assert found.fraction == pytest.approx(GPU_FLOORS.absolute_s / 1e-6)
+    assert "absolute floor" in found.because
+    assert float(found.because.split()[0]) * 1e-6 == pytest.approx(GPU_FLOORS.absolute_s)
+
+
+def test_a_noisy_series_takes_z_root_one_plus_one_over_k_times_its_own_spread():
+    """The spread term: z x sqrt(1 + 1/k) x noise_scale of the log medians (k = REFERENCE_RUNS), in percent."""
+    medians = list(1e-3 * np.exp(np.random.default_rng(5).normal(0, 0.03, 20)))
+    spread = noise_scale(np.log(np.asarray(medians)))
+    found = detectable(a_series(*medians))
+    assert found.fraction == pytest.approx(GPU_FLOORS.z * math.sqrt(1 + 1 / REFERENCE_RUNS) * spread)
+    assert float(re.search(r"spread ([0-9.]+)%", found.because).group(1)) == pytest.approx(spread * 100, abs=0.005)
+
+
+def test_the_detectable_change_of_any_series_is_a_fraction_detect_steps_takes():
+    """However noisy a series is, its limit stays below 1, so that detect_steps judges it."""
+    series = a_series(*list(1e-3 * np.exp(np.random.default_rng(6).normal(0, 1.0, 20))))  # a factor e run to run
+    found = detectable(series)
+    assert found.fraction == MOST_DETECTABLE and 0 < found.fraction < 1
+    assert isinstance(detect_steps(series, found.fraction), list)
+
+
+def test_the_spread_counts_from_the_fewest_medians_that_show_one():
+    """With exactly MIN_VALUES_FOR_SPREAD medians the series' own spread already sets the limit."""
+    medians = [1e-3 * (1.1 if i % 2 else 1.0) for i in range(MIN_VALUES_FOR_SPREAD)]
+    spread = noise_scale(np.log(np.asarray(medians)))
+    found = detectable(a_series(*medians))
+    assert "spread" in found.because
+    assert found.fraction == pytest.approx(GPU_FLOORS.z * math.sqrt(1 + 1 / REFERENCE_RUNS) * spread)
+
+
+def test_an_analysis_is_frozen():
+    """What `changes` and `site` read cannot be changed in place by one of them."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Analysis([], {}, {}, {}).series = []
