@@ -130,6 +130,11 @@ def _nvml():
         return None
 
 
+def nvml_module():
+    """The initialised pynvml module (nvidia-ml-py), or None where this machine has no NVML."""
+    return _nvml()
+
+
 def nvml_handle(cuda_device: int | None = None):
     """The NVML handle of a CUDA device (default: CuPy's current one), by PCI bus id."""
     import cupy

@@ -1,0 +1,129 @@
+"""harness.timing.energy on the CPU: NVML's readings read right, the samples' clock, the replay's fallback, the plan."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import harness.timing.energy as energy
+from harness.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
+from harness.timing.power_trace import COUNTER_PERIOD_S, Trace
+
+
+class FakeNvml:
+    """The parts of pynvml the meter calls, answering as an H200 does."""
+
+    NVML_FI_DEV_POWER_INSTANT = 186
+    NVML_TOTAL_POWER_SAMPLES = 0
+    NVML_TEMPERATURE_GPU = 0
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, samples=(), field_return=0):
+        self._samples, self.field_return = list(samples), field_return
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle):
+        return 123456789
+
+    def nvmlDeviceGetFieldValues(self, handle, ids):
+        assert ids == [self.NVML_FI_DEV_POWER_INSTANT]
+        value = types.SimpleNamespace(uiVal=612345, dVal=0.0)
+        return [types.SimpleNamespace(nvmlReturn=self.field_return, valueType=1, value=value)]
+
+    def nvmlDeviceGetSamples(self, handle, kind, since):
+        newer = [s for s in self._samples if s[0] > since]
+        if not newer:
+            raise self.NVMLError("not found")
+        return 1, [types.SimpleNamespace(timeStamp=t, sampleValue=types.SimpleNamespace(uiVal=mw)) for t, mw in newer]
+
+    def nvmlDeviceGetTemperature(self, handle, sensor):
+        return 41
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle):
+        raise self.NVMLError("not supported")
+
+
+def test_nvml_readings_are_read_in_their_units():
+    power = NvmlPower(FakeNvml(samples=[(10, 600000), (30, 610000)]), "handle")
+    assert power.counter_mj() == 123456789
+    assert power.instant_w() == pytest.approx(612.345)
+    assert power.samples(0) == [(10, 600.0), (30, 610.0)] and power.samples(10) == [(30, 610.0)]
+    assert power.samples(30) == []  # NVML's "not found": nothing newer
+    assert power.temperature_c() == 41.0 and power.power_limit_w() is None
+
+
+def test_an_instant_reading_nvml_refuses_is_none():
+    assert NvmlPower(FakeNvml(field_return=3), "handle").instant_w() is None
+
+
+def test_samples_on_the_epoch_clock_are_placed_by_it_and_others_by_the_newest():
+    epoch, now = 1.7e9, 100.0
+    on_epoch = [(int((epoch + 99.5) * 1e6), 500.0)]
+    assert energy._on_host_clock(on_epoch, epoch, now) == ([(pytest.approx(99.5), 500.0)], "epoch")
+    other = [(5_000_000, 400.0), (5_500_000, 410.0)]  # a clock since boot: the newest is taken as now
+    placed, how = energy._on_host_clock(other, epoch, now)
+    assert [t for t, _ in placed] == pytest.approx([99.5, 100.0]) and how == "newest sample taken as now"
+    assert energy._on_host_clock([], epoch, now) == ([], "none")
+
+
+def test_the_replay_spans_the_warm_up_the_windows_and_two_spare_periods():
+    plan = EnergyPlan(windows=6, ticks_per_window=5, warm_s=0.3)
+    assert plan.busy_s == pytest.approx(0.3 + 32 * COUNTER_PERIOD_S)
+
+
+class RefusingStream:
+    """A stream whose capture fails as CUDA's does for a launch that syncs with the host."""
+
+    def __init__(self):
+        self.synchronized = False
+
+    def begin_capture(self):
+        pass
+
+    def end_capture(self):
+        raise RuntimeError("cudaErrorStreamCaptureInvalidated: operation failed due to a previous error\nmore")
+
+    def synchronize(self):
+        self.synchronized = True
+
+
+def test_a_launch_that_cannot_be_captured_is_replayed_from_the_host_and_says_why():
+    launched = []
+    stream = RefusingStream()
+    replay = Replay(lambda s: launched.append(s), stream, launch_s=1e-3)
+    assert replay.graph is None and replay.per_launch == 10 and stream.synchronized
+    assert replay.how.startswith("host launches, 10 per replay (no CUDA graph: RuntimeError: cudaErrorStream")
+    launched.clear()
+    replay.launch()
+    assert launched == [stream] * 10
+
+
+def test_a_long_launch_is_replayed_one_at_a_time_without_a_graph():
+    replay = Replay(lambda s: None, RefusingStream(), launch_s=0.02)
+    assert (replay.per_launch, replay.graph, replay.how) == (1, None, "host launches, one per replay")
+
+
+def test_a_replay_without_a_window_is_an_error_naming_the_case():
+    trace = Trace(polls=[(0.0, 1), (0.1, 1), (0.2, 2)], done=[(0.3, 0.0, 1)])
+    with pytest.raises(EnergyError, match=r"test_x\[a\]: no energy window in its replay \(3 polls, 1 counter "):
+        energy._enough([], trace, "test_x[a]")
+
+
+def test_without_nvml_there_is_no_energy_and_the_reason_says_so(monkeypatch):
+    monkeypatch.setattr(energy, "nvml_module", lambda: None)
+    monkeypatch.setattr(energy, "nvml_handle", lambda device=None: None)
+    assert open_power() == (None, "NVML is not available (nvidia-ml-py missing, or no NVML device for this CUDA device)")
+
+
+def test_a_gpu_without_an_energy_counter_says_so(monkeypatch):
+    nvml = FakeNvml()
+
+    def refuse(handle):
+        raise nvml.NVMLError("Not Supported")
+
+    nvml.nvmlDeviceGetTotalEnergyConsumption = refuse
+    monkeypatch.setattr(energy, "nvml_module", lambda: nvml)
+    monkeypatch.setattr(energy, "nvml_handle", lambda device=None: "handle")
+    assert open_power() == (None, "this GPU has no NVML energy counter (Not Supported)")

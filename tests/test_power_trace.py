@@ -1,0 +1,78 @@
+"""harness.timing.power_trace: energy windows cut at the counter's changes, launches placed by the replays' events."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.timing.power_trace import Trace, counter_changes, launch_timeline, windows_of
+
+PERIOD = 0.1
+WATTS = 500.0
+LAUNCH_S = 1e-3  # one launch a millisecond, one event each 10 launches
+
+
+def synthetic(seconds: float = 2.0, poll: float = 5e-4, lag: float = 2e-4, busy: bool = True, warm: float = 0.0):
+    """A counter that adds WATTS x PERIOD at each change (every PERIOD from 0.05 s), polled every `poll`;
+    replays of 10 launches, each seen done `lag` after the GPU finished it (GPU clock 1.0 s behind)."""
+    trace = Trace(warm_until=warm)
+    t = 0.0
+    while t < seconds:
+        ticks = int((t + 0.05) / PERIOD)
+        trace.polls.append((t, 1e6 + ticks * WATTS * PERIOD * 1e3))
+        trace.instant.append((t, WATTS * 1.002))
+        t += poll
+    if busy:
+        finished = [(i + 1) * 10 * LAUNCH_S for i in range(int(seconds / 0.01))]  # host clock
+        trace.done = [(t + lag, t - 1.0, 10 * (i + 1)) for i, t in enumerate(finished)]
+    trace.samples = [(0.01 + i * 0.02, WATTS * 0.998) for i in range(int(seconds / 0.02))]
+    return trace
+
+
+def test_a_change_is_timed_between_the_two_polls_that_saw_it():
+    polls = [(0.0, 5), (0.1, 5), (0.2, 7), (0.3, 7), (0.4, 9)]
+    assert counter_changes(polls) == [(pytest.approx(0.15), 7), (pytest.approx(0.35), 9)]
+
+
+def test_the_events_are_placed_by_the_soonest_seen_one():
+    # GPU clock 10 s behind; seen 3, 1 and 2 ms late: the offset is the 1 ms one's
+    times, launches = launch_timeline([(10.003, 0.0, 5), (10.011, 0.010, 10), (10.022, 0.020, 15)])
+    assert list(times) == pytest.approx([10.001, 10.011, 10.021]) and list(launches) == [5, 10, 15]
+
+
+def test_windows_span_whole_counter_periods_and_give_the_power_and_energy_per_launch():
+    windows = windows_of(synthetic(), 5)
+    assert len(windows) == 3  # 19 changes from 0.05 s to 1.85 s: three windows of five periods
+    for window in windows:
+        assert window.seconds == pytest.approx(0.5, abs=1e-3)
+        assert window.power_w == pytest.approx(WATTS, rel=2e-3)
+        assert window.launches == pytest.approx(500, rel=2e-3)
+        assert window.joules_per_launch == pytest.approx(WATTS * LAUNCH_S, rel=3e-3)
+        assert window.instant_w == pytest.approx(WATTS * 1.002) and window.sampled_w == pytest.approx(WATTS * 0.998)
+    assert windows[1].start_s == windows[0].end_s  # one after another, no gap
+
+
+def test_no_window_starts_before_the_warm_up_ends_and_count_caps_them():
+    windows = windows_of(synthetic(warm=0.5), 5)
+    assert windows[0].start_s >= 0.5 and len(windows) == 2
+    assert len(windows_of(synthetic(), 2, count=4)) == 4
+
+
+def test_a_window_the_replays_did_not_cover_is_left_out():
+    trace = synthetic()
+    trace.done = [d for d in trace.done if d[0] < 1.0]  # the GPU's work stopped at 1 s
+    assert all(w.end_s <= 1.0 for w in windows_of(trace, 5)) and len(windows_of(trace, 5)) == 1
+
+
+def test_an_idle_trace_has_windows_without_launches():
+    (window,) = windows_of(synthetic(busy=False), 18)
+    assert window.launches == 0 and window.power_w == pytest.approx(WATTS, rel=2e-3)
+
+
+def test_a_window_needs_one_period_or_more():
+    with pytest.raises(ValueError, match="one counter period or more"):
+        windows_of(synthetic(), 0)
+
+
+def test_a_trace_survives_json():
+    trace = synthetic(seconds=0.3)
+    assert Trace.from_dict(trace.as_dict()) == trace
