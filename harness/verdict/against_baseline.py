@@ -121,9 +121,10 @@ def history_of(runs: dict[str, dict]) -> dict[str, list[StoredResult]]:
         uuid, commit, started = run_gpu_uuid(doc), run_commit(doc), doc.get("datetime")
         for record in records_of(doc):
             if record.timer and record.samples and not record.throttled:
+                energy = tuple((record.energy or {}).get("window_joules_per_launch") or ())
                 history.setdefault(record.case, []).append(StoredResult(
                     case_gpu_uuid(record, uuid), record.timer, record.median_s, name, record.sass,
-                    tuple(record.samples), started if isinstance(started, str) else None, commit))
+                    tuple(record.samples), started if isinstance(started, str) else None, commit, energy=energy))
     return history
 
 

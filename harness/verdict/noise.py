@@ -143,6 +143,7 @@ class StoredResult:
     host: str | None = None
     throttled: bool = False
     outcome: str = "passed"
+    energy: tuple[float, ...] = ()  # joules per launch of each energy window, where the run measured energy
 
     @property
     def starts_level(self) -> bool:

@@ -80,6 +80,10 @@ class CaseRecord:
     # a slower case's window (harness/ab/commits.py: Window.as_dict): the commits since its newest reference
     window: dict | None = None
     accepted_reason: str | None = None  # why a slowdown was accepted (verdict "accepted")
+    # joules per launch and the powers behind it (harness/verdict/energy.py: energy_block), where measured
+    energy: dict | None = None
+    # its verdict (Verdict fields, and "fails": whether it failed the case's test), where judged
+    energy_verdict: dict | None = None
 
     # ---- derived figures -------------------------------------------------------------
     @property

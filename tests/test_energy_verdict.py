@@ -1,0 +1,130 @@
+"""harness.verdict.energy: joules per launch with an interval, the record's energy block, the energy verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness.timing.energy import EnergyMeasurement
+from harness.timing.power_trace import Window
+from harness.verdict.energy import (
+    ENERGY_FLOOR,
+    LESS_ENERGY,
+    MORE_ENERGY,
+    REFERENCE_RUNS,
+    energy_block,
+    energy_reference,
+    interval_text,
+    judge_energy,
+    judge_energy_paired,
+    mean_interval,
+)
+from harness.verdict.labels import NEW, SAME
+from harness.verdict.noise import StoredResult
+
+GPU = "GPU-a"
+
+
+def windows(per_launch: float, n: int = 6, spread: float = 0.002, seed: int = 0) -> list[float]:
+    return list(per_launch * (1 + spread * np.random.default_rng(seed).standard_normal(n)))
+
+
+def run(i: int, per_launch: float = 1.0, **fields) -> StoredResult:
+    values = dict(gpu_uuid=GPU, timer="cupti kernel", median=1e-3, run=f"history run {i}", sass="s1",
+                  started_at=f"2026-12-0{i}T00:00:00", energy=tuple(windows(per_launch, seed=i)))
+    return StoredResult(**(values | fields))
+
+
+def test_the_interval_is_students_t_of_the_windows_mean():
+    values = [1.0, 1.01, 0.99, 1.02, 0.98]
+    mean, low, high = mean_interval(values)
+    half = stats.t.ppf(0.975, 4) * np.std(values, ddof=1) / math.sqrt(5)
+    assert (mean, low, high) == pytest.approx((1.0, 1.0 - half, 1.0 + half))
+    assert mean_interval([2.0]) == (2.0, 2.0, 2.0)
+
+
+@pytest.mark.parametrize("values", [[], [1.0, float("nan")], [1.0, -1.0], [0.0]])
+def test_joules_per_launch_that_are_no_energies_are_refused(values):
+    with pytest.raises(ValueError, match="finite positive"):
+        mean_interval(values)
+
+
+def measurement(idle=250.0) -> EnergyMeasurement:
+    found = tuple(Window(i * 0.5, (i + 1) * 0.5, 300.0 * (1 + 0.001 * i), 1000.0, 301.0, 299.0) for i in range(6))
+    return EnergyMeasurement(found, "a CUDA graph of 10 launches", idle, (40.0, 43.0), 700.0, (1980, 1975))
+
+
+def test_the_block_holds_the_mean_its_interval_the_powers_and_the_work_per_joule():
+    block = energy_block(measurement(), flops=2e9)
+    per_launch = [0.3 * (1 + 0.001 * i) for i in range(6)]
+    assert block["window_joules_per_launch"] == pytest.approx(per_launch)
+    assert block["joules_per_launch"] == pytest.approx(np.mean(per_launch))
+    assert block["joules_per_launch_low"] < block["joules_per_launch"] < block["joules_per_launch_high"]
+    assert block["active_watts_mean"] == pytest.approx(sum(300.0 * (1 + 0.001 * i) for i in range(6)) / 3.0)
+    assert block["active_watts_peak"] == pytest.approx(600.0 * 1.005)
+    assert block["launch_seconds"] == pytest.approx(0.5e-3)
+    assert block["active_joules_per_launch_above_idle"] == pytest.approx((block["active_watts_mean"] - 250) * 0.5e-3)
+    assert (block["work_per_joule"], block["work_per_joule_unit"]) == (pytest.approx(2 / block["joules_per_launch"]),
+                                                                       "GFLOP/J")
+    assert (block["instant_watts_mean"], block["sampled_watts_mean"]) == (301.0, 299.0)
+    assert (block["sm_clock_mhz_min"], block["sm_clock_mhz_max"], block["temperature_c_after"]) == (1975, 1980, 43.0)
+    assert energy_block(measurement(idle=None), bytes_moved=3e9)["work_per_joule_unit"] == "GB/J"
+    assert energy_block(measurement(idle=None))["active_joules_per_launch_above_idle"] is None
+
+
+def test_a_measurement_without_windows_is_refused():
+    with pytest.raises(ValueError, match="no energy window"):
+        energy_block(EnergyMeasurement((), "", None, (None, None), None))
+
+
+def test_the_interval_text_picks_a_unit_and_gives_the_half_width():
+    block = {"joules_per_launch": 2.1e-3, "joules_per_launch_low": 2.0e-3, "joules_per_launch_high": 2.2e-3,
+             "confidence": 0.95}
+    assert interval_text(block) == "2.1 mJ (95% 2-2.2, ±4.8%)"
+
+
+def test_the_reference_is_this_gpus_newest_runs_of_the_same_code_back_to_the_newest_level():
+    history = [run(1), run(2, gpu_uuid="GPU-b"), run(3, throttled=True), run(4, outcome="failed"), run(5, sass="s2"),
+               run(6), run(7, accepted_reason="meant"), run(8), run(9, energy=())]
+    assert [r.run for r in energy_reference(history, GPU, "s1")] == ["history run 8", "history run 7"]
+    assert [r.run for r in energy_reference(history[:6], GPU, "s1")] == ["history run 6", "history run 1"]
+    assert len(energy_reference([run(i) for i in range(1, 9)], GPU, "s1")) == REFERENCE_RUNS
+    assert energy_reference(history, None, "s1") == []
+
+
+def test_without_a_reference_the_energy_is_new():
+    assert judge_energy("c", windows(1.0), []).label == NEW
+
+
+@pytest.mark.parametrize(("factor", "label"), [(1.0, SAME), (1.01, SAME), (1.04, MORE_ENERGY), (0.96, LESS_ENERGY)])
+def test_a_change_past_the_floor_and_significant_is_more_or_less_energy(factor, label):
+    verdict = judge_energy("c", windows(factor, seed=9), [run(i) for i in range(1, 4)])
+    assert verdict.label == label and verdict.ratio == pytest.approx(factor, rel=3e-3)
+    assert verdict.detectable == ENERGY_FLOOR and verdict.reference_runs == 3
+
+
+def test_noisy_windows_widen_the_detectable_change_past_the_floor():
+    noisy = [run(i, energy=tuple(windows(1.0, spread=0.03, seed=i))) for i in range(1, 4)]
+    verdict = judge_energy("c", windows(1.04, spread=0.03, seed=9), noisy)
+    assert verdict.detectable > ENERGY_FLOOR and verdict.label == SAME and "noise" in verdict.reason
+
+
+@pytest.mark.parametrize(("factor", "label"), [(1.0, SAME), (1.03, MORE_ENERGY), (0.97, LESS_ENERGY),
+                                               (1.01, SAME)])
+def test_an_energy_ab_judges_the_pairs_log_ratios(factor, label):
+    base = windows(1.0, n=5, spread=0.003, seed=1)
+    head = [b * factor * (1 + e) for b, e in zip(base, 0.002 * np.random.default_rng(2).standard_normal(5),
+                                                  strict=True)]
+    verdict = judge_energy_paired("c", base, head)
+    assert verdict.label == label
+    assert verdict.ci_low < verdict.ratio < verdict.ci_high
+
+
+def test_an_energy_ab_needs_three_pairs_of_equal_length():
+    with pytest.raises(ValueError, match="three pairs"):
+        judge_energy_paired("c", [1.0, 1.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="three pairs"):
+        judge_energy_paired("c", [1.0] * 4, [1.0] * 3)
