@@ -22,10 +22,10 @@ def _columns(engine: sa.Engine) -> dict[str, set[str]]:
 
 def test_an_empty_store_is_migrated_to_exactly_the_tables_the_code_queries(history_url):
     with open_store(history_url) as store:
-        assert store.schema_version() == CURRENT_VERSION == 3
+        assert store.schema_version() == CURRENT_VERSION == 4
         assert _columns(store.engine) == {name: {c.name for c in table.columns} for name, table in META.tables.items()}
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2, 3]
+            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2, 3, 4]
 
 
 def record_as_version(engine: sa.Engine, version: int, doc: dict, outcome: str) -> int:
@@ -113,3 +113,22 @@ def test_what_an_export_or_an_acknowledgement_needs_is_never_null(column):
     """export_run rebuilds the document from document_rest and each case's benchmark; an acknowledgement
     always names who made it (the login name by default)."""
     assert column.nullable is False
+
+
+def test_a_version_3_store_gains_the_energy_columns_and_its_runs_read_as_having_no_energy(history_url):
+    url = resolve_url(history_url)
+    engine = create_engine(url)
+    migrate(engine, target=3)
+    old = record_as_version(engine, 3, make_document(0), "passed")
+    assert "energy_j" not in _columns(engine)["cases"]
+    engine.dispose()
+    doc = make_document(1)
+    energy = {"joules_per_launch": 2e-3, "window_joules_per_launch": [1.9e-3, 2.0e-3, 2.1e-3]}
+    doc["benchmarks"][0]["extra_info"]["energy"] = energy
+    with open_store(history_url) as store:
+        assert store.schema_version() == 4 and {"energy_j", "energy_windows"} <= _columns(store.engine)["cases"]
+        new = store.record_run(doc, outcome="passed", profile="nightly")
+        history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+        assert {(r.run_id, r.energy) for r in history[case_name(0)]} == {(old, ()), (new, (1.9e-3, 2.0e-3, 2.1e-3))}
+        assert all(r.energy == () for r in history[case_name(1)])
+        assert store.case_record(case_name(0), new)["energy"] == energy  # the record keeps the whole block

@@ -169,8 +169,22 @@ def _reference_text(record: CaseRecord) -> str | None:
 
 
 def case_outcome(record: CaseRecord) -> str:
-    """A case's own outcome (schema.CASE_OUTCOMES) from its verdict: slower failed, accepted accepted."""
+    """A case's own outcome (schema.CASE_OUTCOMES) from its verdicts: slower (or an energy verdict that failed
+    its test) failed, accepted accepted."""
+    if (record.energy_verdict or {}).get("fails"):
+        return "failed"
     return {SLOWER: "failed", ACCEPTED: "accepted"}.get(record.verdict, "passed")
+
+
+def _energy_columns(record: CaseRecord) -> dict:
+    """The energy columns of a case's row (None where the run measured no energy)."""
+    windows = (record.energy or {}).get("window_joules_per_launch")
+    if not windows:
+        return {"energy_j": None, "energy_windows": None}
+    try:
+        return {"energy_j": record.energy["joules_per_launch"], "energy_windows": encode_samples(windows)}
+    except SamplesError as exc:
+        raise DocumentError(f"case {record.case}: energy windows: {exc}") from None
 
 
 def case_rows(doc: dict) -> list[dict]:
@@ -194,6 +208,7 @@ def case_rows(doc: dict) -> list[dict]:
             "sm_clock_mhz_min": record.sm_clock_mhz_min, "sm_clock_mhz_max": record.sm_clock_mhz_max,
             "throttled": record.throttled, "verdict": record.verdict, "reference": _reference_text(record),
             "outcome": case_outcome(record), "accepted_reason": record.accepted_reason,
+            **_energy_columns(record),
             "record": info, "stats": stats, "samples": encoded,
             "benchmark": {k: v for k, v in bench.items() if k not in ("fullname", "extra_info", "stats")},
         })

@@ -125,6 +125,16 @@ def _case_outcomes_from_verdicts(conn: sa.Connection) -> None:
     conn.execute(sa.update(cases).where(cases.c.verdict == "slower").values(outcome="failed"))
 
 
+# Version 4: a case's energy (harness/verdict/energy.py), where the run measured it: joules per launch
+# (the windows' mean) to query, and each window's value, stored as samples are, for the energy verdict.
+def _energy_j_v4() -> sa.Column:
+    return sa.Column("energy_j", sa.Double)
+
+
+def _energy_windows_v4() -> sa.Column:
+    return sa.Column("energy_windows", sa.LargeBinary)
+
+
 @dataclass(frozen=True)
 class Step:
     """One migration: the tables it creates, the columns it adds to tables of earlier steps
@@ -143,6 +153,8 @@ STEPS = (
     Step(3, "an outcome per case (failed, accepted with its reason), a run's failures besides its cases",
          columns=(("cases", _case_outcome_v3), ("cases", _accepted_reason_v3), ("runs", _other_failures_v3)),
          upgrade=_case_outcomes_from_verdicts),
+    # older rows measured no energy: the new columns stay empty there
+    Step(4, "a case's energy per launch and its windows", columns=(("cases", _energy_j_v4), ("cases", _energy_windows_v4))),
 )
 CURRENT_VERSION = STEPS[-1].version
 assert [step.version for step in STEPS] == list(range(1, CURRENT_VERSION + 1)), "steps are numbered 1, 2, ..."
