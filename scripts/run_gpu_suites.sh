@@ -49,11 +49,15 @@
 #                        $OUT/cause.json, the table to $OUT/cause.md), then a pull request that gives
 #                        warptile_128x256 8-deep k tiles, against HEAD with --diagnose ($OUT/pr-diagnose.md)
 #     pr-same REF        the pull-request profile against REF (tox -e pr's command): its verdicts
+#     energy             the nightly as the workflow runs it (with its energy cases) into a fresh store, the
+#                        energy cases again in a second process against it, scripts/energy_check.py measure
+#                        (every case's joules per launch, NVML's three readings, the variant's A/Bs: a third
+#                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -233,6 +237,22 @@ while [ $# -gt 0 ]; do
       step pr-diagnose env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref HEAD --diagnose \
         -k "test_matmul_time and warptile_128x256" --benchmark-report="$OUT/pr-diagnose.md"
       git checkout -q -- kernels/registry.py;;
+    energy)
+      store="sqlite:///$WORK/energy-history.sqlite"
+      cases="test_matmul_time and 4096x4096x4096 and (cublas or warptile_128x256) or test_add_time and matrix_add_2d_vec4"
+      step energy-nightly timeout 150 $PYTEST suites --benchmark-compare --require-gpu -ra --history="$store" \
+        --profile nightly --benchmark-json="$WORK/energy-nightly.json" --benchmark-report="$WORK/energy-nightly.md"
+      grep -A12 "energy per launch" "$WORK/energy-nightly.log"
+      step energy-second timeout 90 $PERF --profile nightly --benchmark-compare --history="$store" -k "$cases" \
+        --benchmark-json="$WORK/energy-second.json" --benchmark-report="$WORK/energy-second.md"
+      grep -A6 "energy per launch" "$WORK/energy-second.log"
+      step energy-check timeout 220 python3 -m scripts.energy_check measure --json "$OUT/energy.json" \
+        --traces "$WORK/energy-traces" --budget 120
+      python3 -m scripts.energy_check agree "$WORK/energy-nightly.json" "$WORK/energy-second.json" "$OUT/energy.json" \
+        > "$WORK/energy-agree.log" 2>&1
+      { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
+        sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
+      tar czf "$OUT/energy-traces.tgz" -C "$WORK" energy-traces;;
     pr-same)
       step pr-same env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref "$2" \
         --benchmark-report="$WORK/pr-same.md"

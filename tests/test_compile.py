@@ -81,3 +81,21 @@ def test_ptxas_log_parsing_counts_spills():
     )
     registers, stores, loads, stack = parse_ptxas_log(log)
     assert registers == {"k": 255} and (stores, loads, stack) == (8, 12, 16)
+
+
+ENERGY_VARIANT = Path(__file__).resolve().parent / "energy" / "busy_add.cu"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_energy_variant_compiles_without_spills_and_keeps_its_fmas(arch, monkeypatch):
+    """The FMAs that raise the variant's energy must survive the compiler: they are its point."""
+    import kernels.compile as compile_module
+
+    monkeypatch.setattr(compile_module, "CUDA_DIR", ENERGY_VARIANT.parent)
+    report = compile_report(ENERGY_VARIANT.name, arch)
+    assert set(report.registers) == {"busy_add"} and report.spill_stores == 0 and report.spill_loads == 0, report.log
+    from harness.cause.sass import opcodes
+    from harness.cause.static import compiled
+
+    cubin, _ = compiled(ENERGY_VARIANT.read_text(), (), arch, ENERGY_VARIANT.name)
+    assert any(op.startswith("FFMA") for op in opcodes(cubin, "busy_add")), "the hidden FMAs were compiled away"

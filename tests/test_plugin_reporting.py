@@ -13,6 +13,7 @@ from harness.plugin.reporting import write_ref_report
 from harness.plugin.state import SuiteState
 from harness.storage.history import HistoryError
 from harness.verdict.labels import Verdict
+from harness.verdict.record import CaseRecord
 from tests.plugins.fake_gpu import fake_info
 
 
@@ -75,7 +76,7 @@ def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monk
 
     monkeypatch.setattr(history, "run_document", lambda config: {"benchmarks": []})
     store = RefusingStore()
-    state = session_state(store, records=["a record"])
+    state = session_state(store, records=[CaseRecord(case="suites/s.py::test_k[1]", median_s=1e-3)])
     record_session(types.SimpleNamespace(_benchmarksession=object()), state)
     assert state.problems == ["history store: this run was not recorded: disk full"]
     assert state.notices == [] and store.closed

@@ -78,7 +78,7 @@ def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdi
     verdict = Verdict("suites/s.py::test_host[k]", "same", 1.99e-3, 2.0e-3, 1.004, 0.02, "within 2%", ci_low=0.998, ci_high=1.01,
                       reference="origin/main (abcdef1234)")
     ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="abcdef123456789"),
-                                compare=lambda *args, **kwargs: (verdict, head))
+                                compare=lambda *args, **kwargs: (verdict, head), timed_base={})
     case = timed_case(ref=ref)
     case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     info = case.benchmark.extra_info

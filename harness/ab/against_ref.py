@@ -75,6 +75,7 @@ class RefComparison:
     verdicts: list[Verdict] = field(default_factory=list)
     builds: dict = field(default_factory=dict)  # case -> (base build, head build) of every case timed
     cards: dict = field(default_factory=dict)  # case -> the cause card (markdown lines) of a slower case
+    timed_base: dict = field(default_factory=dict)  # case -> (base's run, its median) of every case timed
 
     def __post_init__(self):
         self.tree = RefTree(self.repo_root, self.ref)
@@ -125,6 +126,7 @@ class RefComparison:
             return self._keep(unchanged(case)), None
         self.builds[case] = (base_build, head_build)
         base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
+        self.timed_base[case] = (base_prepared.run, base_m.median)
         verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
         if same:
             verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")

@@ -33,6 +33,7 @@ import pytest
 from harness.ab.identity import arch_of
 from harness.plugin import hookspecs
 from harness.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
+from harness.plugin.energy import energy_wanted
 from harness.plugin.options import (
     BASELINES,
     ROOT,
@@ -83,7 +84,8 @@ def pytest_configure(config):
     device = config.hook.pytest_kernel_suite_device(config=config)
     state = SuiteState(device, PROFILES[config.getoption("profile")], floors_with_threshold(NoiseFloors(), threshold),
                        Path(config.getoption("benchmark_report")), repo=Path(config.rootpath),
-                       diagnose=config.getoption("diagnose"))
+                       diagnose=config.getoption("diagnose"), energy=config.getoption("energy"),
+                       energy_fails=config.getoption("energy_verdict") == "fail")
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernel-suite-state")
     if not device.available:
@@ -211,6 +213,20 @@ def pytest_report_collectionfinish(config, items):
     return []
 
 
+def _open_energy_meter(state: SuiteState, items) -> None:
+    """The session's energy meter, where energy is to be measured for any case that will run; --energy
+    (all) on a GPU without an energy counter is an error (exit 4), the profile's cases a notice."""
+    wanted = state.energy == "all" or (state.energy == "profile" and any(
+        energy_wanted(state, item.nodeid) for item in items if "perf" in item.keywords))
+    if not wanted:
+        return
+    state.energy_meter, why_not = state.device.make_energy_meter()
+    if state.energy_meter is None:
+        if state.energy == "all":
+            raise pytest.UsageError(f"--energy: {why_not}")
+        state.notices.append(f"energy of the profile's energy cases not measured: {why_not}")
+
+
 def _timer_line(timer) -> str:
     if timer.uses_cupti:
         return ("kernel time from CUPTI activity records (first activity start to last activity end of a run; "
@@ -225,6 +241,7 @@ def pytest_collection_modifyitems(config, items):
     if state.gpu is not None:
         if not _is_xdist_controller(config) and any("perf" in item.keywords for item in items):
             state.timer = state.device.make_timer()  # CUPTI or held events, decided once
+            _open_energy_meter(state, items)
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {state.device.why_not}")
     for item in items:

@@ -45,5 +45,12 @@ class CudaDevice:
 
         return GpuTimer(gpu_info().l2_bytes)
 
+    def make_energy_meter(self):
+        """(harness.timing.energy.EnergyMeter, "") or (None, why energy cannot be measured on this GPU)."""
+        from harness.timing.energy import EnergyMeter, open_power
+
+        power, why_not = open_power()
+        return (EnergyMeter(power), "") if power is not None else (None, why_not)
+
     def clock_state(self) -> ClockState:
         return clock_state()

@@ -10,5 +10,5 @@ def pytest_kernel_suite_device(config):
     The default (harness/plugin/__init__.py) returns `harness.plugin.device.CudaDevice()`. An
     implementation provides `available` and `why_not`, and the methods
     `info()`, `model_names()`, `pin_worker()`, `use_exact_allocations()`,
-    `make_timer()` and `clock_state()` of that class.
+    `make_timer()`, `make_energy_meter()` and `clock_state()` of that class.
     """

@@ -48,6 +48,12 @@ def add_options(parser) -> None:
     group.addoption("--diagnose", action="store_true",
                     help="with --compare-ref: each slower case's cause card also profiles both sides under Nsight "
                          "Compute (ncu; about 20 s of GPU a case); without it the card has its static half only")
+    group.addoption("--energy", nargs="?", const="all", default="profile", choices=["all", "profile", "none"],
+                    help="measure joules per launch after each case's time: all (--energy alone: every GPU-timed "
+                         "case, about 3.5 s of GPU each), profile (the default: the profile's energy cases, four in "
+                         "the nightly) or none")
+    group.addoption("--energy-verdict", choices=["fail", "report"], default="fail",
+                    help="whether a case judged 'more energy' fails its test (fail, the default) or is only reported")
     group.addoption("--accept-slowdown", metavar="REASON", default=None,
                     help="with --compare-ref: report slower cases as accepted (REASON) instead of failing them")
 
@@ -80,6 +86,8 @@ def refuse_requests_without_a_gpu(config, why_not: str) -> None:
                                        ("benchmark_autosave", "--benchmark-autosave"),
                                        ("compare_ref", "--compare-ref"), ("history", "--history"))
              if getattr(config.option, option, None) not in (None, False, [])]
+    if getattr(config.option, "energy", None) == "all":
+        asked.append("--energy")
     if asked:
         raise pytest.UsageError(f"{', '.join(asked)} asks for what only a GPU can give (verdicts, a baseline, a "
                                 f"recorded run), and this machine has no usable CUDA GPU: {why_not}. Run it on the "

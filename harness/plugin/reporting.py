@@ -7,9 +7,11 @@ against stored runs and for a `--compare-ref` run alike.
 
 from __future__ import annotations
 
+from harness.plugin.energy import energy_lines
 from harness.plugin.regression import is_followed, window_lines
 from harness.plugin.state import SuiteState
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
+from harness.verdict.energy import interval_text
 from harness.verdict.labels import ACCEPTED, SLOWER
 
 
@@ -32,6 +34,7 @@ def write_stored_report(state: SuiteState) -> None:
         text += "\n## Slower cases: their reference runs and the commits since\n"
         for record in followed:
             text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
+    text += "\n".join(energy_lines(state.records)) + ("\n" if any(r.energy for r in state.records) else "")
     publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
 
 
@@ -62,6 +65,7 @@ def write_ref_report(state: SuiteState) -> None:
     if ref.cards:
         text += "\n## Why the slower cases are slower\n\n" + "\n".join(
             line for case in sorted(ref.cards) for line in ref.cards[case])
+    text += "\n".join(energy_lines(state.records)) + ("\n" if any(r.energy for r in state.records) else "")
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 
@@ -87,6 +91,14 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
         for record in followed:
             for line in window_lines(record, state.profile.name, state.recorded_run, markdown=False):
                 terminalreporter.write_line(line)
+    measured = sorted((r for r in state.records if r.energy), key=lambda r: r.case)
+    if measured:
+        terminalreporter.section("kernel suite: energy per launch")
+        for record in measured:
+            block, verdict = record.energy, record.energy_verdict or {}
+            judged = f", {verdict['label']}" if verdict.get("label") else ""
+            terminalreporter.write_line(f"{record.case}: {interval_text(block)}, {block['active_watts_mean']:.0f} W"
+                                        f"{judged}", red=bool(verdict.get("fails")))
     if state.notices:
         terminalreporter.section("kernel suite")
         for line in state.notices:

@@ -46,6 +46,9 @@ class SuiteState:
     head: tuple | None = None  # (commit, dirty) of that checkout, read once (harness.ab.commits.head_of)
     windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
     diagnose: bool = False  # --diagnose: a slower case's cause card has its dynamic half (ncu) too
+    energy: str = "profile"  # --energy: all, profile (the profile's energy cases) or none
+    energy_fails: bool = True  # --energy-verdict fail: a case judged "more energy" fails its test
+    energy_meter: object = None  # harness.timing.energy.EnergyMeter (or a device layer's stand-in), where measured
     skipped_gpu_tests: int = 0  # GPU tests skipped for want of a GPU (said at the end, under -q too)
     problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
     notices: list[str] = field(default_factory=list)  # plain information shown at the end
@@ -57,9 +60,11 @@ class SuiteState:
             self.failed_tests.append(report.nodeid)
 
     def other_failures(self) -> int:
-        """Failed tests that are not slower cases (a correctness test, an error): they fail the run whole."""
+        """Failed tests that are not slower cases nor cases of more energy (a correctness test, an error): they
+        fail the run whole."""
         slower = {verdict.case for verdict in self.verdicts if verdict.fails}
-        return len(set(self.failed_tests) - slower)
+        more_energy = {record.case for record in self.records if (record.energy_verdict or {}).get("fails")}
+        return len(set(self.failed_tests) - slower - more_energy)
 
     def add(self, record: CaseRecord, verdict: Verdict | None) -> None:
         """Keep one timed case's record and, when it was judged against a stored reference, its verdict."""

@@ -21,6 +21,7 @@ import pytest
 from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
+from harness.plugin.energy import energy_failure, with_energy, with_paired_energy
 from harness.plugin.regression import explain_slower, failure_words, follow_slower
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
@@ -89,6 +90,7 @@ class TimedCase:
                                            own_history=state.own_history.get(record.case, []),
                                            gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
+        record = with_energy(state, record, run, getattr(self.timer, "stream", None), wall=wall)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:
             # the reference the ratio was taken against: the baseline's median, or the pooled runs' one
@@ -96,6 +98,8 @@ class TimedCase:
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
                         f"{format_duration(verdict.reference_median)} in {verdict.reference}{pooled} "
                         f"({verdict.ratio:.3f}x): {verdict.reason}{failure_words(record)}", pytrace=False)
+        if energy_failure(record):
+            pytest.fail(energy_failure(record), pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
@@ -119,11 +123,17 @@ class TimedCase:
         record = CaseRecord(
             case=self.benchmark.fullname, kernel=kernel, shape=shape, **self._where_and_when(prepared, started),
             **measured_fields(head)).judged(verdict)
+        if self.benchmark.fullname in state.ref.timed_base:
+            base_run, base_s = state.ref.timed_base[self.benchmark.fullname]
+            record = with_paired_energy(state, record, base_run, prepared.run, getattr(self.timer, "stream", None),
+                                        base_s)
         self._keep(record, None)  # the ref comparison keeps its verdicts (state.ref.verdicts)
         if verdict.label in (SLOWER, ACCEPTED):
             explain_slower(state, self.benchmark.fullname, prepared)
         if verdict.fails:
             pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
+        if energy_failure(record):
+            pytest.fail(energy_failure(record), pytrace=False)
         return head
 
     def _keep(self, record: CaseRecord, verdict) -> None:

@@ -113,6 +113,10 @@ class Profile:
     # of the nightly (NOTES.md, 2026-12-01).
     long_sample_s: float = 0.05
     min_samples_long: int = 5
+    # Test names (with their parameters, as pytest writes them) whose energy is measured after their time
+    # under --energy=profile,
+    # the default (harness/timing/energy.py; about 3.5 s of GPU each).
+    energy_cases: tuple[str, ...] = ()
 
     @property
     def stop_rule(self) -> RelativeNoiseCriterion:
@@ -140,8 +144,14 @@ class Profile:
         return dataclasses.replace(self, min_time=min_time, time_cap=max(self.time_cap, 3 * min_time))
 
 
+# The nightly's energy cases, within its 60 s on one H200: the library's and the suite's best FP32
+# matmul at 4096³ (GFLOP/J against GFLOP/J), the best add at 8192² (memory-bound: GB/J) and one
+# 1024² add (a 5 µs kernel: replayed as a CUDA graph, the short-kernel path).
+NIGHTLY_ENERGY_CASES = ("test_matmul_time[4096x4096x4096-cublas]", "test_matmul_time[4096x4096x4096-warptile_128x256]",
+                        "test_add_time[8192x8192-matrix_add_2d_vec4]", "test_add_time[1024x1024-matrix_add_2d_vec4]")
+
 PROFILES = {
-    "full": Profile("full"),  # the nightly's sampling over every size (suites/perf_cases.py): weekly
-    "nightly": Profile("nightly"),
+    "full": Profile("full", energy_cases=NIGHTLY_ENERGY_CASES),  # the nightly's sampling over every size: weekly
+    "nightly": Profile("nightly", energy_cases=NIGHTLY_ENERGY_CASES),
     "quick": Profile("quick", min_samples=8, min_time=0.01, target_rsd=0.01, time_cap=0.4),
 }

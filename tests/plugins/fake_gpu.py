@@ -6,6 +6,9 @@ returns deterministic samples instead of timing anything. A case's median is
 fixed by its node id; `--fake-gpu-slowdown=PATTERN:FACTOR` multiplies the
 samples of matching cases; `--fake-gpu-seed` changes the sample noise (a
 different run); `--fake-gpu-uuid` plays another host of the same model.
+Its energy meter gives windows of 300 W over each launch's fake time;
+`--fake-gpu-energy=PATTERN:FACTOR` multiplies the joules of matching cases (not
+their time), and `--fake-gpu-no-energy` plays a GPU without an energy counter.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import zlib
 import numpy as np
 import pytest
 
+from harness.timing.energy import EnergyMeasurement
 from harness.timing.gpu import ClockState, GpuInfo
+from harness.timing.power_trace import Window
 from harness.timing.timer import TIMER_CUPTI, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
@@ -29,6 +34,8 @@ def pytest_addoption(parser):
     group.addoption("--fake-gpu-seed", type=int, default=0)
     group.addoption("--fake-gpu-uuid", default="GPU-00000000-fake-0000-0000-000000000001")
     group.addoption("--fake-gpu-samples", type=int, default=20)
+    group.addoption("--fake-gpu-energy", action="append", default=[], help="PATTERN:FACTOR")
+    group.addoption("--fake-gpu-no-energy", action="store_true")
 
 
 def fake_info(uuid: str) -> GpuInfo:
@@ -39,6 +46,44 @@ def fake_info(uuid: str) -> GpuInfo:
                    nvml=True)
 
 
+def factors(specs: list[str]) -> list[tuple[str, float]]:
+    return [(pattern, float(factor)) for pattern, _, factor in (spec.rpartition(":") for spec in specs)]
+
+
+def factor_of(case: str, patterns: list[tuple[str, float]]) -> float:
+    factor = 1.0
+    for pattern, each in patterns:
+        if fnmatch.fnmatch(case, pattern):
+            factor *= each
+    return factor
+
+
+class FakeEnergyMeter:
+    """Six windows of half a second at WATTS over each launch's time, with ENERGY_NOISE spread; nothing runs."""
+
+    WATTS = 300.0
+    ENERGY_NOISE = 0.002
+
+    def __init__(self, config):
+        self.factors = factors(config.getoption("fake_gpu_energy"))
+        self.seed = config.getoption("fake_gpu_seed")
+
+    def _measurement(self, case: str, launch_s: float, windows: int, salt: int) -> EnergyMeasurement:
+        rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, salt])
+        per_launch = self.WATTS * launch_s * factor_of(case, self.factors)
+        launches = 0.5 / launch_s
+        found = tuple(Window(i * 0.5, (i + 1) * 0.5, per_launch * launches * (1 + self.ENERGY_NOISE * noise),
+                             launches) for i, noise in enumerate(rng.standard_normal(windows)))
+        return EnergyMeasurement(found, "a fake replay", 60.0, (40.0, 41.0), 700.0, (1980,))
+
+    def measure(self, run, stream, launch_s, plan=None, case=""):
+        return self._measurement(case, launch_s, 6, 0)
+
+    def measure_interleaved(self, run_a, run_b, stream, launch_a_s, launch_b_s, pairs, plan=None, case=""):
+        base = self._measurement("base", launch_a_s, pairs, 1)
+        return base, self._measurement(case, launch_b_s, pairs, 2)
+
+
 class FakeTimer:
     """Samples around a per-case median, with NOISE spread; nothing is run."""
 
@@ -46,18 +91,13 @@ class FakeTimer:
     note = ""
 
     def __init__(self, config):
-        self.slowdowns = []
-        for spec in config.getoption("fake_gpu_slowdown"):
-            pattern, _, factor = spec.rpartition(":")
-            self.slowdowns.append((pattern, float(factor)))
+        self.slowdowns = factors(config.getoption("fake_gpu_slowdown"))
         self.seed = config.getoption("fake_gpu_seed")
         self.count = config.getoption("fake_gpu_samples")
 
     def measure(self, run, profile, flush=True, case=""):
         median = 100e-6 * (1 + zlib.crc32(case.encode()) % 5)
-        for pattern, factor in self.slowdowns:
-            if fnmatch.fnmatch(case, pattern):
-                median *= factor
+        median *= factor_of(case, self.slowdowns)
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed])
         samples = list(median * (1 + NOISE * rng.standard_normal(self.count)))
         return Measurement(samples=samples, stopped_by="noise", timer=TIMER_CUPTI, event_samples=[])
@@ -85,6 +125,11 @@ class FakeDevice:
 
     def make_timer(self):
         return FakeTimer(self.config)
+
+    def make_energy_meter(self):
+        if self.config.getoption("fake_gpu_no_energy"):
+            return None, "the fake GPU has no energy counter"
+        return FakeEnergyMeter(self.config), ""
 
     def clock_state(self):
         return ClockState(1980, 0)
