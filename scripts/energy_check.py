@@ -1,6 +1,6 @@
 """Does the energy meter hold on this GPU? Joules per launch of the suite's cases, NVML's three readings against each other, and the energy A/B on a test-only variant.
 
-    python -m scripts.energy_check measure [--json OUT.json] [--traces DIR] [--budget SECONDS]
+    python -m scripts.energy_check measure [--json OUT.json] [--traces DIR] [--ab N]
     python -m scripts.energy_check agree RUN.json [RUN.json ...]
 
 `measure`: (1) each case of CASES timed by the suite's timer, then its energy by the suite's meter
@@ -8,14 +8,14 @@
 50 Hz samples over the same windows as fractions of the counter's power, idle power, work per joule;
 (2) the variant of tests/energy/variant.py (an add with hidden FMAs) against the plain add,
 interleaved, at several FMA counts: time ratio (the timer's interleaved A/B) and energy ratio; the
-smallest count that adds 3% of energy at a time within 0.5% is taken; (3) energy A/Bs of that variant
-against the plain add and of the plain add against itself, alternating, until the budget is spent:
-how many of each the verdict (harness/verdict/energy.py: judge_energy_paired) calls more energy.
+smallest count that adds 3% of energy at a time within 0.5% is taken; (3) N energy A/Bs of that
+variant against the plain add and N of the plain add against itself, alternating: how many of each
+the verdict (harness/verdict/energy.py: judge_energy_paired) calls more energy.
 --traces writes the traces of the first cases and of the idle GPU (tests/data/energy).
 
 `agree`: the joules per launch that several runs (pytest-benchmark JSON files, or `measure`'s JSON)
-recorded for the same cases, side by side, and whether each case's values lie within each other's
-intervals.
+recorded for the same cases, side by side, and whether each case's intervals overlap: those of
+the runs' own windows, and those that add the spread between runs (harness/verdict/energy.py).
 """
 
 from __future__ import annotations
@@ -135,15 +135,13 @@ def measure(args) -> int:
         extra, variant, base_s, variant_s = chosen
         result["chosen_extra"] = extra
         print(f"\nA/B runs: variant extra={extra} against the plain add, and the plain add against itself")
-        kind = 0
-        while time.perf_counter() - started < args.budget:
+        for kind in range(2 * args.ab):
             head, head_s, label = (variant, variant_s, "variant") if kind % 2 == 0 else (twin, base_s, "clean")
             a, b = meter.measure_interleaved(base.run, head.run, timer.stream, base_s, head_s, 5)
             verdict = judge_energy_paired(label, a.joules_per_launch, b.joules_per_launch)
             result["ab"].append({"kind": label, "ratio": verdict.ratio, "low": verdict.ci_low, "high": verdict.ci_high,
                                  "label": verdict.label})
             print(f"{label}: {verdict.reason}", flush=True)
-            kind += 1
         for label in ("variant", "clean"):
             runs = [run for run in result["ab"] if run["kind"] == label]
             print(f"{label}: {sum(run['label'] == MORE_ENERGY for run in runs)} of {len(runs)} called more energy")
@@ -162,25 +160,35 @@ def _energies(path: Path) -> dict[str, dict]:
     return {row["case"]: row["energy"] for row in doc["cases"]}
 
 
+def _half(block: dict, prefix: str) -> float:
+    """Half the width of a block's interval (`joules_per_launch` or `between_runs`), % of its mean."""
+    return (block[f"{prefix}_high"] - block[f"{prefix}_low"]) / 2 / block["joules_per_launch"] * 100
+
+
 def agree(args) -> int:
     runs = [_energies(Path(path)) for path in args.files]
     common = sorted(set.intersection(*(set(run) for run in runs)))
     if not common:
         print("no case has energy in every file", file=sys.stderr)
         return 1
-    print("| case | " + " | ".join(f"run {i + 1} (J, ±%)" for i in range(len(runs))) + " | spread | overlap |")
-    print("|---|" + "---|" * (len(runs) + 2))
-    disagreeing = 0
+    print("| case | " + " | ".join(f"run {i + 1} (J, ±% this run, ±% between runs)" for i in range(len(runs))) +
+          " | spread | overlap, this run | overlap, between runs |")
+    print("|---|" + "---|" * (len(runs) + 3))
+    overlapping = {"joules_per_launch": 0, "between_runs": 0}
     for case in common:
         blocks = [run[case] for run in runs]
         means = [b["joules_per_launch"] for b in blocks]
-        overlap = max(b["joules_per_launch_low"] for b in blocks) <= min(b["joules_per_launch_high"] for b in blocks)
-        disagreeing += not overlap
-        cells = [f"{b['joules_per_launch']:.5g} ±{(b['joules_per_launch_high'] - b['joules_per_launch_low']) / 2 / b['joules_per_launch'] * 100:.2f}"
+        overlap = {}
+        for prefix in overlapping:
+            overlap[prefix] = (max(b[f"{prefix}_low"] for b in blocks) <= min(b[f"{prefix}_high"] for b in blocks))
+            overlapping[prefix] += overlap[prefix]
+        cells = [f"{b['joules_per_launch']:.5g} ±{_half(b, 'joules_per_launch'):.2f} ±{_half(b, 'between_runs'):.2f}"
                  for b in blocks]
         print(f"| {case.rsplit('::', 1)[-1]} | " + " | ".join(cells) +
-              f" | {(max(means) / min(means) - 1) * 100:.2f}% | {'yes' if overlap else 'no'} |")
-    print(f"{len(common) - disagreeing} of {len(common)} cases: every run's interval overlaps every other's")
+              f" | {(max(means) / min(means) - 1) * 100:.2f}% | {'yes' if overlap['joules_per_launch'] else 'no'} | "
+              f"{'yes' if overlap['between_runs'] else 'no'} |")
+    print(f"{len(common)} cases: every run's interval overlaps every other's for {overlapping['joules_per_launch']} "
+          f"(this run's windows), for {overlapping['between_runs']} (with the spread between runs)")
     return 0
 
 
@@ -190,7 +198,7 @@ def main(argv=None) -> int:
     run = commands.add_parser("measure", help="the cases, NVML's readings and the variant's A/Bs")
     run.add_argument("--json", help="write every figure here")
     run.add_argument("--traces", help="write the first cases' and the idle GPU's traces into this folder")
-    run.add_argument("--budget", type=float, default=120.0, help="seconds, after which no A/B run starts")
+    run.add_argument("--ab", type=int, default=10, help="energy A/Bs of the variant, and as many clean ones")
     together = commands.add_parser("agree", help="several runs' joules per launch for the same cases")
     together.add_argument("files", nargs="+")
     args = parser.parse_args(argv)

@@ -53,11 +53,13 @@
 #                        energy cases again in a second process against it, scripts/energy_check.py measure
 #                        (every case's joules per launch, NVML's three readings, the variant's A/Bs: a third
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
+#     energy-all         the nightly's timed cases, every one measured for energy (--energy=all): how long
+#                        that takes ($OUT/energy-all.txt, with the report's energy table)
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, energy-all, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -246,13 +248,18 @@ while [ $# -gt 0 ]; do
       step energy-second timeout 90 $PERF --profile nightly --benchmark-compare --history="$store" -k "$cases" \
         --benchmark-json="$WORK/energy-second.json" --benchmark-report="$WORK/energy-second.md"
       grep -A6 "energy per launch" "$WORK/energy-second.log"
-      step energy-check timeout 220 python3 -m scripts.energy_check measure --json "$OUT/energy.json" \
-        --traces "$WORK/energy-traces" --budget 120
+      step energy-check timeout 300 python3 -m scripts.energy_check measure --json "$OUT/energy.json" \
+        --traces "$WORK/energy-traces" --ab 10
       python3 -m scripts.energy_check agree "$WORK/energy-nightly.json" "$WORK/energy-second.json" "$OUT/energy.json" \
         > "$WORK/energy-agree.log" 2>&1
       { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
         sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
       tar czf "$OUT/energy-traces.tgz" -C "$WORK" energy-traces;;
+    energy-all)
+      step energy-all timeout 500 $PERF --profile nightly --energy=all --benchmark-json="$WORK/energy-all.json" \
+        --benchmark-report="$WORK/energy-all.md"
+      grep -E "^energy of|passed|failed" "$WORK/energy-all.log" | tee "$OUT/energy-all.txt"
+      sed -n '/^## Energy/,$p' "$WORK/energy-all.md" >> "$OUT/energy-all.txt";;
     pr-same)
       step pr-same env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref "$2" \
         --benchmark-report="$WORK/pr-same.md"

@@ -15,12 +15,16 @@ from harness.verdict.energy import (
     LESS_ENERGY,
     MORE_ENERGY,
     REFERENCE_RUNS,
+    RUN_TO_RUN_DOF,
+    RUN_TO_RUN_SD,
+    Z,
     energy_block,
     energy_reference,
     interval_text,
     judge_energy,
     judge_energy_paired,
     mean_interval,
+    run_to_run,
 )
 from harness.verdict.labels import NEW, SAME
 from harness.verdict.noise import StoredResult
@@ -75,6 +79,18 @@ def test_the_block_holds_the_mean_its_interval_the_powers_and_the_work_per_joule
     assert energy_block(measurement(idle=None))["active_joules_per_launch_above_idle"] is None
 
 
+def test_the_interval_between_runs_adds_the_spread_between_runs_to_the_windows_error():
+    block = energy_block(measurement())
+    mean, low, high = (block[k] for k in ("joules_per_launch", "joules_per_launch_low", "joules_per_launch_high"))
+    se = (high - mean) / mean / stats.t.ppf(0.975, 5)
+    half = stats.t.ppf(0.975, RUN_TO_RUN_DOF) * math.hypot(se, RUN_TO_RUN_SD)
+    assert block["between_runs_high"] == pytest.approx(mean * math.exp(half))
+    assert block["between_runs_low"] == pytest.approx(mean * math.exp(-half))
+    assert (block["run_to_run_sd"], block["run_to_run_source"]) == (RUN_TO_RUN_SD, "the H200 prior")
+    wide = energy_block(measurement(), reference_runs=[run(1, 1.0), run(2, 1.05), run(3, 0.95)])
+    assert wide["between_runs_high"] > block["between_runs_high"] and "3 stored runs" in wide["run_to_run_source"]
+
+
 def test_a_measurement_without_windows_is_refused():
     with pytest.raises(ValueError, match="no energy window"):
         energy_block(EnergyMeasurement((), "", None, (None, None), None))
@@ -83,7 +99,18 @@ def test_a_measurement_without_windows_is_refused():
 def test_the_interval_text_picks_a_unit_and_gives_the_half_width():
     block = {"joules_per_launch": 2.1e-3, "joules_per_launch_low": 2.0e-3, "joules_per_launch_high": 2.2e-3,
              "confidence": 0.95}
-    assert interval_text(block) == "2.1 mJ (95% 2-2.2, ±4.8%)"
+    assert interval_text(block) == "2.1 mJ (95% 2-2.2, ±4.8% this run)"
+    block |= {"between_runs_low": 1.9e-3, "between_runs_high": 2.3e-3}
+    assert interval_text(block) == "2.1 mJ (95% 2-2.2, ±4.8% this run; ±9.5% between runs)"
+
+
+def test_the_spread_between_runs_is_the_prior_pooled_with_the_cases_own_runs():
+    assert run_to_run([]) == (RUN_TO_RUN_SD, RUN_TO_RUN_DOF, "the H200 prior")
+    assert run_to_run([run(1)])[0] == RUN_TO_RUN_SD  # one run has no spread of its own
+    steady = run_to_run([run(i) for i in range(1, 4)])  # run means 0.1% apart
+    apart = run_to_run([run(1, 1.0), run(2, 1.05), run(3, 0.95)])
+    assert steady[0] < RUN_TO_RUN_SD < apart[0] and steady[1] == apart[1] == RUN_TO_RUN_DOF + 2
+    assert "3 stored runs" in apart[2]
 
 
 def test_the_reference_is_this_gpus_newest_runs_of_the_same_code_back_to_the_newest_level():
@@ -103,7 +130,10 @@ def test_without_a_reference_the_energy_is_new():
 def test_a_change_past_the_floor_and_significant_is_more_or_less_energy(factor, label):
     verdict = judge_energy("c", windows(factor, seed=9), [run(i) for i in range(1, 4)])
     assert verdict.label == label and verdict.ratio == pytest.approx(factor, rel=3e-3)
-    assert verdict.detectable == ENERGY_FLOOR and verdict.reference_runs == 3
+    # the detectable change: the floor, or 3 x the noise where the spread between runs (the H200
+    # prior pooled with these runs') makes that wider
+    noise = Z * math.sqrt(1 + 1 / 3) * run_to_run([run(i) for i in range(1, 4)])[0]
+    assert verdict.detectable == pytest.approx(max(ENERGY_FLOOR, noise), rel=0.05) and verdict.reference_runs == 3
 
 
 def test_noisy_windows_widen_the_detectable_change_past_the_floor():

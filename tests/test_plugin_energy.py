@@ -31,7 +31,11 @@ def test_energy_alone_records_each_cases_joules_per_launch_in_the_run(suite):
         assert block["joules_per_launch_low"] < block["joules_per_launch"] < block["joules_per_launch_high"]
         assert block["active_watts_mean"] == pytest.approx(FakeEnergyMeter.WATTS, rel=0.01)
         assert block["work_per_joule_unit"] == "GFLOP/J" and len(block["window_joules_per_launch"]) == 6
+        assert block["between_runs_low"] < block["joules_per_launch_low"] < block["joules_per_launch_high"] \
+            < block["between_runs_high"]
     assert "energy per launch" in output(result)
+    # the run says what its energy cost: the fake meter counts half a second a window, 3 cases x 6
+    assert "energy of 3 case(s) measured in 9.0 s of this run" in output(result)
 
 
 def test_no_energy_is_measured_where_none_is_asked_for(suite):

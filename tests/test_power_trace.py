@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from harness.timing.power_trace import Trace, counter_changes, launch_timeline, windows_of
+from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, counter_changes, idle_power, launch_timeline, windows_of
+from harness.verdict.energy import mean_interval
 
 PERIOD = 0.1
 WATTS = 500.0
@@ -76,3 +81,48 @@ def test_a_window_needs_one_period_or_more():
 def test_a_trace_survives_json():
     trace = synthetic(seconds=0.3)
     assert Trace.from_dict(trace.as_dict()) == trace
+
+
+# ---- traces recorded on an H200 by scripts/energy_check.py measure (tests/data/energy/README.md) ----
+DATA = Path(__file__).parent / "data" / "energy"
+RECORDED = json.loads((DATA / "recorded.json").read_text())
+RECORDED_WINDOWS = (5, 6)  # the plan the traces were recorded with: 6 windows of 5 counter periods
+
+
+def recorded(name: str) -> Trace:
+    return Trace.from_dict(json.loads((DATA / f"{name}.json").read_text()))
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED["cases"]))
+def test_a_recorded_trace_gives_again_the_windows_the_gpu_run_cut(name):
+    # the kept trace is thinned to the polls around each counter change: the windows are the same
+    expected = RECORDED["cases"][name]
+    windows = windows_of(recorded(name), *RECORDED_WINDOWS)
+    assert [w.joules_per_launch for w in windows] == pytest.approx(expected["window_joules_per_launch"], rel=1e-9)
+    assert [w.seconds for w in windows] == pytest.approx(expected["window_seconds"], rel=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED["cases"]))
+def test_the_h200_counter_changes_every_100_ms_and_its_readings_agree_within_1_percent(name):
+    trace = recorded(name)
+    times = [t for t, _ in counter_changes(trace.polls)]
+    periods = np.diff(times)
+    assert np.median(periods) == pytest.approx(COUNTER_PERIOD_S, abs=2e-3)
+    windows = windows_of(trace, *RECORDED_WINDOWS)
+    assert len(windows) == RECORDED_WINDOWS[1]
+    for window in windows:  # the cross-check: counter, POWER_INSTANT and the 50 Hz samples
+        assert window.instant_w / window.power_w == pytest.approx(1.0, abs=0.01)
+        assert window.sampled_w / window.power_w == pytest.approx(1.0, abs=0.01)
+    mean, low, high = mean_interval([w.joules_per_launch for w in windows])
+    assert (high - low) / 2 / mean < 0.01  # every one of these cases runs 190 µs or more
+
+
+def test_the_recorded_idle_trace_has_no_launches_and_gives_the_idle_power():
+    trace = recorded("idle")
+    assert trace.done == [] and all(w.launches == 0 for w in windows_of(trace, 1))
+    assert idle_power(trace) == pytest.approx(RECORDED["idle_w"], rel=1e-9)
+    assert 50 < idle_power(trace) < 200  # an idle H200 with its clocks up draws 120-130 W here
+
+
+def test_an_idle_trace_without_a_whole_period_has_no_idle_power():
+    assert idle_power(Trace(polls=[(0.0, 1.0), (0.05, 1.0)])) is None

@@ -60,12 +60,12 @@ def with_energy(state, record: CaseRecord, run, stream, *, wall: bool) -> CaseRe
     except EnergyError as error:
         state.problems.append(f"energy not measured: {error}")
         return record
-    block = energy_block(measurement, flops=record.flops, bytes_moved=record.bytes)
+    history = [*state.own_history.get(record.case, []), *state.baseline_runs.get(record.case, [])]
+    reference = energy_reference(history, state.gpu.uuid, record.sass)
+    block = energy_block(measurement, flops=record.flops, bytes_moved=record.bytes, reference_runs=reference)
     record = dataclasses.replace(record, energy=block)
     if not (state.comparing or state.store is not None):
         return record
-    history = [*state.own_history.get(record.case, []), *state.baseline_runs.get(record.case, [])]
-    reference = energy_reference(history, state.gpu.uuid, record.sass)
     verdict = judge_energy(record.case, block["window_joules_per_launch"], reference,
                            reference=HISTORY_REFERENCE + str(state.gpu.uuid))
     return dataclasses.replace(record, energy_verdict=_verdict_fields(

@@ -99,6 +99,8 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
             judged = f", {verdict['label']}" if verdict.get("label") else ""
             terminalreporter.write_line(f"{record.case}: {interval_text(block)}, {block['active_watts_mean']:.0f} W"
                                         f"{judged}", red=bool(verdict.get("fails")))
+        terminalreporter.write_line(f"energy of {len(measured)} case(s) measured in "
+                                    f"{state.energy_meter.seconds:.1f} s of this run (idle power included)")
     if state.notices:
         terminalreporter.section("kernel suite")
         for line in state.notices:

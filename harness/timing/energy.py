@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from harness.timing.gpu import clock_state, nvml_handle, nvml_module
-from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, windows_of
+from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, idle_power, windows_of
 
 GRAPH_S = 0.01  # GPU time of one replayed graph
 QUEUED = 3  # graphs kept queued ahead of the GPU: 30 ms, more than a host hiccup
@@ -41,9 +41,9 @@ class EnergyPlan:
     """How long a case is replayed: `warm_s` before the first window, then `windows` windows of
     `ticks_per_window` counter periods each."""
 
-    windows: int = 6
-    ticks_per_window: int = 5
-    warm_s: float = 0.3
+    windows: int = 8
+    ticks_per_window: int = 3
+    warm_s: float = 0.2
 
     @property
     def busy_s(self) -> float:
@@ -186,14 +186,13 @@ class EnergyMeter:
         self.power = power
         self._idle_w: float | None = None
         self.idle_trace: Trace | None = None
+        self.seconds = 0.0  # wall time spent measuring so far, idle power included
 
     def idle_w(self) -> float | None:
         """The GPU's power with nothing queued, over IDLE_S (once per process)."""
         if self.idle_trace is None:
             self.idle_trace = self._record(None, IDLE_S, warm_s=0.2)
-            ticks = len(windows_of(self.idle_trace, 1))
-            windows = windows_of(self.idle_trace, max(1, ticks))
-            self._idle_w = windows[0].power_w if windows else None
+            self._idle_w = idle_power(self.idle_trace)
         return self._idle_w
 
     def measure(self, run, stream, launch_s: float, plan: EnergyPlan = DEFAULT_PLAN, case: str = "") -> EnergyMeasurement:
@@ -234,6 +233,14 @@ class EnergyMeter:
     def _record(self, replay: Replay | None, busy_s: float, warm_s: float, clocks: list | None = None,
                 throttle: set | None = None) -> Trace:
         """Poll NVML for `busy_s` while `replay` (None: nothing) keeps QUEUED replays ahead of the GPU."""
+        started = time.perf_counter()
+        try:
+            return self._polled(replay, busy_s, warm_s, clocks, throttle)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _polled(self, replay: Replay | None, busy_s: float, warm_s: float, clocks: list | None,
+                throttle: set | None) -> Trace:
         import cupy
 
         power = self.power

@@ -130,3 +130,10 @@ def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) ->
         if count is not None and len(windows) == count:
             break
     return windows
+
+
+def idle_power(trace: Trace) -> float | None:
+    """The mean power of an idle trace over all its whole counter periods (None: it spans none)."""
+    ticks = len(windows_of(trace, 1))
+    windows = windows_of(trace, ticks) if ticks else []
+    return windows[0].power_w if windows else None

@@ -7,6 +7,10 @@ MLPerf power RFC's names where they fit (total joules, idle baseline watts,
 active watts mean and peak, measurement method, sampling rate).
 
 An energy verdict is judged like a time verdict, on its own figures and floor:
+- the interval of one run is that of its windows; another process on the same GPU
+  lands further off (its setup, the GPU's state), so the record also gives the
+  interval in which a run of another process is expected: the windows' standard
+  error with the spread between runs, `run_to_run`;
 - against this GPU's own stored runs (never another GPU's: two H200s differ in
   power at the same work): the pooled windows of the newest `REFERENCE_RUNS`
   runs of the same machine code, since its latest accepted level; `more energy`
@@ -40,6 +44,12 @@ PAIRED_CONFIDENCE = 0.99
 # energy between processes on one GPU (set from the three-process measurement, NOTES.md).
 ENERGY_FLOOR = 0.02
 PAIRED_ENERGY_FLOOR = 0.015  # a same-run A/B: no process between the sides
+# Between processes on one GPU joules per launch move more than one run's windows say: the pooled
+# sd of log joules per launch of 4 cases over 3 + 2 processes on two H200 hosts was 0.62% with 12
+# degrees of freedom (NOTES.md, 2026-12-02: 0.01-1.05% per case and host). Pooled with a case's own
+# stored runs where there are any (run_to_run).
+RUN_TO_RUN_SD = 0.0062
+RUN_TO_RUN_DOF = 12
 ALPHA = 0.01
 Z = 3.0  # standard errors a change must exceed, as for time (harness/verdict/noise.py)
 REFERENCE_RUNS = 3
@@ -58,9 +68,23 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tu
     return mean, mean - half, mean + half
 
 
-def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None,
-                 bytes_moved: float | None = None) -> dict:
-    """The record's `energy`: joules per launch with its interval, the powers, the work per joule."""
+def run_to_run(reference_runs: Sequence[StoredResult] = ()) -> tuple[float, int, str]:
+    """(sd of log joules per launch between runs, its degrees of freedom, where it comes from): the
+    H200 prior pooled with the spread of `reference_runs`' means where there are two or more."""
+    means = [float(np.mean(run.energy)) for run in reference_runs if run.energy]
+    if len(means) < 2:
+        return RUN_TO_RUN_SD, RUN_TO_RUN_DOF, "the H200 prior"
+    own = float(np.var(np.log(means), ddof=1))
+    dof = RUN_TO_RUN_DOF + len(means) - 1
+    sd = math.sqrt((RUN_TO_RUN_DOF * RUN_TO_RUN_SD**2 + (len(means) - 1) * own) / dof)
+    return sd, dof, f"the H200 prior pooled with {len(means)} stored runs"
+
+
+def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None, bytes_moved: float | None = None,
+                 reference_runs: Sequence[StoredResult] = ()) -> dict:
+    """The record's `energy`: joules per launch with its interval (this run's windows, and where a run
+    of another process is expected: `reference_runs` give the spread between runs with the prior),
+    the powers, the work per joule."""
     windows = measurement.windows
     if not windows:
         raise ValueError("no energy window was measured (the replay did not span one counter period)")
@@ -73,10 +97,16 @@ def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None,
     instant = [w.instant_w for w in windows if w.instant_w is not None]
     sampled = [w.sampled_w for w in windows if w.sampled_w is not None]
     before, after = measurement.temperature_c
+    sd, dof, source = run_to_run(reference_runs)
+    relative_se = (high - mean) / mean / float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(per_launch) - 1)) \
+        if len(per_launch) > 1 else 0.0
+    spread = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * math.hypot(relative_se, sd)
     return {
         "method": METHOD, "replay": measurement.replay, "sampling_rate_hz": 1 / COUNTER_PERIOD_S,
         "confidence": CONFIDENCE, "joules_per_launch": mean, "joules_per_launch_low": low,
         "joules_per_launch_high": high, "window_joules_per_launch": per_launch,
+        "between_runs_low": mean * math.exp(-spread), "between_runs_high": mean * math.exp(spread),
+        "run_to_run_sd": sd, "run_to_run_source": source,
         "window_seconds": [w.seconds for w in windows], "total_joules": total_j, "measured_seconds": seconds,
         "launches": sum(w.launches for w in windows), "launch_seconds": measurement.launch_s,
         "active_watts_mean": watts, "active_watts_peak": max(w.power_w for w in windows),
@@ -95,11 +125,13 @@ def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None,
 
 
 def interval_text(block: dict) -> str:
-    """"1.742 J (95% 1.735-1.749, ±0.4%)": a record's joules per launch for people."""
+    """"1.742 J (95% 1.735-1.749, ±0.4% this run; ±1.4% between runs)": a record's joules per launch for people."""
     mean, low, high = block["joules_per_launch"], block["joules_per_launch_low"], block["joules_per_launch_high"]
     scale, unit = (1.0, "J") if mean >= 0.1 else (1e3, "mJ") if mean >= 1e-4 else (1e6, "µJ")
+    between = (f"; ±{(block['between_runs_high'] - block['between_runs_low']) / 2 / mean * 100:.1f}% between runs"
+               if block.get("between_runs_high") is not None else "")
     return (f"{mean * scale:.4g} {unit} ({block['confidence'] * 100:g}% {low * scale:.4g}-{high * scale:.4g}, "
-            f"±{(high - low) / 2 / mean * 100:.1f}%)")
+            f"±{(high - low) / 2 / mean * 100:.1f}% this run{between})")
 
 
 def energy_reference(history: Sequence[StoredResult], gpu_uuid: str | None, sass: str | None) -> list[StoredResult]:
@@ -128,9 +160,8 @@ def judge_energy(case: str, current: Sequence[float], reference_runs: Sequence[S
     ratio = now / ref
     relative_se = [float(np.std(v, ddof=1)) / math.sqrt(len(v)) / np.mean(v) if len(v) > 1 else 0.0
                    for v in (current, pooled)]
-    run_means = [float(np.mean(run.energy)) for run in reference_runs]
-    spread = float(np.std(np.log(run_means), ddof=1)) if len(run_means) >= 3 else 0.0
-    noise = Z * math.hypot(*relative_se, math.sqrt(1 + 1 / len(run_means)) * spread)
+    spread = run_to_run(reference_runs)[0]
+    noise = Z * math.hypot(*relative_se, math.sqrt(1 + 1 / len(reference_runs)) * spread)
     detectable = max(floor, noise)
     because = f"{floor * 100:g}% floor" if detectable == floor else f"{Z:g} x noise"
     more = _welch_p(current, pooled, "greater")

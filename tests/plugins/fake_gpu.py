@@ -67,6 +67,11 @@ class FakeEnergyMeter:
     def __init__(self, config):
         self.factors = factors(config.getoption("fake_gpu_energy"))
         self.seed = config.getoption("fake_gpu_seed")
+        self.seconds = 0.0  # the time a real meter would have spent: half a second a window
+
+    def _spent(self, measurement: EnergyMeasurement) -> EnergyMeasurement:
+        self.seconds += 0.5 * len(measurement.windows)
+        return measurement
 
     def _measurement(self, case: str, launch_s: float, windows: int, salt: int) -> EnergyMeasurement:
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, salt])
@@ -77,11 +82,11 @@ class FakeEnergyMeter:
         return EnergyMeasurement(found, "a fake replay", 60.0, (40.0, 41.0), 700.0, (1980,))
 
     def measure(self, run, stream, launch_s, plan=None, case=""):
-        return self._measurement(case, launch_s, 6, 0)
+        return self._spent(self._measurement(case, launch_s, 6, 0))
 
     def measure_interleaved(self, run_a, run_b, stream, launch_a_s, launch_b_s, pairs, plan=None, case=""):
-        base = self._measurement("base", launch_a_s, pairs, 1)
-        return base, self._measurement(case, launch_b_s, pairs, 2)
+        base = self._spent(self._measurement("base", launch_a_s, pairs, 1))
+        return base, self._spent(self._measurement(case, launch_b_s, pairs, 2))
 
 
 class FakeTimer:
