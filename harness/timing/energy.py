@@ -29,7 +29,7 @@ from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, idle_pow
 
 GRAPH_S = 0.01  # GPU time of one replayed graph
 QUEUED = 3  # graphs kept queued ahead of the GPU: 30 ms, more than a host hiccup
-POLL_S = 2e-4  # the poll's sleep: changes are timed to about this
+POLL_S = 2e-4  # the poll loop's sleep; NVML's calls make a poll take about 3 ms on the H200
 INSTANT_EVERY_S = 0.005
 SAMPLES_EVERY_S = 1.0  # NVML holds about 2.4 s of its 50 Hz samples
 CLOCKS_EVERY_S = 0.5
@@ -41,9 +41,9 @@ class EnergyPlan:
     """How long a case is replayed: `warm_s` before the first window, then `windows` windows of
     `ticks_per_window` counter periods each."""
 
-    windows: int = 8
-    ticks_per_window: int = 3
-    warm_s: float = 0.2
+    windows: int = 6
+    ticks_per_window: int = 5
+    warm_s: float = 0.3
 
     @property
     def busy_s(self) -> float:
@@ -272,7 +272,9 @@ class EnergyMeter:
                         event = cupy.cuda.Event()
                         event.record(replay.stream)
                         queue.append((event, launches))
-            trace.polls.append((now, power.counter_mj()))
+            before = time.perf_counter()  # the read is timed where it happens, not at the loop's start
+            reading_mj = power.counter_mj()
+            trace.polls.append(((before + time.perf_counter()) / 2, reading_mj))
             if now >= next_instant:
                 reading = power.instant_w()
                 if reading is not None:

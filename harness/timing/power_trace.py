@@ -7,7 +7,7 @@ H200 are kept under tests/data/energy/ and the CPU tests cut them again.
 NVML's total-energy counter (millijoules) changes about every 100 ms on the
 H200 (`COUNTER_PERIOD_S`). Between two of its changes the energy it added is
 exact, and the time between them is known to the poll's resolution (a poll
-every few hundred microseconds): a window is a run of counter changes, never a
+about every 3 ms on the H200, NVML being slow to answer): a window is a run of counter changes, never a
 span of wall clock. Each change is timed at the midpoint between the poll that
 saw the old value last and the poll that saw the new one.
 
