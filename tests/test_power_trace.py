@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, counter_changes, idle_power, launch_timeline, windows_of
+from harness.timing.power_trace import (
+    COUNTER_PERIOD_S,
+    Trace,
+    counter_changes,
+    idle_power,
+    launch_timeline,
+    on_grid,
+    windows_of,
+)
 from harness.verdict.energy import mean_interval
 
 PERIOD = 0.1
@@ -126,3 +134,35 @@ def test_the_recorded_idle_trace_has_no_launches_and_gives_the_idle_power():
 
 def test_an_idle_trace_without_a_whole_period_has_no_idle_power():
     assert idle_power(Trace(polls=[(0.0, 1.0), (0.05, 1.0)])) is None
+
+
+def late(trace: Trace, change_at: float, by: float) -> Trace:
+    """`trace` with the counter change near `change_at` seen `by` seconds late (the polls in between
+    still read the old value), as a stalled poll loop or a late update shows it."""
+    polls, old = [], None
+    for t, e in trace.polls:
+        if change_at - 0.05 < t < change_at + by and old is not None and e != old:
+            polls.append((t, old))
+            continue
+        polls.append((t, e))
+        old = e
+    trace.polls = polls
+    return trace
+
+
+def test_a_change_seen_late_is_off_the_grid_and_bounds_no_window():
+    # the change at 0.55 s seen 43 ms late: cut there, the windows before and after it would be
+    # 8.6% long and short; the window runs on to the next change on the grid instead
+    trace = late(synthetic(), 0.55, 0.043)
+    changes = counter_changes(trace.polls)
+    assert [round(t, 2) for t, fine in zip((t for t, _ in changes), on_grid(changes), strict=True)
+            if not fine] == [0.59]
+    windows = windows_of(trace, 5)
+    assert [round(w.seconds, 3) for w in windows] == [0.6, 0.5, 0.5]
+    for window in windows:
+        assert window.joules_per_launch == pytest.approx(WATTS * LAUNCH_S, rel=3e-3)
+
+
+def test_changes_on_the_grid_within_the_jitter_are_all_kept():
+    changes = [(0.05 + 0.1 * i + 0.003 * (-1) ** i, i) for i in range(20)]
+    assert on_grid(changes).all() and on_grid(changes[:2]).all()

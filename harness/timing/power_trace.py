@@ -27,6 +27,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 COUNTER_PERIOD_S = 0.1  # the H200's energy counter and POWER_INSTANT update period (shared/MEASURED.md)
+# A change this far off the midpoint of its neighbours was seen late or early: on the H200 changes sit
+# within ±3 ms of their rhythm (a poll takes about 3 ms), and one seen 43 ms late made two windows 8%
+# off (NOTES.md)
+OFF_GRID_S = 0.01
 
 
 @dataclass
@@ -111,17 +115,47 @@ def _mean_inside(readings, start: float, end: float) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def on_grid(changes) -> np.ndarray:
+    """Which changes sit where the counter's rhythm puts them. Its updates come every period with a few
+    ms of jitter, so a change is judged against its two neighbours: one more than `OFF_GRID_S` off
+    their midpoint (twice that at either end, against the next two), and further off than either of
+    them, was seen late or early (a poll loop that stalled, an update that came late) and cannot bound
+    a window. Its energy still counts, inside a longer window."""
+    times = np.array([t for t, _ in changes], dtype=float)
+    if times.size < 3:
+        return np.ones(times.size, dtype=bool)
+    off = np.empty(times.size)
+    off[1:-1] = times[1:-1] - (times[:-2] + times[2:]) / 2
+    off[0] = (times[1] - times[0]) - (times[2] - times[1])
+    off[-1] = (times[-1] - times[-2]) - (times[-2] - times[-3])
+    size = np.abs(off)
+    limit = np.full(times.size, OFF_GRID_S)
+    limit[[0, -1]] = 2 * OFF_GRID_S
+    padded = np.concatenate(([0.0], size, [0.0]))
+    furthest = (size >= padded[:-2]) & (size >= padded[2:])
+    return ~((size > limit) & furthest)
+
+
 def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) -> list[Window]:
-    """The windows of `ticks_per_window` counter periods each, one after another from the first
-    counter change after `trace.warm_until` (at most `count` of them). A window of a busy period
-    ends no later than the replays' last event (the GPU was busy all through it)."""
+    """The windows of `ticks_per_window` counter periods each (one more where a window would end at a
+    change off the counter's grid: `on_grid`), one after another from the first change on the grid
+    after `trace.warm_until` (at most `count` of them). A window of a busy period ends no later than
+    the replays' last event (the GPU was busy all through it)."""
     if ticks_per_window < 1:
         raise ValueError(f"a window spans one counter period or more, not {ticks_per_window}")
     changes = [change for change in counter_changes(trace.polls) if change[0] >= trace.warm_until]
+    good = on_grid(changes)
     times, launches = launch_timeline(trace.done)
     windows = []
-    for first in range(0, len(changes) - ticks_per_window, ticks_per_window):
-        (t0, e0), (t1, e1) = changes[first], changes[first + ticks_per_window]
+    first = next((i for i, fine in enumerate(good) if fine), len(changes))
+    while True:
+        last = first + ticks_per_window
+        while last < len(changes) and not good[last]:
+            last += 1
+        if last >= len(changes):
+            break
+        (t0, e0), (t1, e1) = changes[first], changes[last]
+        first = last
         if times.size and (t0 < times[0] or t1 > times[-1]):
             continue  # the GPU's work did not cover this window
         finished = float(np.interp(t1, times, launches) - np.interp(t0, times, launches)) if times.size else 0.0
