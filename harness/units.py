@@ -31,6 +31,17 @@ def format_duration(seconds: float) -> str:
     return f"{value:.{max(digits, 0)}f} {unit}"
 
 
+def joule_unit(joules: float) -> tuple[float, str]:
+    """(scale, unit) that writes `joules` in J, mJ or µJ: 1.7 J, 0.87 mJ, 42 µJ."""
+    return (1.0, "J") if joules >= 0.1 else (1e3, "mJ") if joules >= 1e-4 else (1e6, "µJ")
+
+
+def format_joules(joules: float) -> str:
+    """Joules with 4 significant figures and a fitting unit: ``0.0008697`` gives ``"0.8697 mJ"``."""
+    scale, unit = joule_unit(joules)
+    return f"{joules * scale:.4g} {unit}"
+
+
 def percent(fraction: float | None, digits: int = 1) -> str:
     """``0.0213`` as ``"2.1%"``; None as the missing-value mark."""
     return MISSING if fraction is None else f"{100 * fraction:.{digits}f}%"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import types
 
 import pytest
@@ -109,3 +110,17 @@ def test_every_energy_case_of_the_nightly_is_a_case_the_nightly_times():
     timed = {f"test_matmul_time[{n}x{n}x{n}-{name}]" for n, name in matmul_cases("nightly", MATMUL_KERNELS)}
     timed |= {f"test_add_time[{s}x{s}-{name}]" for s in ADD_SIDES["nightly"] for name in ELEMENTWISE_KERNELS}
     assert set(PROFILES["nightly"].energy_cases) <= timed
+
+
+def test_the_dashboard_draws_the_energy_the_store_kept(suite, tmp_path):
+    # through the real paths: the plugin records energy into the store, `site` reads it back
+    from harness.history.cli import main
+
+    url = f"sqlite:///{suite / 'h.sqlite'}"
+    for seed in (1, 2):
+        assert run(suite, f"--history={url}", "--energy", f"--fake-gpu-seed={seed}").returncode == 0
+    assert main(["site", str(tmp_path / "site"), "--history", url]) == 0
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert len(re.findall(r'<td class="nowrap">\d+(\.\d+)? (mJ|µJ|J)</td>', index)) == 3  # alpha, beta, gamma
+    pages = list((tmp_path / "site" / "cases").glob("*.html"))
+    assert len(pages) == 3 and all("<h2>Energy per launch</h2>" in page.read_text() for page in pages)

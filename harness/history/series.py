@@ -76,7 +76,7 @@ def gpu_uuids(series: Sequence[Series]) -> list[str]:
 def series_from_rows(key, rows: Sequence) -> Series:
     """A Series from the history store's `case_series` item: a key with gpu, case, timer and profile, and
     its points with run_id, started_at, commit, median_s, low_s, high_s, sample_count, gpu_uuid (and
-    optionally branch, outcome, verdict, accepted_reason and run_failed). The store's None for an unknown
+    optionally branch, outcome, verdict, accepted_reason, run_failed and energy_j). The store's None for an unknown
     timer, profile or commit reads "unknown"."""
     series_key = SeriesKey(gpu=key.gpu or "unknown GPU", case=key.case, timer=key.timer or "unknown",
                            profile=key.profile or "unknown")
@@ -86,5 +86,6 @@ def series_from_rows(key, rows: Sequence) -> Series:
                          sample_count=row.sample_count, gpu_uuid=row.gpu_uuid,
                          outcome=getattr(row, "outcome", "passed"), verdict=getattr(row, "verdict", None),
                          accepted_reason=getattr(row, "accepted_reason", None),
-                         run_failed=getattr(row, "run_failed", False)) for row in rows)
+                         run_failed=getattr(row, "run_failed", False),
+                         energy_j=getattr(row, "energy_j", None)) for row in rows)
     return Series(series_key, points)

@@ -7,14 +7,15 @@ when the pages are read, so the folder works from a file:// URL or any static ho
 * index.html: one row per series (case x GPU x timer x profile): the GPU by short
   UUID, the newest run's verdict, the latest median over its reference (the
   caller's, else the median of the series' earlier runs since its latest step), a
-  sparkline, and what needs attention: the case failing in its newest runs, its open
+  sparkline, the newest joules per launch where measured, and what needs attention: the case failing in its newest runs, its open
   slower steps (not accepted). Failing cases come first, then open slower steps,
   then the rest. Filters by GPU (model or UUID, as the series are keyed), by the
   UUIDs of the runs, and by kernel (any part of the case id).
 * cases/<name>.html: one page per case: the chart (every run, failed ones drawn
   apart), its legend, the steps with their commit ranges and whether they were
   accepted, and a table of every run, newest first: date, commit, GPU, median, band,
-  samples, verdict and state.
+  samples, energy per launch where measured, verdict and state; under "Energy per
+  launch", each GPU's joules per launch over the runs that measured it.
 
 Elements a test (or a reader of the HTML) looks for carry classes and data
 attributes: `tr.case-row[data-gpu][data-uuids][data-kernel][data-state]`,
@@ -29,7 +30,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from harness.units import p_text
+from harness.units import format_joules, p_text
 
 from .analysis import Failing, failing_stretch
 from .chart import case_plot, legend, precise, short_uuid
@@ -114,18 +115,42 @@ def _latest_ratio(series: Series, steps: Sequence[Step], reference: float | None
 
 def sparkline(series: Series) -> str:
     """A small inline SVG of the series' medians (no axes); a failed run is a red dot on it."""
-    medians = series.medians()
-    if not medians:
+    return _line([(p.median_s, p.state == "failed") for p in series.points], "sparkline", "#1f77b4")
+
+
+def energy_line(series: Series) -> str:
+    """The same for the joules per launch of the series' runs that measured energy ("" where none did)."""
+    return _line([(p.energy_j, p.state == "failed") for p in series.points if p.energy_j is not None],
+                 "energy-line", "#2e7d32")
+
+
+def _line(values: Sequence[tuple[float, bool]], css: str, colour: str) -> str:
+    """A small SVG line of (value, failed) oldest first, a failed one a red dot on it."""
+    if not values:
         return ""
-    low, high = min(medians), max(medians)
+    numbers = [value for value, _ in values]
+    low, high = min(numbers), max(numbers)
     span = (high - low) or high * 1e-3
-    step = SPARK_WIDTH / max(len(medians) - 1, 1)
-    xy = [(i * step, SPARK_HEIGHT - 2 - (m - low) / span * (SPARK_HEIGHT - 4)) for i, m in enumerate(medians)]
+    step = SPARK_WIDTH / max(len(numbers) - 1, 1)
+    xy = [(i * step, SPARK_HEIGHT - 2 - (m - low) / span * (SPARK_HEIGHT - 4)) for i, m in enumerate(numbers)]
     dots = "".join(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2" fill="#d62728"/>'
-                   for (px, py), p in zip(xy, series.points, strict=True) if p.state == "failed")
-    return (f'<svg class="sparkline" width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" '
-            f'viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"><polyline fill="none" stroke="#1f77b4" '
+                   for (px, py), (_, failed) in zip(xy, values, strict=True) if failed)
+    return (f'<svg class="{css}" width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" '
+            f'viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"><polyline fill="none" stroke="{colour}" '
             f'stroke-width="1.2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py in xy)}"/>{dots}</svg>')
+
+
+def _energy_section(group: Sequence[Series]) -> str:
+    """The case page's energy: per GPU, its joules per launch over the runs that measured it."""
+    measured = [one for one in group if any(p.energy_j is not None for p in one.points)]
+    if not measured:
+        return ""
+    rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one)}</td>'
+                   f'<td>{_e(format_joules([p.energy_j for p in one.points if p.energy_j is not None][-1]))}</td>'
+                   f'<td>{sum(p.energy_j is not None for p in one.points)}</td></tr>' for one in measured)
+    return ("<h2>Energy per launch</h2><p>Joules per launch of the runs that measured it (docs/method.md, "
+            "\"Energy per launch\").</p><table><tr><th>GPU</th><th>history</th><th>newest</th><th>runs</th></tr>"
+            + rows + "</table>")
 
 
 def _short_range(step: Step) -> str:
@@ -153,18 +178,32 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
 
 
 def _runs_table(group: Sequence[Series]) -> str:
-    """Every run of the case on every GPU, newest first."""
+    """Every run of the case on every GPU, newest first (with its joules per launch where any run has one)."""
     rows = sorted(((p, one) for one in group for p in one.points), key=lambda pair: (pair[0].started_at,
                                                                                    pair[0].run_id), reverse=True)
+    energy = any(p.energy_j is not None for p, _ in rows)
+
+    def joules(point) -> str:
+        if not energy:
+            return ""
+        return f"<td>{_e(format_joules(point.energy_j)) if point.energy_j is not None else ''}</td>"
+
     lines = [f'<tr class="run-row {p.state.replace(" ", "-")}" data-run="{_e(p.run_id)}" data-state="{_e(p.state)}">'
              f'<td>{_e(p.run_id)}</td><td>{p.started_at:%Y-%m-%d %H:%M}</td><td><code>{_e(p.commit[:12])}</code></td>'
              f'<td>{_e(p.branch or "")}</td><td>{_e(short_uuid(p.gpu_uuid))}</td><td>{_e(precise(p.median_s))}</td>'
-             f'<td>{_e(precise(p.low_s))}-{_e(precise(p.high_s))}</td><td>{p.sample_count}</td>'
+             f'<td>{_e(precise(p.low_s))}-{_e(precise(p.high_s))}</td><td>{p.sample_count}</td>{joules(p)}'
              f'<td>{_e(p.verdict or "not judged")}</td><td class="{p.state.replace(" ", "-")}">{_e(p.state)}'
              f'{_e(": " + p.accepted_reason) if p.accepted_reason else ""}</td></tr>' for p, one in rows]
     return ("<table class=\"runs\"><tr><th>run</th><th>date (UTC)</th><th>commit</th><th>branch</th><th>GPU</th>"
-            "<th>median</th><th>middle half</th><th>samples</th><th>verdict</th><th>state</th></tr>"
+            f"<th>median</th><th>middle half</th><th>samples</th>{'<th>energy per launch</th>' if energy else ''}"
+            "<th>verdict</th><th>state</th></tr>"
             + "".join(lines) + "</table>")
+
+
+def _newest_energy(one: Series) -> str:
+    """The newest measured joules per launch of a series, "" where none was measured."""
+    measured = [p.energy_j for p in one.points if p.energy_j is not None]
+    return format_joules(measured[-1]) if measured else ""
 
 
 def _attention(one: Series, open_slower: Sequence[Step], failing: Failing | None) -> str:
@@ -205,7 +244,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
     for case, group in by_case.items():
         body = (f'<p><a href="../index.html">&larr; all cases</a></p><h1>{_e(case)}</h1>'
                 f"{case_plot(case, group, steps)}{legend(group)}<h2>Steps</h2>"
-                f"{_steps_table(group, steps, reason)}<h2>Runs</h2>{_runs_table(group)}")
+                f"{_steps_table(group, steps, reason)}{_energy_section(group)}<h2>Runs</h2>{_runs_table(group)}")
         (out / "cases" / case_page_name(case)).write_text(_page(case, body), encoding="utf-8")
 
     rows = []
@@ -230,6 +269,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
                      f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
                      f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
                      f'<td>{"" if ratio is None else f"{ratio:.3f}"}</td><td>{sparkline(one)}</td>'
+                     f'<td class="nowrap">{_e(_newest_energy(one))}</td>'
                      f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
     gpus = sorted({one.key.gpu for one in every})
     options = "".join(f'<option value="{_e(g)}">{_e(short_uuid(g) if g.startswith("GPU-") else g)}</option>'
@@ -241,7 +281,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
             f'{uuid_options}</select></label><label>kernel <input id="filter-kernel" type="search" '
             'placeholder="part of the case id"></label><span id="shown"></span></p>'
             "<table><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th><th>newest verdict</th>"
-            "<th>latest / reference</th><th>history</th><th>failing, open slower steps</th></tr>"
+            "<th>latest / reference</th><th>history</th><th>energy per launch</th><th>failing, open slower steps</th></tr>"
             + "".join(lines) + "</table>")
     index = out / "index.html"
     index.write_text(_page(title, body, FILTER_SCRIPT), encoding="utf-8")

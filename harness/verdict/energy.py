@@ -33,6 +33,7 @@ from scipy import stats
 
 from harness.timing.energy import EnergyMeasurement
 from harness.timing.power_trace import COUNTER_PERIOD_S
+from harness.units import joule_unit
 from harness.verdict.labels import NEW, SAME, Verdict
 from harness.verdict.noise import StoredResult
 
@@ -127,7 +128,7 @@ def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None, 
 def interval_text(block: dict) -> str:
     """"1.742 J (95% 1.735-1.749, ±0.4% this run; ±1.4% between runs)": a record's joules per launch for people."""
     mean, low, high = block["joules_per_launch"], block["joules_per_launch_low"], block["joules_per_launch_high"]
-    scale, unit = (1.0, "J") if mean >= 0.1 else (1e3, "mJ") if mean >= 1e-4 else (1e6, "µJ")
+    scale, unit = joule_unit(mean)
     between = (f"; ±{(block['between_runs_high'] - block['between_runs_low']) / 2 / mean * 100:.1f}% between runs"
                if block.get("between_runs_high") is not None else "")
     return (f"{mean * scale:.4g} {unit} ({block['confidence'] * 100:g}% {low * scale:.4g}-{high * scale:.4g}, "

@@ -144,3 +144,25 @@ def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
     # would move the median to 2 ms
     one = a_series(*([9.0] * 40 + [1.0] * 15 + [2.0] * 15 + [3.0]))
     assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+
+
+def test_the_energy_of_the_runs_that_measured_it_is_shown_on_the_index_and_the_case_page(tmp_path):
+    one = a_series(1e-3, 1e-3, 1e-3)
+    points = [dataclasses.replace(p, energy_j=j) for p, j in zip(one.points, (None, 1.70, 1.75), strict=True)]
+    measured = dataclasses.replace(one, points=tuple(points))
+    index = write_site(tmp_path, [measured], {measured.key: []}).read_text()
+    assert '<td class="nowrap">1.75 J</td>' in index  # the newest measured
+    page = (tmp_path / "cases" / case_page_name(measured.key.case)).read_text()
+    assert "<h2>Energy per launch</h2>" in page and 'class="energy-line"' in page
+    assert 'points="0.0,26.0 160.0,2.0"' in page  # the two measured runs only, 1.70 then 1.75
+    assert "<th>energy per launch</th>" in page
+    assert re.findall(r'class="run-row[^"]*" data-run="(r\d)".*?<td>50</td><td>([^<]*)</td>', page) == [("r2", "1.75 J"), ("r1", "1.7 J"),
+                                                                                 ("r0", "")]
+
+
+def test_a_case_without_energy_has_no_energy_section_nor_column(tmp_path):
+    one = a_series(1e-3, 2e-3)
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    assert "Energy per launch" not in page and "<th>energy per launch</th>" not in page
+    assert '<td class="nowrap"></td>' in index

@@ -57,7 +57,7 @@ def series_query(by: str, gpu: str | None, case: str | None, timer: str | None, 
                        RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, CASES.c.sass, CASES.c.median_s,
                        CASES.c.q25_s, CASES.c.q75_s, CASES.c.sample_count, CASES.c.throttled, CASES.c.outcome,
                        CASES.c.verdict, sa.func.coalesce(acknowledged, CASES.c.accepted_reason),
-                       sa.case((run_failed, True), else_=False), RUNS.c.branch)
+                       sa.case((run_failed, True), else_=False), RUNS.c.branch, CASES.c.energy_j)
              .join(RUNS, RUNS.c.id == CASES.c.run_id)
              .order_by(RUNS.c.started_at, RUNS.c.id))
     if gpu is not None:

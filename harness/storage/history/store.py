@@ -271,7 +271,7 @@ class HistoryStore:
                     run_id=str(row[4]), started_at=_utc(row[5]), commit=row[6] or "unknown", branch=row[18],
                     median_s=median, low_s=min(row[10], median), high_s=max(row[11], median), sample_count=row[12],
                     gpu_uuid=row[7], outcome=row[14], verdict=row[15], accepted_reason=row[16],
-                    run_failed=bool(row[17]), sass=row[8], throttled=bool(row[13])))
+                    run_failed=bool(row[17]), sass=row[8], throttled=bool(row[13]), energy_j=row[19]))
         return series
 
     @_answered("read")
