@@ -544,3 +544,14 @@ def test_the_nightly_takes_this_gpus_history_when_it_has_enough_runs_else_the_ba
     too_few = judge_against_stored(record_of(1e-3), baseline=base, baseline_runs=[], own_history=history_runs("GPU-A", 2),
                                    gpu_uuid=fresh("GPU-A"))
     assert too_few.reference == BASELINE_FILE
+
+
+def test_a_young_levels_spread_comes_from_the_runs_before_it_of_the_newest_of_their_codes():
+    # before the accepted run: tight runs of sass-1, three far apart of sass-0 among them, the newest sass-1
+    tight = stored_runs_of("GPU-A", 4, first_seed=20)
+    apart = [dataclasses.replace(run, median=m, sass="sass-0", samples=tuple(samples(m, seed=30 + i)))
+             for i, (run, m) in enumerate(zip(stored_runs_of("GPU-A", 3), (0.9e-3, 1.1e-3, 1.0e-3), strict=True))]
+    level = accepted_at(stored_runs_of("GPU-A", 1, median=1.03e-3, sass="sass-2", first_seed=60), 0, "tiles")
+    verdict = judge_against_history(current(1.03, sass="sass-2"), tight[:3] + apart + tight[3:] + level,
+                                    gpu_uuid="GPU-A")
+    assert verdict.detectable == pytest.approx(0.015)  # the floor: sass-1's runs agree; sass-0's would not

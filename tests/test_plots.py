@@ -103,3 +103,9 @@ def test_plot_script_says_when_there_is_nothing(tmp_path, missing):
     result = subprocess.run([sys.executable, "-m", "scripts.plot_baselines", str(tmp_path / "none")],
                             capture_output=True, text=True, cwd=root)
     assert result.returncode == 1 and "no baseline files" in result.stderr
+
+
+def test_a_matmuls_least_traffic_is_a_b_and_c_once_each():
+    from harness.report.plots import _least_matmul_bytes
+
+    assert _least_matmul_bytes("2x3x4") == 4 * (2 * 4 + 4 * 3 + 2 * 3)  # m x n x k: A m·k, B k·n, C m·n floats

@@ -61,6 +61,8 @@ def test_more_energy_at_the_same_time_fails_its_case_only_and_the_store_keeps_th
     result = run(suite, "--benchmark-compare", f"--history={url}", "--energy", "--fake-gpu-seed=4", MORE)
     assert result.returncode == 1, output(result)
     assert "FAILED test_fake_suite.py::test_time[beta] - Failed: energy regression" in output(result)
+    failure = output(result).split(" test_time[beta] ")[1].splitlines()
+    assert failure[1].startswith("energy regression: ")  # the message alone, no traceback of the plugin's
     report = (suite / "report.md").read_text()
     assert "| **more energy** |" in report and report.count("| same |") >= 5  # 3 times, 2 energies
     assert "1.05" in report.split("## Energy")[1]

@@ -166,3 +166,11 @@ def test_a_change_seen_late_is_off_the_grid_and_bounds_no_window():
 def test_changes_on_the_grid_within_the_jitter_are_all_kept():
     changes = [(0.05 + 0.1 * i + 0.003 * (-1) ** i, i) for i in range(20)]
     assert on_grid(changes).all() and on_grid(changes[:2]).all()
+
+
+def test_the_last_change_seen_late_is_judged_against_the_two_before_it():
+    # at either end a change has one neighbour: 30 ms late there is past twice the limit, and off
+    trace = late(synthetic(), 1.95, 0.03)
+    good = on_grid(counter_changes(trace.polls))
+    assert not good[-1] and good[:-1].all()
+    assert on_grid(counter_changes(late(synthetic(), 1.95, 0.015).polls)).all()  # within twice the limit

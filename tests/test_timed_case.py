@@ -148,3 +148,24 @@ def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(
                         lambda package, built, arch: asked.update(package=package, built=built, arch=arch) or "sass")
     assert timed_case_module.sass_of(prepared, fake_info("GPU-test")) == "sass"
     assert asked == {"package": harness.plugin, "built": "built", "arch": "sm_90"}
+
+
+def test_under_compare_ref_more_energy_fails_the_case_with_its_message_alone(monkeypatch):
+    import dataclasses
+
+    import harness.plugin.timed_case as timed_case_module
+
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    block = {"joules_per_launch": 2e-3, "joules_per_launch_low": 1.99e-3, "joules_per_launch_high": 2.01e-3,
+             "confidence": 0.95}
+    monkeypatch.setattr(timed_case_module, "with_paired_energy", lambda state, record, *args: dataclasses.replace(
+        record, energy=block, energy_verdict={"fails": True, "reason": "more energy: 1.040x"}))
+    head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")
+    verdict = Verdict("suites/s.py::test_host[k]", "same", 1.99e-3, 2.0e-3, 1.004, 0.02, "within 2%")
+    ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="abcdef123456789"),
+                                compare=lambda *args, **kwargs: (verdict, head),
+                                timed_base={"suites/s.py::test_host[k]": (lambda stream: None, 1.9e-3)})
+    with pytest.raises(pytest.fail.Exception) as failed:
+        timed_case(ref=ref).time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
+    assert str(failed.value).startswith("energy regression: 2 mJ (95% 1.99-2.01, ±0.5% this run) per launch: more")
+    assert failed.value.pytrace is False  # a verdict, not a crash: no traceback of the plugin

@@ -16,7 +16,7 @@ from harness.cause import occupancy as occupancy_module
 from harness.cause import sass
 from harness.cause.card import Cause, card, merged, static_causes
 from harness.cause.occupancy import occupancy
-from harness.cause.static import launch_shape, static_profile
+from harness.cause.static import StaticProfile, _report_of, launch_shape, static_profile
 from kernels.compile import BASE_OPTIONS, define_options, load_source
 from kernels.registry import MATMUL_KERNELS
 from tests.cause.variants import VARIANTS, original_launch
@@ -156,3 +156,33 @@ def test_a_case_card_compiles_each_side_through_its_own_package():
     assert "| threads per block | 1024 | **256** |" in lines
     library = case_card("suites/x.py::t[cublas]", Side(kernels, None), Side(kernels, None), "sm_90")
     assert LIBRARY_NOTE in library
+
+
+def _profile(sass: dict, **changes):
+    values = dict(function="k", arch="sm_90", registers=32, spill_stores=0, spill_loads=0, stack_bytes=0,
+                  static_shared=0, dynamic_shared=0, constant_bytes=0, barriers=1, threads=256,
+                  occupancy=occupancy("sm_90", 256, 32, 0), sass=Counter(sass))
+    return StaticProfile(**(values | changes))
+
+
+def test_narrower_loads_need_fewer_wide_ones_and_more_32_bit_ones():
+    base = _profile({"LDG.128": 8, "LDG.32": 2, "FFMA": 100})
+    narrower = _profile({"LDG.128": 0, "LDG.32": 34, "FFMA": 100})
+    fewer = _profile({"LDG.128": 4, "LDG.32": 1, "FFMA": 100})  # fewer loads of both widths: not narrower
+    assert "narrower loads" in [cause.key for cause in static_causes(base, narrower)]
+    assert "narrower loads" not in [cause.key for cause in static_causes(base, fewer)]
+
+
+def test_shared_memory_is_given_in_128_byte_units_with_the_systems_kilobyte():
+    # 56 KB + 1 KB reserved = 57 KB exactly, four of them in sm_90's 228 KB (the occupancy calculator's)
+    assert occupancy("sm_90", 128, 32, 56 * 1024).blocks == 4
+    assert occupancy("sm_90", 128, 32, 56 * 1024 + 1).blocks == 3  # one byte more: another 128-byte unit
+
+
+def test_a_report_without_a_barrier_count_means_no_barriers():
+    log = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+           "ptxas info    : Function properties for k\n"
+           "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 40 registers, 4096 bytes smem, 380 bytes cmem[0]\n")
+    assert _report_of(log, "k") == {"stack": 0, "stores": 0, "loads": 0, "registers": 40, "barriers": 0,
+                                    "smem": 4096}

@@ -322,3 +322,18 @@ def test_the_probes_a_bisection_needs(candidates, probes):
 def test_a_probe_cannot_be_changed_after_it_judged():
     with pytest.raises(dataclasses.FrozenInstanceError):
         Probe("abc", GOOD).verdict = BAD
+
+
+def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeypatch, capsys):
+    # git's last stderr line is the one that says why (the first is often a hint or a warning)
+    def failing(*args):
+        raise subprocess.CalledProcessError(128, ["git", "rev-list", "--first-parent", "a..b", "extra"],
+                                            stderr="hint: something first\nhint: and then\nfatal: bad revision 'a..b'\n")
+    monkeypatch.setattr(cmd_bisect, "bisect", failing)
+    assert main(["bisect", NODE, "HEAD~1..HEAD"]) == 1
+    assert capsys.readouterr().err == "error: git rev-list --first-parent a..b failed: fatal: bad revision 'a..b'\n"
+    def silent(*args):
+        raise subprocess.CalledProcessError(3, ["git", "log"], stderr="")
+    monkeypatch.setattr(cmd_bisect, "bisect", silent)
+    assert main(["bisect", NODE, "HEAD~1..HEAD"]) == 1
+    assert capsys.readouterr().err == "error: git log failed: exit 3\n"

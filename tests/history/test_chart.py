@@ -173,3 +173,12 @@ def test_the_legend_names_each_gpu_by_short_uuid_and_every_kind_of_mark():
 def test_a_short_uuid_is_the_prefix_and_eight_hex_digits():
     assert short_uuid("GPU-19ed6398-1f2e-3d4c-5b6a-000000000001") == "GPU-19ed6398"
     assert short_uuid(None) == "no UUID" and short_uuid("MIG-12345678-aaaa") == "MIG-1234"
+
+
+def test_the_accepted_diamond_and_the_run_failed_cross_are_drawn_around_their_point():
+    from harness.history.chart import _marker
+
+    accepted = _marker(point(1, 1e-3, outcome="accepted", accepted_reason="tiles"), 10.0, 20.0, "#000")
+    assert 'd="M10.0,15.0 L15.0,20.0 L10.0,25.0 L5.0,20.0 Z"' in accepted
+    crossed = _marker(point(2, 1e-3, run_failed=True), 10.0, 20.0, "#000")
+    assert 'd="M6.0,16.0 L14.0,24.0 M6.0,24.0 L14.0,16.0"' in crossed

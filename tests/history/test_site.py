@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.history.site import case_page_name, sparkline, write_site
+from harness.history.site import case_page_name, energy_line, sparkline, write_site
 from harness.history.steps import CREEP, FASTER, detect_all
 from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step
@@ -156,6 +156,7 @@ def test_the_energy_of_the_runs_that_measured_it_is_shown_on_the_index_and_the_c
     assert "<h2>Energy per launch</h2>" in page and 'class="energy-line"' in page
     assert 'points="0.0,26.0 160.0,2.0"' in page  # the two measured runs only, 1.70 then 1.75
     assert "<th>energy per launch</th>" in page
+    assert "<circle" not in page.split('class="energy-line"')[1].split("</svg>")[0]  # no failed run: no red dot
     assert re.findall(r'class="run-row[^"]*" data-run="(r\d)".*?<td>50</td><td>([^<]*)</td>', page) == [("r2", "1.75 J"), ("r1", "1.7 J"),
                                                                                  ("r0", "")]
 
@@ -166,3 +167,11 @@ def test_a_case_without_energy_has_no_energy_section_nor_column(tmp_path):
     page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
     assert "Energy per launch" not in page and "<th>energy per launch</th>" not in page
     assert '<td class="nowrap"></td>' in index
+
+
+def test_a_failed_run_is_a_red_dot_on_the_energy_line_too(tmp_path):
+    one = a_series(1e-3, 1e-3)
+    points = (dataclasses.replace(one.points[0], energy_j=1.0),
+              dataclasses.replace(one.points[1], energy_j=1.1, outcome="failed", verdict="same"))
+    line = energy_line(dataclasses.replace(one, points=points))
+    assert line.count("<circle") == 1 and 'cx="160.0" cy="2.0"' in line
