@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import types
 
 import pytest
@@ -127,3 +128,39 @@ def test_a_gpu_without_an_energy_counter_says_so(monkeypatch):
     monkeypatch.setattr(energy, "nvml_module", lambda: nvml)
     monkeypatch.setattr(energy, "nvml_handle", lambda device=None: "handle")
     assert open_power() == (None, "this GPU has no NVML energy counter (Not Supported)")
+
+
+class CountingPower:
+    """A stand-in for NvmlPower: a counter that adds 30 J every 100 ms of the host's clock, POWER_INSTANT
+    refused every other read, and the 50 Hz samples held as NVML holds them (what `since` was asked)."""
+
+    def __init__(self):
+        self.started, self.reads, self.since = time.perf_counter(), 0, []
+
+    def counter_mj(self):
+        return int((time.perf_counter() - self.started) / COUNTER_PERIOD_S) * 30_000
+
+    def instant_w(self):
+        self.reads += 1
+        return 300.0 if self.reads % 2 else None
+
+    def samples(self, since_us):
+        self.since.append(since_us)
+        return [(int(time.time() * 1e6), 300.0)]
+
+    def temperature_c(self):
+        return 40.0
+
+    def power_limit_w(self):
+        return 700.0
+
+
+def test_an_idle_recording_keeps_the_instant_readings_nvml_gave_and_asks_for_every_held_sample():
+    from harness.timing.energy import EnergyMeter
+
+    power = CountingPower()
+    trace = EnergyMeter(power)._record(None, busy_s=0.35, warm_s=0.0)
+    assert trace.instant and all(watts == 300.0 for _, watts in trace.instant)  # the refused reads left out
+    assert len(trace.instant) < power.reads
+    assert power.since and set(power.since) == {0}  # all that NVML holds, each time
+    assert trace.samples and trace.done == [] and len(trace.polls) > 10

@@ -276,3 +276,9 @@ def test_the_words_give_the_assumed_spread_and_the_absolute_floor_exactly():
     assert "50.0% assumed between processes for host copies" in words
     huge = detectable_change(SPREAD, SPREAD, same_gpu=True, floors=NoiseFloors(absolute_s=0.9)).because
     assert huge == "900000 µs absolute floor"
+
+
+@pytest.mark.parametrize("value", [1.0, 1.5, -0.1])
+def test_a_host_copy_floor_outside_zero_to_one_is_refused(value):
+    with pytest.raises(ValueError, match=r"host_copy_floor must be a fraction in \[0, 1\)"):
+        NoiseFloors(host_copy_floor=value)

@@ -109,3 +109,11 @@ def test_a_matmuls_least_traffic_is_a_b_and_c_once_each():
     from harness.report.plots import _least_matmul_bytes
 
     assert _least_matmul_bytes("2x3x4") == 4 * (2 * 4 + 4 * 3 + 2 * 3)  # m x n x k: A m·k, B k·n, C m·n floats
+
+
+def test_the_roofline_is_drawn_at_120_dpi(tmp_path):
+    import struct
+
+    plot_roofline(recorded(), tmp_path / "r.png")
+    width, height = struct.unpack(">II", (tmp_path / "r.png").read_bytes()[16:24])  # the PNG's IHDR
+    assert (width, height) == (8 * 120, int(5.5 * 120))  # figsize (8, 5.5) inches

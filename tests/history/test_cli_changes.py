@@ -293,3 +293,10 @@ def test_a_creep_is_described_from_and_to_and_never_as_open(monkeypatch, capsys)
     out = capsys.readouterr().out
     assert "  from: run r1" in out and "  to:   run r3" in out
     assert "last run before" not in out and "OPEN" not in out
+
+
+def test_too_short_names_the_range_of_run_counts_of_the_short_series():
+    series = [a_series(*[1e-3] * 2), a_series(*[1e-3] * 4), a_series(*[1e-3] * 3)]
+    text = cmd_changes.too_short_text(Analysis(series, {}, {}, {}))
+    assert "3 of 3 series have fewer than" in text and "(2-4 runs)" in text
+    assert "(3 runs each)" in cmd_changes.too_short_text(Analysis([a_series(*[1e-3] * 3)], {}, {}, {}))

@@ -139,3 +139,11 @@ def test_a_series_is_in_the_order_of_its_runs_times_even_when_an_older_run_is_im
     assert [p.run_id for p in points] == [str(run_id) for run_id in (older, *ids)]
     history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)[case_name(0)]
     assert [e.run_id for e in history] == [*ids[::-1], older]  # newest first
+
+
+def test_the_stores_guarded_methods_keep_their_names_and_help():
+    # the deadline guard (store._answered) wraps them: help(store) and error names still read the method's own
+    from harness.storage.history.store import HistoryStore
+
+    assert HistoryStore.case_series.__name__ == "case_series"
+    assert HistoryStore.case_series.__doc__.startswith("Per (GPU UUID or model, case, timer, profile)")

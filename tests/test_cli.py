@@ -1,0 +1,24 @@
+"""`kernel-suite` (harness/cli.py): one command line that hands `compare` to harness.compare and every
+other command to the history store's (harness/history/cli.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import cli, compare
+from harness.history import cli as history_cli
+
+
+def test_compare_goes_to_harness_compare_and_the_rest_to_the_history_commands(monkeypatch):
+    called = []
+    monkeypatch.setattr(compare, "run", lambda args: called.append(("compare", args.command)) or 7)
+    monkeypatch.setattr(history_cli, "run", lambda args: called.append(("history", args.command)) or 9)
+    assert cli.main(["compare", "old.json", "new.json"]) == 7
+    assert cli.main(["runs", "--history", "sqlite:///nowhere.sqlite"]) == 9
+    assert called == [("compare", "compare"), ("history", "runs")]
+
+
+def test_without_a_command_it_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main([])
+    assert exited.value.code == 2 and "COMMAND" in capsys.readouterr().err
