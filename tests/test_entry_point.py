@@ -1,4 +1,4 @@
-"""`kernel-suite` (harness/cli.py): one command line that hands `compare` to harness.compare and every
+"""The `kernel-suite` entry point (harness/cli.py): one command line that hands `compare` to harness.compare and every
 other command to the history store's (harness/history/cli.py)."""
 
 from __future__ import annotations
