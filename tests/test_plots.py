@@ -117,3 +117,17 @@ def test_the_roofline_is_drawn_at_120_dpi(tmp_path):
     plot_roofline(recorded(), tmp_path / "r.png")
     width, height = struct.unpack(">II", (tmp_path / "r.png").read_bytes()[16:24])  # the PNG's IHDR
     assert (width, height) == (8 * 120, int(5.5 * 120))  # figsize (8, 5.5) inches
+
+
+def test_the_roofline_draws_cublas_measured_rate_as_its_line(tmp_path, monkeypatch):
+    # the dashed line is cuBLAS's own rate (2 x 4096³ in 2.7 ms), not that of another kernel
+    import matplotlib.axes
+
+    drawn = []
+    original = matplotlib.axes.Axes.axhline
+    monkeypatch.setattr(matplotlib.axes.Axes, "axhline",
+                        lambda self, y=0, *args, **kwargs: drawn.append(kwargs.get("label")) or original(
+                            self, y, *args, **kwargs))
+    plot_roofline(recorded(), tmp_path / "r.png")
+    rate = 2 * 4096**3 / 2.7e-3 / 1e12
+    assert f"cuBLAS SGEMM {rate:.1f} TFLOP/s (measured)" in drawn

@@ -108,3 +108,12 @@ def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_pr
                   *dynamic_causes(Profile("k", sides["base"]), Profile("k", sides["head"]))]
         right.append(merged(causes)[0].key == variant.cause)
     assert all(right), [v.name for v, ok in zip(VARIANTS, right, strict=True) if not ok]
+
+
+def test_an_ncu_that_profiled_nothing_is_named_with_the_last_four_lines_it_printed(tmp_path):
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\nfor i in 1 2 3 4 5 6; do echo \"line $i\"; done\nexit 9\n")
+    fake.chmod(0o755)
+    with pytest.raises(dynamic.ProfilerMissing) as missing:
+        dynamic.profile(["true"], "k", ncu=str(fake))
+    assert str(missing.value) == "ncu profiled nothing (exit 9): line 3 / line 4 / line 5 / line 6"

@@ -186,3 +186,9 @@ def test_a_report_without_a_barrier_count_means_no_barriers():
            "ptxas info    : Used 40 registers, 4096 bytes smem, 380 bytes cmem[0]\n")
     assert _report_of(log, "k") == {"stack": 0, "stores": 0, "loads": 0, "registers": 40, "barriers": 0,
                                     "smem": 4096}
+
+
+def test_fewer_spills_than_the_base_are_no_spill_cause():
+    base = _profile({"FFMA": 100}, spill_stores=64, spill_loads=64)
+    assert "spills" not in [cause.key for cause in static_causes(base, _profile({"FFMA": 100}))]
+    assert "spills" in [cause.key for cause in static_causes(_profile({"FFMA": 100}), base)]

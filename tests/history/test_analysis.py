@@ -78,3 +78,14 @@ def test_an_analysis_is_frozen():
     """What `changes` and `site` read cannot be changed in place by one of them."""
     with pytest.raises(dataclasses.FrozenInstanceError):
         Analysis([], {}, {}, {}).series = []
+
+
+def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
+    from harness.history.analysis import failing_stretch
+    from tests.history.made_series import a_step
+
+    one = a_series(1e-3, 1e-3, 1.05e-3, 1.05e-3, 1.1e-3, 1.1e-3)
+    one = dataclasses.replace(one, points=one.points[:-1] + (dataclasses.replace(one.points[-1], outcome="failed"),))
+    older, newer = a_step(one, 1, 2), a_step(one, 3, 4)
+    found = failing_stretch(one, [older, newer])
+    assert found.runs == 1 and found.step is newer
