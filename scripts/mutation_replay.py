@@ -1,6 +1,7 @@
 """Replay mutants that cosmic-ray made against tests that need a machine cosmic-ray is not on (the GPU).
 
     python -m scripts.mutation_replay export SESSION.sqlite [...] [--module PATH ...] [--outcome OUTCOME] -o M.jsonl
+        [--sample N --seed S [--exclude EARLIER.jsonl ...]]   (a fresh random sample: N mutants, none of EARLIER's)
     python -m scripts.mutation_replay run M.jsonl --test-command CMD [--workers N] [--timeout S] -o RESULTS.jsonl
         [--tests-by-line MAP.json]   (CMD holds {tests}: the tests that run the mutant's code, fastest first)
     python -m scripts.mutation_replay table RESULTS.jsonl
@@ -28,6 +29,7 @@ import difflib
 import importlib.util
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -47,28 +49,35 @@ SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache_
            ".ruff_cache")
 
 
-def export(sessions: list[Path], modules: list[str], outcome: str) -> list[dict]:
+def export(sessions: list[Path], modules: list[str], outcome: str, *, sample: int | None = None, seed: int = 0,
+           exclude: frozenset[str] = frozenset()) -> list[dict]:
     """The mutants of `modules` in cosmic-ray's `sessions` whose test outcome was `outcome` ("pending":
     not run yet, their diffs made here with cosmic-ray's own mutator), one per (module, operator,
-    occurrence), with their diffs."""
+    occurrence), with their diffs. `sample`: only that many of them, drawn by `random.Random(seed)` from
+    their job ids in order, none of `exclude`'s (the job ids of earlier samples)."""
     select = ("select m.job_id, m.module_path, m.operator_name, m.operator_args, m.occurrence, m.start_pos_row,"
               " m.definition_name, r.diff from mutation_specs m left join work_results r on r.job_id = m.job_id")
     where = " where r.job_id is null" if outcome == "pending" else " where lower(r.test_outcome) = ?"
-    mutants, seen = [], set()
+    candidates, seen = [], set()
     for session in sessions:
         db = sqlite3.connect(f"file:{session}?mode=ro", uri=True)
-        rows = db.execute(select + where, () if outcome == "pending" else (outcome,))
-        for job_id, module, operator, arguments, occurrence, line, definition, diff in rows:
-            key = (module, operator, occurrence)
-            if (modules and module not in modules) or key in seen:
-                continue
-            if outcome == "pending":
-                diff = _mutant_diff(module, operator, _arguments(arguments), occurrence)
-            if not diff:
+        for row in db.execute(select + where, () if outcome == "pending" else (outcome,)):
+            key = (row[1], row[2], row[4])
+            if (modules and row[1] not in modules) or key in seen or row[0] in exclude:
                 continue
             seen.add(key)
-            mutants.append({"job_id": job_id, "module": module, "operator": operator, "occurrence": occurrence,
-                            "line": line, "definition": definition, "diff": diff})
+            candidates.append(row)
+    if sample is not None:
+        by_job = {row[0]: row for row in candidates}
+        candidates = [by_job[job] for job in random.Random(seed).sample(sorted(by_job), min(sample, len(by_job)))]
+    mutants = []
+    for job_id, module, operator, arguments, occurrence, line, definition, diff in candidates:
+        if outcome == "pending":
+            diff = _mutant_diff(module, operator, _arguments(arguments), occurrence)
+        if not diff:
+            continue
+        mutants.append({"job_id": job_id, "module": module, "operator": operator, "occurrence": occurrence,
+                        "line": line, "definition": definition, "diff": diff})
     return sorted(mutants, key=lambda m: (m["module"], m["line"], m["operator"], m["occurrence"]))
 
 
@@ -282,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     p_export.add_argument("--module", action="append", default=[], help="only this module (repeatable)")
     p_export.add_argument("--outcome", default="survived", choices=["survived", "killed", "pending"],
                           help="the CPU run's outcome to export (default: survived); pending: not run")
+    p_export.add_argument("--sample", type=int, help="a random sample of this many of them (with --seed)")
+    p_export.add_argument("--seed", type=int, default=0, help="the sample's random.Random seed (default 0)")
+    p_export.add_argument("--exclude", action="append", type=Path, default=[],
+                          help="an earlier sample's JSON lines: none of its mutants again (repeatable)")
     p_export.add_argument("-o", "--out", type=Path, required=True)
     p_run = commands.add_parser("run", help="apply each mutant to a copy of this tree and run the test command")
     p_run.add_argument("mutants", type=Path)
@@ -305,7 +318,10 @@ def main(argv: list[str] | None = None) -> int:
             print("exporting pending mutants needs cosmic-ray: run it in tox -e mutation's environment "
                   "(.tox/mutation/bin/python -m scripts.mutation_replay ...)", file=sys.stderr)
             return 3
-        mutants = export(args.sessions, args.module, args.outcome)
+        earlier = frozenset(json.loads(line)["job_id"] for path in args.exclude
+                            for line in path.read_text().splitlines() if line.strip())
+        mutants = export(args.sessions, args.module, args.outcome, sample=args.sample, seed=args.seed,
+                         exclude=earlier)
         args.out.write_text("".join(json.dumps(m) + "\n" for m in mutants))
         print(f"{len(mutants)} mutants written to {args.out}")
         return 0

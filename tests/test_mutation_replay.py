@@ -137,3 +137,17 @@ def test_a_timeout_kills_every_process_of_the_command(toy_tree, tmp_path):
     assert json.loads(out.read_text())["outcome"] == "timeout"
     time.sleep(5)
     assert not marker.exists()
+
+
+def test_a_sample_is_drawn_by_its_seed_from_the_job_ids_in_order_leaving_out_earlier_ones(tmp_path):
+    import random
+
+    jobs = [f"j{i:02d}" for i in range(10)]
+    path = session_file(tmp_path, [(job, f"pkg/m{i}.py", "SURVIVED", f"d{i}") for i, job in enumerate(jobs)])
+    first = mutation_replay.export([path], [], "survived", sample=3, seed=7)
+    assert sorted(m["job_id"] for m in first) == sorted(random.Random(7).sample(jobs, 3))
+    second = mutation_replay.export([path], [], "survived", sample=3, seed=8,
+                                    exclude=frozenset(m["job_id"] for m in first))
+    rest = [job for job in jobs if job not in {m["job_id"] for m in first}]
+    assert sorted(m["job_id"] for m in second) == sorted(random.Random(8).sample(rest, 3))
+    assert len(mutation_replay.export([path], [], "survived", sample=50, seed=1)) == 10  # at most all of them
