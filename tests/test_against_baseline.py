@@ -555,3 +555,10 @@ def test_a_young_levels_spread_comes_from_the_runs_before_it_of_the_newest_of_th
     verdict = judge_against_history(current(1.03, sass="sass-2"), tight[:3] + apart + tight[3:] + level,
                                     gpu_uuid="GPU-A")
     assert verdict.detectable == pytest.approx(0.015)  # the floor: sass-1's runs agree; sass-0's would not
+
+
+def test_a_runs_commit_is_its_commit_info_id_where_that_is_a_non_empty_string():
+    from harness.verdict.against_baseline import run_commit
+
+    assert run_commit({"commit_info": {"id": "abc123"}}) == "abc123"
+    assert [run_commit(doc) for doc in ({"commit_info": {"id": ""}}, {"commit_info": {"id": 5}}, {})] == [None] * 3

@@ -164,3 +164,12 @@ def test_an_idle_recording_keeps_the_instant_readings_nvml_gave_and_asks_for_eve
     assert len(trace.instant) < power.reads
     assert power.since and set(power.since) == {0}  # all that NVML holds, each time
     assert trace.samples and trace.done == [] and len(trace.polls) > 10
+
+
+def test_a_plan_and_a_measurement_are_values_that_cannot_be_changed_once_made():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        EnergyPlan().windows = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):  # a measurement, once taken, neither
+        energy.EnergyMeasurement((), "", None, (None, None), None).idle_w = 1.0

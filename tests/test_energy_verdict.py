@@ -158,3 +158,9 @@ def test_an_energy_ab_needs_three_pairs_of_equal_length():
         judge_energy_paired("c", [1.0, 1.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="three pairs"):
         judge_energy_paired("c", [1.0] * 4, [1.0] * 3)
+
+
+def test_the_block_names_the_counters_sampling_rate_and_an_ab_needs_pairs():
+    assert energy_block(measurement())["sampling_rate_hz"] == pytest.approx(10.0)  # a change every 100 ms
+    with pytest.raises(ValueError, match="three pairs or more"):
+        judge_energy_paired("c", [1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])  # head longer than base: not pairs

@@ -574,3 +574,9 @@ def test_a_stored_run_of_a_newer_schema_is_a_baseline_error_naming_the_file(tmp_
 def test_a_save_creates_the_missing_folders_above_its_own(tmp_path):
     path = save_run(tmp_path / "new" / "store" / "G", "label", a_run([1.0]))
     assert path == tmp_path / "new" / "store" / "G" / "0001_label.json" and path.is_file()
+
+
+def test_a_file_is_written_into_a_folder_that_is_there_or_not_yet(tmp_path):
+    write_text_atomically(tmp_path / "there.md", "a\n", replace=True)  # tmp_path exists already
+    write_text_atomically(tmp_path / "new" / "deeper" / "b.md", "b\n", replace=True)
+    assert (tmp_path / "there.md").read_text() == "a\n" and (tmp_path / "new" / "deeper" / "b.md").read_text() == "b\n"

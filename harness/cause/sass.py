@@ -101,10 +101,14 @@ def opcodes(cubin: bytes, function: str | None = None) -> list[str]:
 
 
 def class_of(opcode: str) -> str:
+    """The class of an opcode: the one that names its base exactly (LDGSTS, SHFL), else the first whose
+    prefix it begins with (a dotted one, LD., or a variant of a named base)."""
     base = opcode.split(".", 1)[0]
     for name, prefixes in CLASSES:
-        if any(opcode.startswith(prefix) if prefix.endswith(".") else base == prefix or
-               (base.startswith(prefix) and len(prefix) > 2) for prefix in prefixes):
+        if any(base == prefix or (prefix.endswith(".") and opcode.startswith(prefix)) for prefix in prefixes):
+            return name
+    for name, prefixes in CLASSES:
+        if any(len(prefix) > 2 and not prefix.endswith(".") and base.startswith(prefix) for prefix in prefixes):
             return name
     return "other"
 

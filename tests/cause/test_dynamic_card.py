@@ -117,3 +117,8 @@ def test_an_ncu_that_profiled_nothing_is_named_with_the_last_four_lines_it_print
     with pytest.raises(dynamic.ProfilerMissing) as missing:
         dynamic.profile(["true"], "k", ncu=str(fake))
     assert str(missing.value) == "ncu profiled nothing (exit 9): line 3 / line 4 / line 5 / line 6"
+
+
+def test_a_row_without_a_metric_name_is_passed_over_and_the_rows_after_it_read():
+    found = parse_csv("\n".join([HEADER, row("", "", "1"), row("dram__bytes.sum", "byte", "64")]))
+    assert found == {"dram__bytes.sum": 64.0}

@@ -57,3 +57,11 @@ def test_case_series_gpu_filter_takes_a_model_or_a_uuid(store):
     [(key, points)] = store.case_series(by="gpu_model", gpu=GPU_A, case=case_name(0)).items()
     assert key.gpu == "NVIDIA H200" and [p.gpu_uuid for p in points] == [GPU_A]
     assert store.case_series(gpu="GPU-unknown") == {}
+
+
+def test_the_refusal_counts_the_cases_of_that_run_alone(store):
+    first, second = _two_runs(store)
+    held = len(store.case_series(by="gpu_uuid"))  # one series per case: each run holds every case once
+    with pytest.raises(HistoryError, match=rf"run {second} holds no case 'suites/nothing.py::test\[x\]'; it holds "
+                                           rf"{held} cases"):
+        store.acknowledge("suites/nothing.py::test[x]", second, reason="x")

@@ -182,3 +182,9 @@ def test_the_accepted_diamond_and_the_run_failed_cross_are_drawn_around_their_po
     assert 'd="M10.0,15.0 L15.0,20.0 L10.0,25.0 L5.0,20.0 Z"' in accepted
     crossed = _marker(point(2, 1e-3, run_failed=True), 10.0, 20.0, "#000")
     assert 'd="M6.0,16.0 L14.0,24.0 M6.0,24.0 L14.0,16.0"' in crossed
+
+
+def test_ticks_past_a_thousand_seconds_stay_in_seconds():
+    from harness.history.chart import tick_labels
+
+    assert tick_labels([2000.0, 4000.0]) == ["2000 s", "4000 s"]

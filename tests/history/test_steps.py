@@ -373,3 +373,13 @@ def test_from_min_runs_for_welch_a_side_a_step_is_judged_by_welchs_test(runs):
     logs = np.r_[rng.normal(0, 0.01, runs), rng.normal(0.01, 0.01, runs)]
     _, p = steps_module._judge(logs, 0, runs, 2 * runs, 30, 0.01)
     assert p == pytest.approx(stats.ttest_ind(logs[runs:], logs[:runs], equal_var=False).pvalue, rel=1e-9, abs=0)
+
+
+def test_two_flat_sides_at_different_levels_are_certainly_a_change_and_at_one_level_none():
+    from harness.history.steps import MIN_RUNS_FOR_WELCH, _judge
+
+    n = MIN_RUNS_FOR_WELCH
+    apart = np.array([0.0] * n + [0.03] * n)
+    ratio, p = _judge(apart, 0, n, 2 * n, n, 0.01)
+    assert ratio == pytest.approx(math.exp(0.03)) and p == 0.0
+    assert _judge(np.zeros(2 * n), 0, n, 2 * n, n, 0.01) == (1.0, 1.0)
