@@ -122,3 +122,19 @@ def test_an_ncu_that_profiled_nothing_is_named_with_the_last_four_lines_it_print
 def test_a_row_without_a_metric_name_is_passed_over_and_the_rows_after_it_read():
     found = parse_csv("\n".join([HEADER, row("", "", "1"), row("dram__bytes.sum", "byte", "64")]))
     assert found == {"dram__bytes.sum": 64.0}
+
+
+def test_the_launch_under_ncu_is_the_builds_own_and_one_without_a_grid_or_shape_is_not_profiled(tmp_path):
+    import sys
+    import types
+
+    from harness.cause.sides import Side, _launch_command
+
+    build = types.SimpleNamespace(launch="grid=(8, 4, 1) block=(32, 8) shared=16384 pitched=False", function="k")
+    command = _launch_command(Side(None, build, "256x128x64"), "// source", ("-O3",), tmp_path, "head")
+    assert command == [sys.executable, "-m", "harness.cause.launch", str(tmp_path / "head.cu"), "k",
+                       "--shape=256x128x64", "--grid=8,4,1", "--block=32,8", "--shared=16384", "--option=-O3"]
+    assert (tmp_path / "head.cu").read_text() == "// source"
+    assert _launch_command(Side(None, build), "", (), tmp_path, "x") is None  # no shape: nothing to launch
+    gridless = types.SimpleNamespace(launch="chunks=4 grids=[(1, 1, 1)] block=(256,)", function="k")
+    assert _launch_command(Side(None, gridless, "1x1x1"), "", (), tmp_path, "y") is None

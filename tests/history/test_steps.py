@@ -383,3 +383,15 @@ def test_two_flat_sides_at_different_levels_are_certainly_a_change_and_at_one_le
     ratio, p = _judge(apart, 0, n, 2 * n, n, 0.01)
     assert ratio == pytest.approx(math.exp(0.03)) and p == 0.0
     assert _judge(np.zeros(2 * n), 0, n, 2 * n, n, 0.01) == (1.0, 1.0)
+
+
+def test_pelt_finds_no_candidate_in_pure_noise_at_the_penalty_of_3_log_n():
+    # the penalty grows with the series (PENALTY x log n): 20 quiet series of 300 runs give PELT no break
+    # to propose (at 3 + log n, one of them already gives two)
+    from harness.history.steps import _candidates
+
+    found = 0
+    for seed in range(20):
+        logs = 0.01 * np.random.default_rng(seed).standard_normal(300)
+        found += len(_candidates(logs, noise_scale(logs), 3))
+    assert found == 0
