@@ -7,8 +7,8 @@ when the pages are read, so the folder works from a file:// URL or any static ho
 * index.html: one row per series (case x GPU x timer x profile): the GPU by short
   UUID, the newest run's verdict, the latest median over its reference (the
   caller's, else the median of the series' earlier runs since its latest step), a
-  sparkline, the newest joules per launch where measured, and what needs attention: the case failing in its newest runs, its open
-  slower steps (not accepted). Failing cases come first, then open slower steps,
+  sparkline, the newest joules per launch where measured, and what needs attention:
+  the case failing in its newest runs, its open slower steps (not accepted). Failing cases come first, then open slower steps,
   then the rest. Filters by GPU (model or UUID, as the series are keyed), by the
   UUIDs of the runs, and by kernel (any part of the case id).
 * cases/<name>.html: one page per case: the chart (every run, failed ones drawn
@@ -146,7 +146,7 @@ def _energy_section(group: Sequence[Series]) -> str:
     if not measured:
         return ""
     rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one)}</td>'
-                   f'<td>{_e(format_joules([p.energy_j for p in one.points if p.energy_j is not None][-1]))}</td>'
+                   f'<td>{_e(_newest_energy(one))}</td>'
                    f'<td>{sum(p.energy_j is not None for p in one.points)}</td></tr>' for one in measured)
     return ("<h2>Energy per launch</h2><p>Joules per launch of the runs that measured it (docs/method.md, "
             "\"Energy per launch\").</p><table><tr><th>GPU</th><th>history</th><th>newest</th><th>runs</th></tr>"

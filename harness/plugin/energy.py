@@ -96,6 +96,12 @@ def energy_failure(record: CaseRecord) -> str | None:
     return f"energy regression: {interval_text(record.energy)} per launch: {verdict['reason']}"
 
 
+def energy_section(records: list[CaseRecord]) -> str:
+    """The report's energy section as text ("" where no case measured energy)."""
+    lines = energy_lines(records)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def energy_lines(records: list[CaseRecord]) -> list[str]:
     """The report's energy section: one row per measured case (none without any)."""
     measured = sorted((r for r in records if r.energy), key=lambda r: r.case)

@@ -7,7 +7,7 @@ against stored runs and for a `--compare-ref` run alike.
 
 from __future__ import annotations
 
-from harness.plugin.energy import energy_lines
+from harness.plugin.energy import energy_section
 from harness.plugin.regression import is_followed, window_lines
 from harness.plugin.state import SuiteState
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
@@ -34,7 +34,7 @@ def write_stored_report(state: SuiteState) -> None:
         text += "\n## Slower cases: their reference runs and the commits since\n"
         for record in followed:
             text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
-    text += "\n".join(energy_lines(state.records)) + ("\n" if any(r.energy for r in state.records) else "")
+    text += energy_section(state.records)
     publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
 
 
@@ -65,7 +65,7 @@ def write_ref_report(state: SuiteState) -> None:
     if ref.cards:
         text += "\n## Why the slower cases are slower\n\n" + "\n".join(
             line for case in sorted(ref.cards) for line in ref.cards[case])
-    text += "\n".join(energy_lines(state.records)) + ("\n" if any(r.energy for r in state.records) else "")
+    text += energy_section(state.records)
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 

@@ -98,8 +98,8 @@ class TimedCase:
             pytest.fail(f"performance regression: {format_duration(record.median_s)} now against "
                         f"{format_duration(verdict.reference_median)} in {verdict.reference}{pooled} "
                         f"({verdict.ratio:.3f}x): {verdict.reason}{failure_words(record)}", pytrace=False)
-        if energy_failure(record):
-            pytest.fail(energy_failure(record), pytrace=False)
+        if (failure := energy_failure(record)) is not None:
+            pytest.fail(failure, pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
@@ -132,8 +132,8 @@ class TimedCase:
             explain_slower(state, self.benchmark.fullname, prepared)
         if verdict.fails:
             pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
-        if energy_failure(record):
-            pytest.fail(energy_failure(record), pytrace=False)
+        if (failure := energy_failure(record)) is not None:
+            pytest.fail(failure, pytrace=False)
         return head
 
     def _keep(self, record: CaseRecord, verdict) -> None:

@@ -147,7 +147,8 @@ def _captured(run, stream, count: int):
                 run(stream)
         finally:
             graph = stream.end_capture()
-        graph.upload(stream) if hasattr(graph, "upload") else None
+        if hasattr(graph, "upload"):  # where CuPy has it: the graph is on the GPU before its first launch
+            graph.upload(stream)
         return graph, ""
     except Exception as error:  # a launch that cannot be captured (a host sync, a library that refuses)
         stream.synchronize()

@@ -114,8 +114,7 @@ class Profile:
     long_sample_s: float = 0.05
     min_samples_long: int = 5
     # Test names (with their parameters, as pytest writes them) whose energy is measured after their time
-    # under --energy=profile,
-    # the default (harness/timing/energy.py; about 3.5 s of GPU each).
+    # under --energy=profile, the default (harness/timing/energy.py; about 3.5 s of GPU each).
     energy_cases: tuple[str, ...] = ()
 
     @property

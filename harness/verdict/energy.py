@@ -81,6 +81,11 @@ def run_to_run(reference_runs: Sequence[StoredResult] = ()) -> tuple[float, int,
     return sd, dof, f"the H200 prior pooled with {len(means)} stored runs"
 
 
+def _relative_se(values: Sequence[float]) -> float:
+    """The standard error of the values' mean, as a fraction of it (0 for one value)."""
+    return float(np.std(values, ddof=1)) / math.sqrt(len(values)) / float(np.mean(values)) if len(values) > 1 else 0.0
+
+
 def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None, bytes_moved: float | None = None,
                  reference_runs: Sequence[StoredResult] = ()) -> dict:
     """The record's `energy`: joules per launch with its interval (this run's windows, and where a run
@@ -99,9 +104,7 @@ def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None, 
     sampled = [w.sampled_w for w in windows if w.sampled_w is not None]
     before, after = measurement.temperature_c
     sd, dof, source = run_to_run(reference_runs)
-    relative_se = (high - mean) / mean / float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(per_launch) - 1)) \
-        if len(per_launch) > 1 else 0.0
-    spread = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * math.hypot(relative_se, sd)
+    spread = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * math.hypot(_relative_se(per_launch), sd)
     return {
         "method": METHOD, "replay": measurement.replay, "sampling_rate_hz": 1 / COUNTER_PERIOD_S,
         "confidence": CONFIDENCE, "joules_per_launch": mean, "joules_per_launch_low": low,
@@ -159,8 +162,7 @@ def judge_energy(case: str, current: Sequence[float], reference_runs: Sequence[S
     pooled = [value for run in reference_runs for value in run.energy]
     now, ref = mean_interval(current)[0], mean_interval(pooled)[0]
     ratio = now / ref
-    relative_se = [float(np.std(v, ddof=1)) / math.sqrt(len(v)) / np.mean(v) if len(v) > 1 else 0.0
-                   for v in (current, pooled)]
+    relative_se = [_relative_se(v) for v in (current, pooled)]
     spread = run_to_run(reference_runs)[0]
     noise = Z * math.hypot(*relative_se, math.sqrt(1 + 1 / len(reference_runs)) * spread)
     detectable = max(floor, noise)
