@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness.history.cmd_changes import positive_int
 from scripts.environment import needs_gpu, summary
 
 MATMUL = [("cublas", 4096), ("warptile_128x256", 4096), ("warptile_128x256", 1024), ("blocktile_2d", 4096)]
@@ -198,7 +199,7 @@ def main(argv=None) -> int:
     run = commands.add_parser("measure", help="the cases, NVML's readings and the variant's A/Bs")
     run.add_argument("--json", help="write every figure here")
     run.add_argument("--traces", help="write the first cases' and the idle GPU's traces into this folder")
-    run.add_argument("--ab", type=int, default=10, help="energy A/Bs of the variant, and as many clean ones")
+    run.add_argument("--ab", type=positive_int, default=10, help="energy A/Bs of the variant, and as many clean ones")
     together = commands.add_parser("agree", help="several runs' joules per launch for the same cases")
     together.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
