@@ -43,14 +43,19 @@ def main(argv=None) -> int:
     parser.add_argument("runs", nargs="?", type=int, default=200)
     parser.add_argument("cases", nargs="?", type=int, default=90)
     parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
-    parser.add_argument("--store", nargs="?", const="", metavar="URL",
-                        help="time the commands over a store instead (default: a new SQLite file)")
+    # a flag and a separate URL: an optional value after --store swallowed RUNS (`--store 200 90` wrote a
+    # 90-run store into a file named 200)
+    parser.add_argument("--store", action="store_true",
+                        help="time the commands over a store instead (a new SQLite file, or --history's)")
+    parser.add_argument("--history", metavar="URL", help="with --store: the store to fill (use an empty one)")
     args = parser.parse_args(argv)
     if args.runs < 2 or args.cases < 1:
         parser.error("RUNS must be at least 2 and CASES at least 1")
     needs("time_changes", "numpy", "ruptures")
-    if args.store is not None:
-        store_bench(args.store or None, args.runs, args.cases)
+    if args.history and not args.store:
+        parser.error("--history needs --store (without it the series are timed in memory)")
+    if args.store:
+        store_bench(args.history, args.runs, args.cases)
         return 0
     import numpy as np
 

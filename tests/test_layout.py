@@ -140,3 +140,17 @@ def test_the_test_file_rule_refuses_a_file_named_after_a_pass(tmp_path):
     (tmp_path / "test_undocumented.py").write_text("x = 1\n")
     with pytest.raises(AssertionError, match="does not open with"):
         test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(tmp_path / "test_undocumented.py")
+
+
+# The files the repository's root may hold: the layout the README names. A store or log written into the
+# root by a mistyped command (a SQLite file named `200` once was committed) is refused here.
+ROOT_FILES = {".gitignore", "NOTES.md", "README.md", "conftest.py", "pyproject.toml", "tox.ini"}
+
+
+def test_the_repository_root_holds_only_its_known_files():
+    root = HARNESS.parent
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files cannot be listed")
+    import subprocess
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    assert {name for name in tracked if "/" not in name} <= ROOT_FILES

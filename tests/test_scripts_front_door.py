@@ -128,3 +128,10 @@ def test_the_gpu_environments_of_tox_require_a_gpu():
         (line,) = [line for line in lines if line.startswith(f"{env}:")]
         assert "--require-gpu" in line, line
     assert "--require-gpu" in (ROOT / "scripts" / "sanitize.sh").read_text()
+
+
+def test_time_changes_history_without_store_is_refused_and_store_takes_no_value():
+    # `--store` once took an optional URL and swallowed RUNS: `--store 200 90` filled a file named 200
+    refused = run("-m", "scripts.time_changes", "--history", "sqlite:///x.sqlite")
+    assert refused.returncode == 2 and "--history needs --store" in refused.stderr
+    assert not (ROOT / "x.sqlite").exists()
