@@ -75,7 +75,7 @@ def measure(args) -> int:
     from harness.timing.gpu import gpu_info
     from harness.timing.profile import PROFILES
     from harness.timing.timer import GpuTimer
-    from harness.verdict.energy import MORE_ENERGY, energy_block, interval_text, judge_energy_paired
+    from harness.verdict.energy import MORE_ENERGY, energy_block, interval_text, judge_energy_paired, precise_enough
     from tests.energy.variant import BusyAdd
 
     started = time.perf_counter()
@@ -98,7 +98,7 @@ def measure(args) -> int:
     for index, (case, prepared, flops, bytes_moved) in enumerate(_cases()):
         began = time.perf_counter()
         median = timer.measure(prepared.run, profile, case=case).median
-        measured = meter.measure(prepared.run, timer.stream, median, case=case)
+        measured = meter.measure(prepared.run, timer.stream, median, case=case, enough=precise_enough)
         block = energy_block(measured, flops=flops, bytes_moved=bytes_moved)
         row = _row(case, median, block)
         result["cases"].append(row)

@@ -9,7 +9,7 @@ import pytest
 
 import harness.timing.energy as energy
 from harness.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
-from harness.timing.power_trace import COUNTER_PERIOD_S, Trace
+from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window
 
 
 class FakeNvml:
@@ -109,7 +109,7 @@ def test_a_long_launch_is_replayed_one_at_a_time_without_a_graph():
 def test_a_replay_without_a_window_is_an_error_naming_the_case():
     trace = Trace(polls=[(0.0, 1), (0.1, 1), (0.2, 2)], done=[(0.3, 0.0, 1)])
     with pytest.raises(EnergyError, match=r"test_x\[a\]: no energy window in its replay \(3 polls, 1 counter "):
-        energy._enough([], trace, "test_x[a]")
+        energy._found([], trace, "test_x[a]")
 
 
 def test_without_nvml_there_is_no_energy_and_the_reason_says_so(monkeypatch):
@@ -173,3 +173,69 @@ def test_a_plan_and_a_measurement_are_values_that_cannot_be_changed_once_made():
         EnergyPlan().windows = 2
     with pytest.raises(dataclasses.FrozenInstanceError):  # a measurement, once taken, neither
         energy.EnergyMeasurement((), "", None, (None, None), None).idle_w = 1.0
+
+
+class BatchedMeter(energy.EnergyMeter):
+    """A meter whose recordings give windows of the joules per launch listed per batch; nothing runs."""
+
+    def __init__(self, batches):
+        super().__init__(power=None)
+        self.batches, self.asked = list(batches), []
+        self._idle_w, self.idle_trace = 100.0, Trace()
+
+    def _record(self, replay, busy_s, warm_s, clocks=None, throttle=None):
+        self.asked.append((busy_s, warm_s))
+        trace = Trace(warm_until=warm_s)
+        trace.values = self.batches.pop(0)  # what windows_of cuts from it, below
+        return trace
+
+
+def cut(trace, ticks_per_window, count=None):
+    """windows_of for a BatchedMeter's trace: one 0.5 s window of ten launches per listed value."""
+    return [Window(i * 0.5, (i + 1) * 0.5, 10 * value, 10) for i, value in enumerate(trace.values[:count])]
+
+
+class Power:
+    def temperature_c(self):
+        return 40.0
+
+    def power_limit_w(self):
+        return 700.0
+
+
+THREE_THEN_SIX_MORE = EnergyPlan(windows=3, ticks_per_window=5, warm_s=0.3, extra_windows=6)
+
+
+def measured(monkeypatch, batches, enough, plan=THREE_THEN_SIX_MORE):
+    monkeypatch.setattr(energy, "windows_of", cut)
+    meter = BatchedMeter(batches)
+    meter.power = Power()
+    return meter, meter.measure(lambda s: None, RefusingStream(), 0.02, plan, case="k", enough=enough)
+
+
+def test_windows_that_miss_the_precision_rule_are_followed_by_more_batches_until_it_is_met(monkeypatch):
+    rule_saw = []
+
+    def enough(values):
+        rule_saw.append(len(values))
+        return len(values) >= 6
+
+    meter, m = measured(monkeypatch, [[1.0, 1.07, 1.0], [1.0, 1.0, 1.0], [9.0, 9.0, 9.0]], enough)
+    assert rule_saw == [3, 6] and len(m.windows) == 6 and m.windows_added == 3
+    assert m.joules_per_launch == pytest.approx([1.0, 1.07, 1.0, 1.0, 1.0, 1.0], rel=1e-6)
+    assert [warm for _, warm in meter.asked] == [0.3, 0.1]  # a batch after the first warms up for resume_s
+    assert len(m.traces) == 2
+
+
+def test_extra_windows_cap_the_batches_and_no_rule_means_no_batch(monkeypatch):
+    meter, m = measured(monkeypatch, [[1.0] * 3, [1.0] * 3, [1.0] * 3, [1.0] * 3], lambda values: False)
+    assert len(m.windows) == 9 and m.windows_added == 6 and len(meter.batches) == 1
+    meter, m = measured(monkeypatch, [[1.0] * 3, [2.0] * 3], None)
+    assert len(m.windows) == 3 and m.windows_added == 0 and len(meter.batches) == 1
+
+
+def test_the_last_batch_asks_only_for_the_windows_left_under_the_cap(monkeypatch):
+    plan = EnergyPlan(windows=4, ticks_per_window=5, warm_s=0.3, extra_windows=6)
+    meter, m = measured(monkeypatch, [[1.0] * 4, [1.0] * 4, [1.0] * 2], lambda values: False, plan)
+    assert m.windows_added == 6 and [warm for _, warm in meter.asked] == [0.3, 0.1, 0.1]
+    assert meter.asked[2][0] == pytest.approx(plan.batch(2).busy_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ from harness.verdict.energy import (
     REFERENCE_RUNS,
     RUN_TO_RUN_DOF,
     RUN_TO_RUN_SD,
+    TARGET_HALF_WIDTH,
     Z,
     energy_block,
     energy_reference,
@@ -24,6 +26,7 @@ from harness.verdict.energy import (
     judge_energy,
     judge_energy_paired,
     mean_interval,
+    precise_enough,
     run_to_run,
 )
 from harness.verdict.labels import NEW, SAME
@@ -89,6 +92,23 @@ def test_the_interval_between_runs_adds_the_spread_between_runs_to_the_windows_e
     assert (block["run_to_run_sd"], block["run_to_run_source"]) == (RUN_TO_RUN_SD, "the H200 prior")
     wide = energy_block(measurement(), reference_runs=[run(1, 1.0), run(2, 1.05), run(3, 0.95)])
     assert wide["between_runs_high"] > block["between_runs_high"] and "3 stored runs" in wide["run_to_run_source"]
+
+
+def test_a_measurement_is_precise_enough_once_its_95_percent_interval_is_within_1_percent():
+    assert TARGET_HALF_WIDTH == 0.01
+    tight = [1.0, 1.004, 0.996, 1.002, 0.998, 1.0]
+    assert precise_enough(tight)
+    one_high = [1.0, 1.0, 1.0, 1.0, 1.0, 1.07]  # ±3.0%: a window 7% high among six
+    assert not precise_enough(one_high)
+    assert precise_enough(one_high + [1.0] * 18)  # the same window among 24: ±0.6%
+    assert not precise_enough([0.99, 1.01] * 3)  # ±1.15%: 2.571 x 0.01095 / sqrt(6)
+    assert precise_enough([0.995, 1.005] * 3)  # ±0.57%
+    assert not precise_enough([1.0]) and not precise_enough([])  # one window gives no interval
+
+
+def test_the_block_says_how_many_windows_the_precision_rule_added():
+    assert energy_block(measurement())["windows_added"] == 0
+    assert energy_block(dataclasses.replace(measurement(), windows_added=6))["windows_added"] == 6
 
 
 def test_a_measurement_without_windows_is_refused():

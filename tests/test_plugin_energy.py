@@ -39,6 +39,16 @@ def test_energy_alone_records_each_cases_joules_per_launch_in_the_run(suite):
     assert "energy of 3 case(s) measured in 9.0 s of this run" in output(result)
 
 
+def test_a_case_whose_windows_are_too_noisy_for_1_percent_is_given_more_windows(suite):
+    # 5% spread a window: six give about ±5%, so the plugin's precision rule asks for the 18 more
+    result = run(suite, "--energy", "--fake-gpu-energy-noise=0.05", f"--benchmark-json={suite / 'run.json'}")
+    assert result.returncode == 0, output(result)
+    for block in energies(suite).values():
+        assert len(block["window_joules_per_launch"]) == 24 and block["windows_added"] == 18
+    quiet = run(suite, "--energy", f"--benchmark-json={suite / 'run.json'}")
+    assert quiet.returncode == 0 and {b["windows_added"] for b in energies(suite).values()} == {0}
+
+
 def test_no_energy_is_measured_where_none_is_asked_for(suite):
     # the fake suite's names are none of the nightly's energy cases; --energy=none measures none at all
     for args in ([], ["--energy=none"]):
@@ -95,7 +105,7 @@ def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
 
 def test_an_energy_ab_records_heads_energy_and_the_paired_verdict(pytestconfig):
     config = types.SimpleNamespace(getoption=lambda name: {"fake_gpu_energy": ["*head*:1.05"],
-                                                           "fake_gpu_seed": 0}[name])
+                                                           "fake_gpu_seed": 0, "fake_gpu_energy_noise": 0.002}[name])
     state = types.SimpleNamespace(energy="all", energy_meter=FakeEnergyMeter(config), energy_fails=True,
                                   ref=types.SimpleNamespace(ref="origin/main"), problems=[])
     record = CaseRecord(case="s.py::test_k[head]", median_s=1e-3, flops=1e9)

@@ -25,6 +25,7 @@ from harness.verdict.energy import (
     interval_text,
     judge_energy,
     judge_energy_paired,
+    precise_enough,
 )
 from harness.verdict.labels import HISTORY_REFERENCE, Verdict
 from harness.verdict.record import CaseRecord
@@ -56,7 +57,7 @@ def with_energy(state, record: CaseRecord, run, stream, *, wall: bool) -> CaseRe
     if not _measurable(state, record, wall):
         return record
     try:
-        measurement = state.energy_meter.measure(run, stream, record.median_s, case=record.case)
+        measurement = state.energy_meter.measure(run, stream, record.median_s, case=record.case, enough=precise_enough)
     except EnergyError as error:
         state.problems.append(f"energy not measured: {error}")
         return record

@@ -54,6 +54,9 @@ RUN_TO_RUN_DOF = 12
 ALPHA = 0.01
 Z = 3.0  # standard errors a change must exceed, as for time (harness/verdict/noise.py)
 REFERENCE_RUNS = 3
+# A measurement is extended (harness/timing/energy.py) until its 95% interval is this narrow or its
+# extra windows are spent: issue 31's bar for a case of 50 µs or more (3% for the 1024² adds).
+TARGET_HALF_WIDTH = 0.01
 METHOD = "NVML total energy counter over windows cut at its updates, launches counted by CUDA events"
 
 
@@ -67,6 +70,14 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tu
         return mean, mean, mean
     half = float(stats.t.ppf(0.5 + confidence / 2, data.size - 1) * data.std(ddof=1) / math.sqrt(data.size))
     return mean, mean - half, mean + half
+
+
+def precise_enough(values: Sequence[float]) -> bool:
+    """Whether the interval of these windows' joules per launch is within `TARGET_HALF_WIDTH` of its mean."""
+    if len(values) < 2:
+        return False
+    mean, low, high = mean_interval(values)
+    return (high - low) / 2 / mean <= TARGET_HALF_WIDTH
 
 
 def run_to_run(reference_runs: Sequence[StoredResult] = ()) -> tuple[float, int, str]:
@@ -111,7 +122,8 @@ def energy_block(measurement: EnergyMeasurement, *, flops: float | None = None, 
         "joules_per_launch_high": high, "window_joules_per_launch": per_launch,
         "between_runs_low": mean * math.exp(-spread), "between_runs_high": mean * math.exp(spread),
         "run_to_run_sd": sd, "run_to_run_source": source,
-        "window_seconds": [w.seconds for w in windows], "total_joules": total_j, "measured_seconds": seconds,
+        "window_seconds": [w.seconds for w in windows], "windows_added": measurement.windows_added,
+        "total_joules": total_j, "measured_seconds": seconds,
         "launches": sum(w.launches for w in windows), "launch_seconds": measurement.launch_s,
         "active_watts_mean": watts, "active_watts_peak": max(w.power_w for w in windows),
         "idle_baseline_watts": idle,

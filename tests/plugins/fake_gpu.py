@@ -19,7 +19,7 @@ import zlib
 import numpy as np
 import pytest
 
-from harness.timing.energy import EnergyMeasurement
+from harness.timing.energy import DEFAULT_PLAN, EnergyMeasurement
 from harness.timing.gpu import ClockState, GpuInfo
 from harness.timing.power_trace import Window
 from harness.timing.timer import TIMER_CUPTI, Measurement
@@ -36,6 +36,7 @@ def pytest_addoption(parser):
     group.addoption("--fake-gpu-samples", type=int, default=20)
     group.addoption("--fake-gpu-energy", action="append", default=[], help="PATTERN:FACTOR")
     group.addoption("--fake-gpu-no-energy", action="store_true")
+    group.addoption("--fake-gpu-energy-noise", type=float, default=0.002, help="the windows' relative spread")
 
 
 def fake_info(uuid: str) -> GpuInfo:
@@ -59,30 +60,35 @@ def factor_of(case: str, patterns: list[tuple[str, float]]) -> float:
 
 
 class FakeEnergyMeter:
-    """Six windows of half a second at WATTS over each launch's time, with ENERGY_NOISE spread; nothing runs."""
+    """Six windows of half a second at WATTS over each launch's time, with `--fake-gpu-energy-noise` spread,
+    six more at a time (up to the real meter's plan) while `enough` says no; nothing runs."""
 
     WATTS = 300.0
-    ENERGY_NOISE = 0.002
 
     def __init__(self, config):
         self.factors = factors(config.getoption("fake_gpu_energy"))
         self.seed = config.getoption("fake_gpu_seed")
+        self.noise = config.getoption("fake_gpu_energy_noise")
         self.seconds = 0.0  # the time a real meter would have spent: half a second a window
 
     def _spent(self, measurement: EnergyMeasurement) -> EnergyMeasurement:
         self.seconds += 0.5 * len(measurement.windows)
         return measurement
 
-    def _measurement(self, case: str, launch_s: float, windows: int, salt: int) -> EnergyMeasurement:
+    def _measurement(self, case: str, launch_s: float, windows: int, salt: int, added: int = 0) -> EnergyMeasurement:
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, salt])
         per_launch = self.WATTS * launch_s * factor_of(case, self.factors)
         launches = 0.5 / launch_s
-        found = tuple(Window(i * 0.5, (i + 1) * 0.5, per_launch * launches * (1 + self.ENERGY_NOISE * noise),
+        found = tuple(Window(i * 0.5, (i + 1) * 0.5, per_launch * launches * (1 + self.noise * noise),
                              launches) for i, noise in enumerate(rng.standard_normal(windows)))
-        return EnergyMeasurement(found, "a fake replay", 60.0, (40.0, 41.0), 700.0, (1980,))
+        return EnergyMeasurement(found, "a fake replay", 60.0, (40.0, 41.0), 700.0, (1980,), windows_added=added)
 
-    def measure(self, run, stream, launch_s, plan=None, case=""):
-        return self._spent(self._measurement(case, launch_s, 6, 0))
+    def measure(self, run, stream, launch_s, plan=DEFAULT_PLAN, case="", enough=None):
+        count = plan.windows
+        while enough is not None and count < plan.windows + plan.extra_windows and not enough(
+                self._measurement(case, launch_s, count, 0).joules_per_launch):
+            count += min(plan.windows, plan.windows + plan.extra_windows - count)
+        return self._spent(self._measurement(case, launch_s, count, 0, added=count - plan.windows))
 
     def measure_interleaved(self, run_a, run_b, stream, launch_a_s, launch_b_s, pairs, plan=None, case=""):
         base = self._spent(self._measurement("base", launch_a_s, pairs, 1))
