@@ -239,3 +239,9 @@ def test_the_last_batch_asks_only_for_the_windows_left_under_the_cap(monkeypatch
     meter, m = measured(monkeypatch, [[1.0] * 4, [1.0] * 4, [1.0] * 2], lambda values: False, plan)
     assert m.windows_added == 6 and [warm for _, warm in meter.asked] == [0.3, 0.1, 0.1]
     assert meter.asked[2][0] == pytest.approx(plan.batch(2).busy_s)
+
+
+def test_the_replay_keeps_100_ms_of_work_queued_and_three_replays_at_least():
+    assert Replay(lambda s: None, RefusingStream(), launch_s=5e-6).queued == 10  # ten graphs of 10 ms
+    assert Replay(lambda s: None, RefusingStream(), launch_s=2.9e-3).queued == 12  # graphs of 3 launches
+    assert Replay(lambda s: None, RefusingStream(), launch_s=0.05).queued == 3  # 50 ms launches: three

@@ -3,7 +3,7 @@
 After a case is timed, `EnergyMeter.measure` replays its launch back to back for
 a few seconds: as one CUDA graph of many launches where the launch is short (so
 that the GPU never waits for the host between kernels; about `GRAPH_S` of GPU
-work per graph, `QUEUED` graphs kept queued), else launch by launch. Meanwhile
+work per graph, `QUEUED_S` of work kept queued), else launch by launch. Meanwhile
 the host polls the energy counter, reads POWER_INSTANT every few milliseconds
 and NVML's 50 Hz power samples every second, and records an event after each
 replay (harness/timing/power_trace.py cuts the windows from that trace). The
@@ -27,6 +27,7 @@ pairs), for a same-run comparison.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -35,7 +36,12 @@ from harness.timing.gpu import clock_state, nvml_handle, nvml_module
 from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, idle_power, windows_of
 
 GRAPH_S = 0.01  # GPU time of one replayed graph
-QUEUED = 3  # graphs kept queued ahead of the GPU: 30 ms, more than a host hiccup
+# Replays kept queued ahead of the GPU: 100 ms of its work and at least three. With 30 ms (three
+# graphs of 10 ms) the GPU waited for the host 0.08-0.15 s of a 3.5 s replay of the 1024² adds and
+# cuBLAS 1000³ on an H200 (the poll loop's NVML calls for the 50 Hz samples and the clocks take that
+# long at times), which adds idle energy to their windows (NOTES.md)
+QUEUED = 3
+QUEUED_S = 0.1
 POLL_S = 2e-4  # the poll loop's sleep; NVML's calls make a poll take about 3 ms on the H200
 INSTANT_EVERY_S = 0.005
 SAMPLES_EVERY_S = 1.0  # NVML holds about 2.4 s of its 50 Hz samples
@@ -139,6 +145,7 @@ class Replay:
     def __init__(self, run, stream, launch_s: float):
         self.run, self.stream = run, stream
         self.per_launch = max(1, round(GRAPH_S / launch_s))
+        self.queued = max(QUEUED, math.ceil(QUEUED_S / (self.per_launch * launch_s)))
         self.graph = None
         self.how = "host launches, one per replay"
         if self.per_launch > 1:
@@ -259,7 +266,7 @@ class EnergyMeter:
 
     def _record(self, replay: Replay | None, busy_s: float, warm_s: float, clocks: list | None = None,
                 throttle: set | None = None) -> Trace:
-        """Poll NVML for `busy_s` while `replay` (None: nothing) keeps QUEUED replays ahead of the GPU."""
+        """Poll NVML for `busy_s` while `replay` (None: nothing) keeps `replay.queued` replays ahead of the GPU."""
         started = time.perf_counter()
         try:
             return self._polled(replay, busy_s, warm_s, clocks, throttle)
@@ -293,7 +300,7 @@ class EnergyMeter:
                     trace.starved_s += now - starved_since
                     starved_since = None
                 if now < started + busy_s:
-                    while len(queue) < QUEUED:
+                    while len(queue) < replay.queued:
                         replay.launch()
                         launches += replay.per_launch
                         event = cupy.cuda.Event()
