@@ -106,8 +106,8 @@ class ReplayTimer:
 
     def measure_interleaved(self, run_a, run_b, profile, flush=True, case=""):
         self.calls.append(("interleaved", run_a, run_b, case))
-        return (Measurement(list(self.base), "noise", timer=TIMER_CUPTI),
-                Measurement(list(self.head), "noise", timer=TIMER_CUPTI))
+        return (Measurement(list(self.base), "noise", timer=TIMER_CUPTI, launched_kernels=("base_k",)),
+                Measurement(list(self.head), "noise", timer=TIMER_CUPTI, launched_kernels=("head_k",)))
 
 
 class FakeRefTree:
@@ -177,6 +177,7 @@ def test_changed_code_is_timed_interleaved_base_first_and_a_five_percent_slowdow
     assert (kind, case) == ("interleaved", CASE)
     assert run_base.__self__ is base.prepared[0] and run_head.__self__ is head_case
     assert head.samples == timer.head
+    assert ref.launched[CASE] == (("base_k",), ("head_k",))  # what the cause card names for a library's case
 
 
 def test_an_accepted_slowdown_is_labelled_accepted_and_does_not_fail(comparison):

@@ -31,7 +31,8 @@ def test_a_record_survives_the_round_trip_through_benchmark_json():
     r = CaseRecord(case="s.py::t[a]", median_s=2e-3, samples=[1e-3, 2e-3, 3e-3], kernel="warptile",
                    shape="4x4x4", params={"chunks": 4}, flops=1e9, ceiling="cuBLAS", ceiling_rate=5e13,
                    timer=TIMER_CUPTI, event_median_s=2.1e-3, gpu_uuid="GPU-1", sass="ab12", verdict="same",
-                   ratio=1.01, p_value=0.3, detectable=0.02, verdict_reason="within", reference="0001_x.json")
+                   ratio=1.01, p_value=0.3, detectable=0.02, verdict_reason="within", reference="0001_x.json",
+                   launched_kernels=["sm90_xmma_gemm", "splitk_reduce"])
     bench = {"fullname": r.case, "stats": {"data": r.samples}, "extra_info": json.loads(json.dumps(r.to_extra_info()))}
     back = CaseRecord.from_benchmark(bench)
     assert back == r

@@ -56,8 +56,9 @@ def test_a_host_routine_under_compare_ref_is_skipped_before_any_param_function_r
 def test_the_record_takes_clocks_throttling_and_the_event_median_from_the_measurement():
     measurement = Measurement([3e-3, 1e-3, 2e-3], "time cap", throttle=["HW slowdown", "SW power cap", "HW slowdown"],
                               sm_clock_mhz=[1980, 1755, 1830], retaken=True, timer="cupti concurrent kernel",
-                              event_samples=[4e-3, 2e-3, 3e-3])
+                              event_samples=[4e-3, 2e-3, 3e-3], launched_kernels=("gemm", "reduce"))
     fields = measured_fields(measurement)
+    assert fields["launched_kernels"] == ["gemm", "reduce"]  # a list: what JSON gives back
     assert (fields["median_s"], fields["samples"], fields["rsd"]) == (2e-3, [3e-3, 1e-3, 2e-3], 0.5)
     assert (fields["timer"], fields["event_median_s"], fields["stopped_by"]) == ("cupti concurrent kernel", 3e-3, "time cap")
     assert (fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (1755, 1980)
@@ -67,7 +68,7 @@ def test_the_record_takes_clocks_throttling_and_the_event_median_from_the_measur
 def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty():
     fields = measured_fields(Measurement([1e-3], "noise", timer="wall clock"))
     assert (fields["event_median_s"], fields["sm_clock_mhz_min"], fields["sm_clock_mhz_max"]) == (None, None, None)
-    assert fields["throttle_reasons"] == [] and not fields["retaken_for_throttle"]
+    assert fields["throttle_reasons"] == [] and not fields["retaken_for_throttle"] and fields["launched_kernels"] == []
 
 
 def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):

@@ -245,3 +245,23 @@ def test_in_an_ab_the_first_runs_long_launch_makes_every_round_a_collection(fake
     assert rounds == len(short_b.samples) >= profile.min_samples
     # one collection for the warm-up, then one per round from the fifth on
     assert len(collections) == 1 + rounds - (profile.min_samples_long - 1)
+
+
+def test_a_measurement_names_the_kernels_cupti_saw_the_launch_run_and_none_of_the_timers(fake_cupti):  # noqa: F811
+    calls = []
+
+    def library_call(stream):  # a library's launch: kernels of its choosing, the second every other call
+        calls.append(1)
+        fake_cupti.kernel("gemm_128x128", 40_000)
+        if len(calls) % 2 == 0:
+            fake_cupti.kernel("splitk_reduce", 2_000)
+        fake_cupti.kernel("gemm_128x128", 40_000)
+
+    timer = GpuTimer(50 * 2**20)
+    measured = timer.measure(library_call, STEADY, case="cublas")
+    assert measured.launched_kernels == ("gemm_128x128", "splitk_reduce")  # once each; no hold_stream, flush_l2
+    a, b = timer.measure_interleaved(lambda stream: fake_cupti.kernel("a", 4_000),
+                                     lambda stream: fake_cupti.kernel("b", 4_000), STEADY, case="a/b")
+    assert (a.launched_kernels, b.launched_kernels) == (("a",), ("b",))
+    events = GpuTimer(50 * 2**20, prefer_cupti=False).measure(library_call, STEADY, case="cublas")
+    assert events.launched_kernels == ()

@@ -76,6 +76,7 @@ class RefComparison:
     builds: dict = field(default_factory=dict)  # case -> (base build, head build) of every case timed
     cards: dict = field(default_factory=dict)  # case -> the cause card (markdown lines) of a slower case
     timed_base: dict = field(default_factory=dict)  # case -> (base's run, its median) of every case timed
+    launched: dict = field(default_factory=dict)  # case -> (base's, head's kernels as CUPTI saw them) of every case timed
 
     def __post_init__(self):
         self.tree = RefTree(self.repo_root, self.ref)
@@ -127,6 +128,7 @@ class RefComparison:
         self.builds[case] = (base_build, head_build)
         base_m, head_m = timer.measure_interleaved(base_prepared.run, prepared.run, profile, flush=flush, case=case)
         self.timed_base[case] = (base_prepared.run, base_m.median)
+        self.launched[case] = (base_m.launched_kernels, head_m.launched_kernels)
         verdict = judge_paired(case, base_m.samples, head_m.samples, detectable=detectable(base_m.median))
         if same:
             verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")

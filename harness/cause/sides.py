@@ -14,13 +14,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.cause.card import card, static_causes
+from harness.cause.card import Cause, card, static_causes
 from harness.cause.static import static_profile
 
 _GRID = re.compile(r"grid=\((\d+), (\d+), (\d+)\)")
 _BLOCK = re.compile(r"block=\(([\d, ]+)\)")
 LIBRARY_NOTE = ("The kernel is a library's (cuBLAS, or CuPy's own), not the suite's: its machine code is the "
                 "library's to explain; the card compares what the suite controls, the launch and the environment.")
+NAME_CHARS = 100  # a kernel name is cut to this in the card (cuBLAS's run to 150 characters and more)
+LIBRARY_KERNEL_SCORE = 50  # other kernels chosen by the library: above occupancy's base, below spills'
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,31 @@ def _launch_command(side: Side, text: str, options, folder: Path, name: str) -> 
             f"--shared={shared.group(1) if shared else 0}", *(f"--option={option}" for option in options)]
 
 
+def _names(kernels) -> str:
+    return ", ".join(f"`{name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + '…'}`" for name in kernels)
+
+
+def library_card(case: str, launched: tuple | None, environment: dict | None = None) -> list[str]:
+    """The card of a library's case: the kernels CUPTI saw it launch on each side (`launched`: base's
+    names, head's), a cause where the library chose other kernels."""
+    base, head = launched or ((), ())
+    if not base and not head:
+        return card(case, [], {}, {}, environment, note=LIBRARY_NOTE + " The kernels it launched are not known: "
+                    "CUPTI did not record this run (held CUDA events timed it).")
+    if list(base) == list(head):
+        return card(case, [], {}, {}, environment, note=LIBRARY_NOTE + f" It launched {_names(head)} on both sides.")
+    chosen = Cause("library kernel", LIBRARY_KERNEL_SCORE,
+                   f"the library launched {_names(base) or 'nothing CUPTI saw'} on the base and "
+                   f"{_names(head) or 'nothing CUPTI saw'} on the head: it chose other kernels")
+    return card(case, [chosen], {}, {}, environment, note=LIBRARY_NOTE)
+
+
 def case_card(case: str, base: Side, head: Side, arch: str, *, ncu: str | None = None,
-              environment: dict | None = None) -> list[str]:
-    """The markdown lines of `case`'s cause card: static always, dynamic where `ncu` names a profiler."""
+              environment: dict | None = None, launched: tuple | None = None) -> list[str]:
+    """The markdown lines of `case`'s cause card: static always, dynamic where `ncu` names a profiler; a
+    library's case by the kernels CUPTI saw each side launch (`launched`: base's names, head's)."""
     if base.build is None or head.build is None:
-        return card(case, [], {}, {}, environment, note=LIBRARY_NOTE)
+        return library_card(case, launched, environment)
     base_text, base_options, base_static = _profile(base, arch)
     head_text, head_options, head_static = _profile(head, arch)
     causes = static_causes(base_static, head_static)

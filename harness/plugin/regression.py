@@ -138,7 +138,7 @@ def explain_slower(state, case: str, prepared) -> None:
     ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
     try:
         lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(kernels, builds[1], shape),
-                          arch_of(state.gpu.compute_capability), ncu=ncu)
+                          arch_of(state.gpu.compute_capability), ncu=ncu, launched=state.ref.launched.get(case))
     except (RuntimeError, ValueError, OSError) as error:
         lines = [f"#### Why `{case}` is slower", "", f"No card: {error}", ""]
     state.ref.cards[case] = lines

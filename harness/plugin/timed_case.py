@@ -154,7 +154,7 @@ def measured_fields(measurement: Measurement) -> dict:
         "sm_clock_mhz_min": min(measurement.sm_clock_mhz, default=None),
         "sm_clock_mhz_max": max(measurement.sm_clock_mhz, default=None),
         "throttle_reasons": sorted(set(measurement.throttle)), "retaken_for_throttle": measurement.retaken,
-        "host_copies": measurement.host_copies,
+        "host_copies": measurement.host_copies, "launched_kernels": list(measurement.launched_kernels),
     }
 
 

@@ -101,6 +101,7 @@ class Measurement:
     timer: str = TIMER_EVENTS  # one of the TIMER_* names above
     event_samples: list[float] = field(default_factory=list)  # the held events' times of the same samples
     host_copies: bool | None = None  # CUPTI saw copies between host and device memory; None: unknown (no CUPTI)
+    launched_kernels: tuple[str, ...] = ()  # the kernels CUPTI saw the launch run, first seen first (none without CUPTI)
 
     @property
     def median(self) -> float:
@@ -305,6 +306,7 @@ class GpuTimer:
         samples = [[] for _ in runs] if self._recorder is not None else event_samples
         timer = TIMER_EVENTS if self._recorder is None else TIMER_CUPTI_KERNEL if serial else TIMER_CUPTI
         host_copies = [None if self._recorder is None else False for _ in runs]
+        kernels: list[dict[str, None]] = [{} for _ in runs]  # ordered sets
         throttle: list[str] = []
         clocks: list[int] = []
         rounds = pending = 0
@@ -325,14 +327,15 @@ class GpuTimer:
                     for index, activities in enumerate(launches):
                         samples[index % len(runs)].append(span(activities))
                         host_copies[index % len(runs)] |= crosses_to_the_host(activities)
+                        kernels[index % len(runs)].update((a.name, None) for a in activities if a.kind == "kernel")
                     pending = 0
                 reasons = [profile.stop_rule.stop_reason(taken, time.perf_counter() - started) for taken in samples]
                 if all(reasons):
                     self._read_clocks(throttle, clocks)
                     return [Measurement(taken, reason, list(throttle), list(clocks), timer=timer,
-                                        event_samples=list(events), host_copies=copies)
-                            for taken, reason, events, copies in zip(samples, reasons, event_samples, host_copies,
-                                                                     strict=True)]
+                                        event_samples=list(events), host_copies=copies, launched_kernels=tuple(names))
+                            for taken, reason, events, copies, names in zip(samples, reasons, event_samples,
+                                                                            host_copies, kernels, strict=True)]
 
     @staticmethod
     def _read_clocks(throttle: list[str], clocks: list[int]) -> None:

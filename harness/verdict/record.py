@@ -56,6 +56,9 @@ class CaseRecord:
     throttle_reasons: list[str] = field(default_factory=list)
     retaken_for_throttle: bool = False
     host_copies: bool | None = None  # the GPU time includes host<->device copies (CUPTI saw them); None: unknown
+    # the kernels CUPTI saw the launch run, first seen first: a library's (cuBLAS) by the name it chose; none
+    # without CUPTI
+    launched_kernels: list[str] = field(default_factory=list)
     # where and when
     gpu_uuid: str | None = None
     pci_bus_id: str | None = None

@@ -159,7 +159,28 @@ def test_a_case_card_compiles_each_side_through_its_own_package():
     assert lines[2].startswith("1. **global loads per FFMA**: LDG per FFMA in the code 0.0588 -> 0.1111")
     assert "| threads per block | 1024 | **256** |" in lines
     library = case_card("suites/x.py::t[cublas]", Side(kernels, None), Side(kernels, None), "sm_90")
-    assert LIBRARY_NOTE in library
+    assert library[2].startswith(LIBRARY_NOTE) and "CUPTI did not record this run" in library[2]
+
+
+CUBLAS_KERNEL = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas_stages_64x3_aligna4_alignc4"
+
+
+def test_a_library_case_card_names_the_kernels_cupti_saw_it_launch_on_each_side():
+    import kernels
+    from harness.cause.sides import LIBRARY_KERNEL_SCORE, LIBRARY_NOTE, NAME_CHARS, Side, case_card
+
+    sides = (Side(kernels, None), Side(kernels, None))
+    same = case_card("s.py::t[cublas]", *sides, "sm_90", launched=(("gemm_a", "splitk_reduce"), ("gemm_a", "splitk_reduce")))
+    assert same[2] == LIBRARY_NOTE + " It launched `gemm_a`, `splitk_reduce` on both sides."
+    assert same[4].startswith("No difference the card reads explains it")
+    other = case_card("s.py::t[cublas]", *sides, "sm_90", launched=(("gemm_a",), (CUBLAS_KERNEL,)))
+    assert other[2] == LIBRARY_NOTE
+    cut = CUBLAS_KERNEL[:NAME_CHARS - 1] + "…"
+    assert other[4] == (f"1. **library kernel**: the library launched `gemm_a` on the base and `{cut}` on the head: "
+                        "it chose other kernels")
+    assert len(CUBLAS_KERNEL) > NAME_CHARS and 40 < LIBRARY_KERNEL_SCORE < 100  # between occupancy's and spills'
+    only_head = case_card("s.py::t[cublas]", *sides, "sm_90", launched=((), ("gemm_a",)))
+    assert "launched nothing CUPTI saw on the base and `gemm_a` on the head" in only_head[4]
 
 
 def _profile(sass: dict, **changes):
