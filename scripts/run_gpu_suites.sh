@@ -55,11 +55,15 @@
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
 #     energy-all         the nightly's timed cases, every one measured for energy (--energy=all): how long
 #                        that takes ($OUT/energy-all.txt, with the report's energy table)
+#     phases N           the pinned host routines as the nightly times them, into a fresh store: N runs (its
+#                        history), three clean runs judged against it, then one with the matrix product inside
+#                        every routine 10% slower (tests/plugins/host_kernel_slowdown.py); each run's phase
+#                        verdicts and the last report's phase section ($OUT/phases.md)
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, energy-all, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -255,6 +259,32 @@ while [ $# -gt 0 ]; do
       { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
         sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
       tar czf "$OUT/energy-traces.tgz" -C "$WORK" energy-traces;;
+    phases)
+      store="sqlite:///$WORK/phases-history.sqlite"
+      routines="test_matmul_host_routine_time and pinned"
+      for i in $(seq 1 "$2"); do
+        step "phases-history-$i" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store"
+      done
+      for name in clean-1 clean-2 clean-3 slowed; do
+        extra=(); [ "$name" = slowed ] && extra=(-p tests.plugins.host_kernel_slowdown --slow-host-kernel='*pinned*:10')
+        step "phases-$name" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store" \
+          --benchmark-json="$WORK/phases-$name.json" --benchmark-report="$WORK/phases-$name.md" "${extra[@]}"
+      done
+      python3 - "$WORK"/phases-{clean-1,clean-2,clean-3,slowed}.json <<'PY' | tee "$OUT/phases.md"
+import json, sys
+print("| run | routine | end to end | " + " | ".join(f"{p} (x, detectable)" for p in ("HtoD", "kernel", "DtoH", "host")) + " |")
+print("|---|---|---|---|---|---|---|")
+for path in sys.argv[1:]:
+    for b in json.load(open(path))["benchmarks"]:
+        info = b["extra_info"]
+        verdicts = {v["phase"]: v for v in info.get("phase_verdicts") or []}
+        cells = [f"{verdicts[p]['label']} x{verdicts[p]['ratio'] or 0:.3f} ({(verdicts[p]['detectable'] or 0) * 100:.1f}%)"
+                 if p in verdicts else "-" for p in ("HtoD", "kernel", "DtoH", "host")]
+        name = path.rsplit("phases-", 1)[-1].removesuffix(".json")
+        print(f"| {name} | {b['param']} | {info.get('verdict')} x{info.get('ratio') or 0:.3f} | " + " | ".join(cells) + " |")
+PY
+      sed -n '/^## Host routines by phase/,$p' "$WORK/phases-slowed.md" >> "$OUT/phases.md"
+      shift;;
     energy-all)
       step energy-all timeout 500 $PERF --profile nightly --energy=all --benchmark-json="$WORK/energy-all.json" \
         --benchmark-report="$WORK/energy-all.md"

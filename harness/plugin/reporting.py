@@ -11,6 +11,7 @@ from harness.plugin.energy import energy_section
 from harness.plugin.regression import is_followed, window_lines
 from harness.plugin.state import SuiteState
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
+from harness.report.phases import phases_section
 from harness.verdict.energy import interval_text
 from harness.verdict.labels import ACCEPTED, SLOWER
 
@@ -34,7 +35,7 @@ def write_stored_report(state: SuiteState) -> None:
         text += "\n## Slower cases: their reference runs and the commits since\n"
         for record in followed:
             text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
-    text += energy_section(state.records)
+    text += energy_section(state.records) + phases_section(state.records)
     publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
 
 
@@ -65,7 +66,7 @@ def write_ref_report(state: SuiteState) -> None:
     if ref.cards:
         text += "\n## Why the slower cases are slower\n\n" + "\n".join(
             line for case in sorted(ref.cards) for line in ref.cards[case])
-    text += energy_section(state.records)
+    text += energy_section(state.records) + phases_section(state.records)
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 

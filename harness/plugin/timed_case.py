@@ -11,6 +11,7 @@ JSON output and tables work on GPU time. A slower case fails its own test.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import statistics
 import time
@@ -30,6 +31,7 @@ from harness.units import format_duration
 from harness.verdict.against_baseline import judge_against_stored
 from harness.verdict.labels import ACCEPTED, SLOWER
 from harness.verdict.noise import floor_of
+from harness.verdict.phases import phase_fields, phase_verdicts
 from harness.verdict.record import CaseRecord
 
 
@@ -71,7 +73,8 @@ class TimedCase:
                             "this case is a plain run, which the base side cannot prepare")
             return self._compare_with_ref(prepared, flush, kernel, shape, started)
         if wall:
-            measurement = measure_wall(run, state.profile)
+            recorder = getattr(self.timer, "phase_recorder", lambda: None)()  # None: no CUPTI, no phases
+            measurement = measure_wall(run, state.profile, recorder, case=self.benchmark.fullname)
         else:
             measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname)
         if ceiling is not None and callable(ceiling[1]):
@@ -90,6 +93,9 @@ class TimedCase:
                                            own_history=state.own_history.get(record.case, []),
                                            gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
+        if record.phases and (state.comparing or state.store is not None):
+            record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phase_verdicts(
+                record, state.own_history.get(record.case, []), gpu_uuid=state.gpu.uuid, floors=state.floors).items()])
         record = with_energy(state, record, run, getattr(self.timer, "stream", None), wall=wall)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:
@@ -100,6 +106,10 @@ class TimedCase:
                         f"({verdict.ratio:.3f}x): {verdict.reason}{failure_words(record)}", pytrace=False)
         if (failure := energy_failure(record)) is not None:
             pytest.fail(failure, pytrace=False)
+        if slower := [v for v in record.phase_verdicts if v["fails"]]:
+            pytest.fail("performance regression in its phases: " + "; ".join(
+                f"{v['phase']} {format_duration(v['median_s'])} against {format_duration(v['reference_median_s'])} "
+                f"({v['ratio']:.3f}x): {v['reason']}" for v in slower), pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
@@ -155,6 +165,7 @@ def measured_fields(measurement: Measurement) -> dict:
         "sm_clock_mhz_max": max(measurement.sm_clock_mhz, default=None),
         "throttle_reasons": sorted(set(measurement.throttle)), "retaken_for_throttle": measurement.retaken,
         "host_copies": measurement.host_copies, "launched_kernels": list(measurement.launched_kernels),
+        "phases": {name: list(values) for name, values in measurement.phases.items()},
     }
 
 

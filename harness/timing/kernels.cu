@@ -1,5 +1,5 @@
-// Kernels of the timer (harness/timing.py), not of the suite: they stay out of
-// every timed span (harness/cupti_spans.py excludes them by name).
+// Kernels of the timer (harness/timing/timer.py), not of the suite: they stay out of
+// every timed span (harness/timing/spans.py and phases.py leave them out by name).
 
 // Holds its stream until the host writes a non-zero value to *release (a
 // mapped pinned-memory word), so that the launches queued behind it start
@@ -33,3 +33,7 @@ extern "C" __global__ void flush_l2(const float4 *__restrict__ buffer, size_t n4
     }
     if (acc == 12345.678f) *sink = acc;  // keeps the loads; practically never true
 }
+
+// Marks the start of a host routine's wall-clock sample in CUPTI's records (harness/timing/phases.py):
+// the routine's kernels and copies after it, up to the next mark, are that sample's.
+extern "C" __global__ void mark_sample() {}

@@ -64,6 +64,7 @@ import numpy as np
 
 from harness.timing.cupti import FALLBACK, open_recorder
 from harness.timing.gpu import clock_state
+from harness.timing.phases import PhaseRecorder
 from harness.timing.profile import MIN_PAIRS, Profile
 from harness.timing.spans import TimingError, crosses_to_the_host, runs_one_at_a_time, sample_activities, span
 
@@ -102,6 +103,7 @@ class Measurement:
     event_samples: list[float] = field(default_factory=list)  # the held events' times of the same samples
     host_copies: bool | None = None  # CUPTI saw copies between host and device memory; None: unknown (no CUPTI)
     launched_kernels: tuple[str, ...] = ()  # the kernels CUPTI saw the launch run, first seen first (none without CUPTI)
+    phases: dict[str, list[float]] = field(default_factory=dict)  # a host routine's, per sample (timing/phases.py)
 
     @property
     def median(self) -> float:
@@ -169,7 +171,18 @@ class GpuTimer:
         module = _timer_module(cupy.cuda.Device().id)
         self._hold = module.get_function("hold_stream")
         self._flush = module.get_function("flush_l2")
+        self._mark = module.get_function("mark_sample")
         self._flush_grid = (4 * cupy.cuda.Device().attributes["MultiProcessorCount"], 1, 1)
+
+    def phase_recorder(self) -> PhaseRecorder | None:
+        """What cuts a host routine's samples into phases (harness/timing/phases.py); None without CUPTI."""
+        return PhaseRecorder(self._recorder, self._mark_sample) if self._recorder is not None else None
+
+    def _mark_sample(self) -> None:
+        import cupy
+
+        self._mark((1, 1, 1), (1, 1, 1), ())  # on the current stream: the host routine's
+        cupy.cuda.get_current_stream().synchronize()
 
     def flush_l2(self) -> None:
         with self.stream:
@@ -285,22 +298,13 @@ class GpuTimer:
         """Rounds of one sample per run until the stop rule holds for every run; kernels recorded
         with CUPTI's KERNEL kind if `serial`, else CONCURRENT_KERNEL.
 
-        Under CUPTI the spans are known only after a flush. Flushing after
-        every sample would let the rule see each span at once, but a flush
-        costs host time (H200, cupti-python 13.0.1: median 1.7 ms, up to
-        15 ms) and disturbs the samples after it: vector_add_vec4 on 1 M
-        floats read an rsd of 0.82 with a flush per sample against 0.027 with
-        one per 10 (the held events alone: 0.025), and took 1405 samples in
-        its 1.5 s cap against 2000 in 0.64 s. Judging on event times and
-        swapping in the spans at the end would be cheap, but then the rule
-        would judge a different timer (the events' fixed cost of ~2.6 µs
-        lowers their rsd for small cases). So the spans are collected in
-        batches, at `min_samples` (the rule cannot hold before), then after
-        COLLECT_EVERY more samples and at least a quarter more than were in,
-        and when the time or sample cap is reached; the rule is judged on
-        spans only. The price is up to a quarter more samples than strictly
-        needed, never fewer, and 22 flushes instead of 200 for a case
-        that runs to 2000 samples.
+        Under CUPTI the spans are known only after a flush, which costs host time (H200: median
+        1.7 ms, up to 15 ms) and disturbs the samples after it (vector_add_vec4 on 1 M floats: rsd
+        0.82 with a flush per sample, 0.027 with one per 10). Judging event times instead would judge
+        another timer. So the spans are collected in batches: at `min_samples`, then after
+        COLLECT_EVERY more and at least a quarter more than were in, and at the time or sample cap;
+        the rule judges spans only. The price: up to a quarter more samples than needed, never fewer
+        (22 flushes instead of 200 for a case of 2000 samples).
         """
         event_samples: list[list[float]] = [[] for _ in runs]
         samples = [[] for _ in runs] if self._recorder is not None else event_samples

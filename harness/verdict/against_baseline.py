@@ -50,7 +50,14 @@ from harness.verdict.labels import (
     ReferenceRun,
     Verdict,
 )
-from harness.verdict.noise import NoiseFloors, StoredResult, detectable_change, relevant_history, same_physical_gpu
+from harness.verdict.noise import (
+    NoiseFloors,
+    StoredResult,
+    detectable_change,
+    relevant_history,
+    same_physical_gpu,
+    stored_phases,
+)
 from harness.verdict.record import TIMER_WALL, CaseRecord, records_of
 from harness.verdict.stats import judge
 
@@ -124,7 +131,8 @@ def history_of(runs: dict[str, dict]) -> dict[str, list[StoredResult]]:
                 energy = tuple((record.energy or {}).get("window_joules_per_launch") or ())
                 history.setdefault(record.case, []).append(StoredResult(
                     case_gpu_uuid(record, uuid), record.timer, record.median_s, name, record.sass,
-                    tuple(record.samples), started if isinstance(started, str) else None, commit, energy=energy))
+                    tuple(record.samples), started if isinstance(started, str) else None, commit, energy=energy,
+                    phases=stored_phases(record.phases)))
     return history
 
 

@@ -144,10 +144,21 @@ class StoredResult:
     throttled: bool = False
     outcome: str = "passed"
     energy: tuple[float, ...] = ()  # joules per launch of each energy window, where the run measured energy
+    # a host routine's phases, where the run cut them: (phase, its samples in seconds), in the record's order
+    phases: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     @property
     def starts_level(self) -> bool:
         return self.accepted_reason is not None
+
+    def phase(self, name: str) -> tuple[float, ...]:
+        """The samples of one phase (empty where the run did not cut it)."""
+        return next((samples for phase, samples in self.phases if phase == name), ())
+
+
+def stored_phases(phases) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """A record's phases (or its stored JSON's: None where it has none) as StoredResult keeps them."""
+    return tuple((str(name), tuple(float(v) for v in values)) for name, values in (phases or {}).items() if values)
 
 
 @dataclass(frozen=True)

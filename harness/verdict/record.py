@@ -59,6 +59,8 @@ class CaseRecord:
     # the kernels CUPTI saw the launch run, first seen first: a library's (cuBLAS) by the name it chose; none
     # without CUPTI
     launched_kernels: list[str] = field(default_factory=list)
+    # a host routine's samples cut into phases by CUPTI (harness/timing/phases.py): seconds per phase and sample
+    phases: dict[str, list[float]] = field(default_factory=dict, repr=False)
     # where and when
     gpu_uuid: str | None = None
     pci_bus_id: str | None = None
@@ -87,6 +89,8 @@ class CaseRecord:
     energy: dict | None = None
     # its verdict (Verdict fields, and "fails": whether it failed the case's test), where judged
     energy_verdict: dict | None = None
+    # each phase's verdict against this GPU's history (harness/verdict/phases.py: phase_fields), where judged
+    phase_verdicts: list[dict] = field(default_factory=list)
 
     # ---- derived figures -------------------------------------------------------------
     @property

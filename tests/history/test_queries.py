@@ -36,6 +36,17 @@ def test_reference_history_is_the_newest_passed_runs_per_case_and_gpu_with_their
     assert store.reference_history(["GPU-unknown"], profile="nightly", limit_runs=5) == {}
 
 
+def test_reference_history_gives_a_host_routines_phases_back_in_their_order_and_none_for_other_cases(store):
+    doc = make_document(0, cases=2)
+    phases = {"HtoD": [8e-5, 8.1e-5], "kernel": [2.5e-4, 2.49e-4], "DtoH": [8e-5, 7.9e-5], "host": [1.5e-4, 1.6e-4]}
+    doc["benchmarks"][1]["extra_info"]["phases"] = phases
+    store.record_run(doc, outcome="passed", profile="nightly")
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=2)
+    routine, kernel_case = history[case_name(1)][0], history[case_name(0)][0]
+    assert routine.phases == tuple((name, tuple(values)) for name, values in phases.items())
+    assert routine.phase("kernel") == (2.5e-4, 2.49e-4) and kernel_case.phases == ()
+
+
 def test_case_series_is_oldest_first_with_the_middle_half_of_the_samples(store):
     for index in range(4):
         store.record_run(make_document(index, gpu_uuid=GPU_A if index % 2 else GPU_B, slower=1 + index / 100),

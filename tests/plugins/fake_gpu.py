@@ -9,6 +9,9 @@ different run); `--fake-gpu-uuid` plays another host of the same model.
 Its energy meter gives windows of 300 W over each launch's fake time;
 `--fake-gpu-energy=PATTERN:FACTOR` multiplies the joules of matching cases (not
 their time), and `--fake-gpu-no-energy` plays a GPU without an energy counter.
+A host routine (wall clock) is cut into fake phases: a 100 µs kernel and copies
+of 50 µs each way (`--fake-gpu-kernel-phase=PATTERN:FACTOR` multiplies the
+kernel's), the host the rest.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def pytest_addoption(parser):
     group.addoption("--fake-gpu-samples", type=int, default=20)
     group.addoption("--fake-gpu-energy", action="append", default=[], help="PATTERN:FACTOR")
     group.addoption("--fake-gpu-no-energy", action="store_true")
+    group.addoption("--fake-gpu-kernel-phase", action="append", default=[], help="PATTERN:FACTOR")
     group.addoption("--fake-gpu-energy-noise", type=float, default=0.002, help="the windows' relative spread")
 
 
@@ -102,6 +106,7 @@ class FakeTimer:
     note = ""
 
     def __init__(self, config):
+        self.config = config
         self.slowdowns = factors(config.getoption("fake_gpu_slowdown"))
         self.seed = config.getoption("fake_gpu_seed")
         self.count = config.getoption("fake_gpu_samples")
@@ -112,6 +117,37 @@ class FakeTimer:
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed])
         samples = list(median * (1 + NOISE * rng.standard_normal(self.count)))
         return Measurement(samples=samples, stopped_by="noise", timer=TIMER_CUPTI, event_samples=[])
+
+    def phase_recorder(self):
+        return FakePhaseRecorder(self.config)
+
+
+class FakePhaseRecorder:
+    """Phases of a host routine's wall-clock samples: HtoD, kernel and DtoH of fixed medians with NOISE spread,
+    the host the rest of each sample; nothing is recorded."""
+
+    def __init__(self, config):
+        self.kernel_factors = factors(config.getoption("fake_gpu_kernel_phase"))
+        self.seed = config.getoption("fake_gpu_seed")
+        self.marks = 0
+
+    def start(self):
+        self.marks = 0
+
+    def mark(self):
+        self.marks += 1
+
+    def phases(self, wall_s, case):
+        assert self.marks == len(wall_s), "a mark before every sample"
+        rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, 7])
+        noisy = lambda median: list(median * (1 + NOISE * rng.standard_normal(len(wall_s))))  # noqa: E731
+        cut = {"HtoD": noisy(50e-6), "kernel": noisy(100e-6 * factor_of(case, self.kernel_factors)),
+               "DtoH": noisy(50e-6)}
+        cut["host"] = [max(0.0, wall - sum(phase[i] for phase in cut.values())) for i, wall in enumerate(wall_s)]
+        return cut
+
+    def stop(self):
+        pass
 
 
 class FakeDevice:

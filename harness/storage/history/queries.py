@@ -41,7 +41,8 @@ def reference_query(uuids: Sequence[str], profile: str | None, limit_runs: int) 
     return (sa.select(CASES.c.node_id, RUNS.c.id, RUNS.c.started_at, RUNS.c.commit, CASES.c.gpu_uuid, RUNS.c.host,
                        CASES.c.timer, CASES.c.sass, CASES.c.median_s, CASES.c.sample_count, CASES.c.throttled,
                        CASES.c.samples, CASES.c.outcome,
-                       sa.func.coalesce(_newest_acknowledgement(), CASES.c.accepted_reason), CASES.c.energy_windows)
+                       sa.func.coalesce(_newest_acknowledgement(), CASES.c.accepted_reason), CASES.c.energy_windows,
+                       CASES.c.record["phases"])  # a host routine's phases: only that key of its record's JSON
              .select_from(ranked.join(CASES, CASES.c.id == ranked.c.case_row).join(RUNS, RUNS.c.id == CASES.c.run_id))
              .where(ranked.c.rank <= limit_runs)
              .order_by(CASES.c.node_id, *newest_first))

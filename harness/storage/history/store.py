@@ -12,7 +12,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
-from harness.verdict.noise import StoredResult
+from harness.verdict.noise import StoredResult, stored_phases
 
 from . import queries, schema
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
@@ -242,7 +242,8 @@ class HistoryStore:
                     gpu_uuid=row[4], timer=row[6], median=row[8], run=f"history run {row[1]}", sass=row[7],
                     samples=decode_samples(row[11]), started_at=_utc(row[2]).isoformat(timespec="seconds"),
                     commit=row[3], accepted_reason=row[13], run_id=row[1], host=row[5], throttled=bool(row[10]),
-                    outcome=row[12], energy=decode_samples(row[14]) if row[14] is not None else ()))
+                    outcome=row[12], energy=decode_samples(row[14]) if row[14] is not None else (),
+                    phases=stored_phases(row[15])))
         return history
 
     @_answered("read")

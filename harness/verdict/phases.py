@@ -1,0 +1,65 @@
+"""A host routine's phases, each judged against this GPU's own stored runs.
+
+A host routine's end-to-end time (wall clock) is judged at a 30% floor: its
+pageable staging copy moves 3-29% between processes on one H200, so a 20%
+regression of the kernel inside it passed. Its phases (harness/timing/phases.py)
+are judged one by one, each on its own samples as a case would be
+(`judge_against_history`: the newest runs of one level pooled, the spread the
+stored runs show, a one-sided Mann-Whitney test):
+
+- the kernel and each copy direction, timed by CUPTI's records, at the GPU's
+  floors (1.5% on the same GPU, more where the stored runs spread more);
+- the host phase (the wall clock less the GPU's work) at the wall clock's 30%.
+
+Only against this GPU's own history, never a baseline of another host: a copy
+is the host's PCIe link and memory as much as the GPU. A phase needs as many
+stored runs as a case of its timer (three; eight for the host phase). A slower
+phase fails the routine's test, as a slower case does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Sequence
+
+from harness.timing.phases import HOST_PHASE
+from harness.timing.timer import TIMER_CUPTI_KERNEL, TIMER_WALL
+from harness.verdict.against_baseline import DEFAULT_FLOORS, judge_against_history
+from harness.verdict.labels import NEW, Verdict
+from harness.verdict.noise import NoiseFloors, StoredResult
+from harness.verdict.record import CaseRecord
+
+
+def phase_timer(phase: str) -> str:
+    """The timer a phase's figures are of: the wall clock for the host phase, CUPTI's KERNEL kind else."""
+    return TIMER_WALL if phase == HOST_PHASE else TIMER_CUPTI_KERNEL
+
+
+def phase_verdicts(record: CaseRecord, history: Sequence[StoredResult], *, gpu_uuid: str | None,
+                   floors: NoiseFloors = DEFAULT_FLOORS) -> dict[str, Verdict]:
+    """Each phase of `record` (a host routine's) against the same phase in `history` (this GPU's stored
+    runs of the routine, oldest first): phase -> verdict, in the record's order."""
+    verdicts = {}
+    for phase, samples in record.phases.items():
+        if not samples:
+            continue
+        timer, median = phase_timer(phase), statistics.median(samples)
+        one = dataclasses.replace(record, case=f"{record.case} {phase}", samples=list(samples), median_s=median,
+                                  timer=timer, host_copies=False, phases={}, phase_verdicts=[])
+        runs = [dataclasses.replace(run, timer=timer, samples=run.phase(phase), median=statistics.median(run.phase(phase)))
+                for run in history if run.phase(phase) and not run.throttled]
+        verdict = judge_against_history(one, runs, gpu_uuid=gpu_uuid, floors=floors)
+        if verdict is None:
+            verdict = Verdict(one.case, NEW, None, median, None, None,
+                              f"{len(runs)} stored runs of this GPU hold its {phase} phase: too few to judge it")
+        verdicts[phase] = verdict
+    return verdicts
+
+
+def phase_fields(phase: str, verdict: Verdict) -> dict:
+    """What the record keeps of one phase's verdict (`CaseRecord.phase_verdicts`)."""
+    return {"phase": phase, "label": verdict.label, "median_s": verdict.current_median,
+            "reference_median_s": verdict.reference_median, "ratio": verdict.ratio,
+            "detectable": verdict.detectable, "reason": verdict.reason, "fails": verdict.fails,
+            "reference_runs": verdict.reference_runs}

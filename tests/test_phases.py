@@ -1,0 +1,127 @@
+"""harness.timing.phases and the wall-clock sampling that uses it: a host routine's samples cut into phases
+by CUPTI's records (marks, copy directions, the host's rest) without a GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.timing.phases import (
+    HOST_PHASE,
+    MARK_KERNEL,
+    PhaseRecorder,
+    busy_ns,
+    by_sample,
+    phase_of,
+    phases_of,
+)
+from harness.timing.profile import Profile
+from harness.timing.spans import Activity, TimingError
+from harness.timing.wall import measure_wall
+
+
+def mark(at: int) -> Activity:
+    return Activity("kernel", MARK_KERNEL, at, at + 2_000)
+
+
+def routine(at: int, kernel_ns: int = 100_000) -> list[Activity]:
+    """A pinned routine's records from `at` on: two copies in, the kernel, one copy out."""
+    return [Activity("memcpy", "memcpy HTOD", at + 10_000, at + 60_000),
+            Activity("memcpy", "memcpy HTOD", at + 70_000, at + 120_000),
+            Activity("kernel", "matmul_tiled", at + 130_000, at + 130_000 + kernel_ns),
+            Activity("memcpy", "memcpy DTOH", at + 140_000 + kernel_ns, at + 190_000 + kernel_ns)]
+
+
+def test_each_activity_belongs_to_the_phase_of_its_kind_and_direction():
+    assert [phase_of(a) for a in routine(0)] == ["HtoD", "HtoD", "kernel", "DtoH"]
+    assert phase_of(Activity("memcpy", "memcpy DTOD", 0, 1)) == "DtoD"
+    assert phase_of(Activity("memset", "memset", 0, 1)) == "memset"
+
+
+def test_records_are_cut_at_the_marks_in_any_order_and_the_marks_left_out():
+    records = [mark(0), *routine(5_000), mark(1_000_000), *routine(1_005_000, kernel_ns=200_000)]
+    cut = by_sample(list(reversed(records)), 2, "r")
+    assert [len(sample) for sample in cut] == [4, 4]
+    assert cut[1][2].end_ns - cut[1][2].start_ns == 200_000 and all(a.name != MARK_KERNEL for s in cut for a in s)
+
+
+@pytest.mark.parametrize("records, samples, dropped, words", [
+    ([mark(0), *routine(5_000)], 2, 0, "1 sample marks in CUPTI's records for 2 samples"),
+    ([*routine(0), mark(500_000)], 1, 0, "ran before the first sample's mark"),
+    ([mark(0), *routine(5_000)], 1, 3, "CUPTI dropped 3 activity records"),
+])
+def test_records_that_cannot_be_cut_are_a_timing_error_naming_the_routine(records, samples, dropped, words):
+    with pytest.raises(TimingError, match=rf"^r\[pinned\]: .*{words}"):
+        by_sample(records, samples, "r[pinned]", dropped)
+
+
+def test_busy_time_is_the_union_of_the_spans():
+    assert busy_ns([Activity("kernel", "a", 0, 10), Activity("memcpy", "b", 5, 20), Activity("kernel", "c", 30, 40),
+                    Activity("kernel", "d", 32, 35)]) == 30
+    assert busy_ns([]) == 0
+
+
+def test_phases_sum_each_kind_per_sample_and_the_host_is_the_wall_clock_less_the_gpus_work():
+    cut = [routine(0), routine(0, kernel_ns=300_000)]
+    phases = phases_of(cut, [0.5e-3, 0.9e-3])
+    assert list(phases) == ["HtoD", "kernel", "DtoH", HOST_PHASE]
+    assert phases["HtoD"] == pytest.approx([100e-6, 100e-6]) and phases["DtoH"] == pytest.approx([50e-6] * 2)
+    assert phases["kernel"] == pytest.approx([100e-6, 300e-6])
+    assert phases[HOST_PHASE] == pytest.approx([0.5e-3 - 250e-6, 0.9e-3 - 450e-6])
+    # a sample without a phase counts 0 there; a wall clock shorter than the GPU's work leaves no host time
+    phases = phases_of([routine(0), [Activity("kernel", "k", 0, 50_000)]], [0.5e-3, 10e-6])
+    assert phases["HtoD"][1] == 0.0 and phases[HOST_PHASE][1] == 0.0
+    with pytest.raises(ValueError, match="2 samples of activities for 1 wall-clock samples"):
+        phases_of(cut, [0.5e-3])
+
+
+class Recorder:
+    """The parts of the timer's ActivityRecorder a PhaseRecorder calls, answering with a routine per mark."""
+
+    def __init__(self):
+        self.calls, self.marks = [], 0
+
+    def start(self, serial_kernels=False):
+        self.calls.append(("start", serial_kernels))
+
+    def mark(self):
+        self.marks += 1
+
+    def collect(self):
+        self.calls.append("collect")
+        records = []
+        for i in range(self.marks):
+            records += [mark(i * 1_000_000), *routine(i * 1_000_000 + 5_000)]
+        return records, 0
+
+    def stop(self):
+        self.calls.append("stop")
+
+
+QUICK = Profile("t", min_samples=5, min_time=0, target_rsd=0.5, time_cap=1, warmup=2)
+
+
+def test_wall_sampling_marks_every_sample_and_cuts_the_phases_once_after_the_last():
+    recorder = Recorder()
+    runs = []
+    measured = measure_wall(lambda: runs.append(recorder.marks), QUICK, PhaseRecorder(recorder, recorder.mark),
+                            case="r")
+    samples = len(measured.samples)
+    assert recorder.calls == [("start", True), "collect", "stop"]  # CUPTI's KERNEL kind; one read of the records
+    assert runs[:2] == [0, 0] and runs[2:] == list(range(1, samples + 1))  # warm-up unmarked; each sample marked first
+    assert set(measured.phases) == {"HtoD", "kernel", "DtoH", HOST_PHASE}
+    assert measured.phases["kernel"] == pytest.approx([100e-6] * samples)
+    assert measure_wall(lambda: None, QUICK).phases == {}  # no CUPTI: no phases
+
+
+def test_a_routine_that_raises_still_stops_the_recording():
+    recorder = Recorder()
+    calls = []
+
+    def fails_on_the_third_call():
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        measure_wall(fails_on_the_third_call, QUICK, PhaseRecorder(recorder, recorder.mark), case="r")
+    assert recorder.calls == [("start", True), "stop"]

@@ -1,0 +1,65 @@
+"""Host routines by phase (harness/timing/phases.py, harness/verdict/phases.py), end to end on the fake GPU:
+recorded in the store, judged against its runs, a slower kernel phase failing the routine, the report's section."""
+
+from __future__ import annotations
+
+import json
+
+from harness.storage.history import open_store
+from tests.test_plugin_end_to_end import output, run
+
+HOST_SUITE = '''
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.gpu, pytest.mark.perf]
+
+
+def test_routine(gpu_bench):
+    gpu_bench.time(lambda: time.sleep(0.0004), wall=True, kernel="alpha", shape="1x1")
+'''
+CASE = "test_host_suite.py::test_routine"
+
+
+def nightly(folder, url, seed, *extra):
+    return run(folder, "--benchmark-compare", f"--history={url}", f"--fake-gpu-seed={seed}",
+               f"--benchmark-json={folder / 'run.json'}", *extra)
+
+
+def routine(folder) -> dict:
+    doc = json.loads((folder / "run.json").read_text())
+    return next(b["extra_info"] for b in doc["benchmarks"] if b["fullname"] == CASE)
+
+
+def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fails_it(tmp_path):
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
+    (tmp_path / "baselines").mkdir()
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    for seed in (1, 2, 3):  # three runs: the GPU phases' history
+        result = nightly(tmp_path, url, seed)
+        assert result.returncode == 0, output(result)
+    first = routine(tmp_path)
+    assert list(first["phases"]) == ["HtoD", "kernel", "DtoH", "host"]
+    assert len(first["phases"]["kernel"]) == first["sample_count"]
+    with open_store(url) as store:  # the store gives each stored run's phases back to the verdict
+        stored = store.reference_history([first["gpu_uuid"]], profile="nightly", limit_runs=5)[CASE]
+    assert len(stored) == 3 and [name for name, _ in stored[0].phases] == ["HtoD", "kernel", "DtoH", "host"]
+
+    clean = nightly(tmp_path, url, 4)
+    assert clean.returncode == 0, output(clean)
+    verdicts = {v["phase"]: v for v in routine(tmp_path)["phase_verdicts"]}
+    assert {phase: v["label"] for phase, v in verdicts.items()} == {"HtoD": "same", "kernel": "same", "DtoH": "same",
+                                                                    "host": "new"}  # the host phase needs 8 runs
+    assert verdicts["kernel"]["detectable"] <= 0.03 and verdicts["kernel"]["reference_runs"] == 3
+    report = (tmp_path / "report.md").read_text()
+    assert "## Host routines by phase" in report and f"`{CASE}`" in report
+
+    slowed = nightly(tmp_path, url, 5, "--fake-gpu-kernel-phase=*test_routine*:1.10")
+    assert slowed.returncode == 1, output(slowed)
+    assert "performance regression in its phases: kernel 110" in output(slowed)
+    verdicts = {v["phase"]: v for v in routine(tmp_path)["phase_verdicts"]}
+    assert verdicts["kernel"]["label"] == "slower" and verdicts["kernel"]["ratio"] > 1.08
+    assert verdicts["HtoD"]["label"] == "same" and verdicts["DtoH"]["label"] == "same"
+    assert "**slower** x1.1" in (tmp_path / "report.md").read_text()
