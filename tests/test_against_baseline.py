@@ -22,7 +22,7 @@ from harness.verdict.against_baseline import (
     judge_record,
     reference_samples,
 )
-from harness.verdict.labels import FASTER, NEW, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
+from harness.verdict.labels import FASTER, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
 from harness.verdict.noise import (
     NoiseFloors,
     StoredResult,
@@ -87,6 +87,21 @@ def test_a_case_that_copies_to_the_host_is_judged_only_against_its_own_machine()
     # a GPU-only case against another GPU is still judged (at the other-GPU floor)
     assert judged(TIMER_CUPTI, 1.06, "GPU-B").verdict == SLOWER
 
+
+
+def test_a_wall_clock_case_on_another_gpu_of_the_baselines_host_is_other_gpu_and_of_another_host_other_host():
+    """Two GPUs of one name on one host (as VMs are): the wall clock measured the same machine."""
+    record = CaseRecord(case=CASE, median_s=1.5e-3, samples=samples(1.5e-3, seed=1), timer=TIMER_WALL)
+    base = dataclasses.replace(baseline(TIMER_WALL), host="".join(["node", "-a"]))  # a name read, not a literal
+
+    def label(host):
+        return judge_record(record, base, current_gpu_uuid="GPU-B", current_host=host).label
+
+    assert label("node-a") == OTHER_GPU
+    assert label("node-b") == OTHER_HOST
+    assert label(None) == OTHER_HOST and label("") == OTHER_HOST  # no name: not known to be the same host
+    assert judge_record(record, dataclasses.replace(base, host=None), current_gpu_uuid="GPU-B",
+                        current_host="node-a").label == OTHER_HOST
 
 @pytest.mark.parametrize("timer, base_timer, factor, as_one_timer", [
     # held events read 2.6-4.2 µs more per sample than CUPTI (NOTES.md): 4 µs of a 1 ms case

@@ -245,3 +245,23 @@ def test_the_replay_keeps_100_ms_of_work_queued_and_three_replays_at_least():
     assert Replay(lambda s: None, RefusingStream(), launch_s=5e-6).queued == 10  # ten graphs of 10 ms
     assert Replay(lambda s: None, RefusingStream(), launch_s=2.9e-3).queued == 12  # graphs of 3 launches
     assert Replay(lambda s: None, RefusingStream(), launch_s=0.05).queued == 3  # 50 ms launches: three
+
+
+class WarmingPower(CountingPower):
+    """CountingPower whose counter adds 90 J in each of its first two periods (a GPU still warm from its
+    last work), 30 J a period after: 900 W, then 300 W."""
+
+    def counter_mj(self):
+        if not hasattr(self, "origin"):  # its clock starts at the first read
+            self.origin = time.perf_counter()
+        ticks = int((time.perf_counter() - self.origin) / COUNTER_PERIOD_S)
+        return min(ticks, 2) * 90_000 + max(ticks - 2, 0) * 30_000
+
+
+def test_the_idle_power_leaves_out_the_warm_up_before_its_first_window():
+    from harness.timing.energy import EnergyMeter
+
+    meter = EnergyMeter(WarmingPower())
+    assert meter.idle_w() == pytest.approx(300.0, rel=0.03)  # the 900 W of the first 0.2 s not in it
+    trace = meter.idle_trace
+    assert trace.warm_until - trace.polls[0][0] == pytest.approx(0.2, abs=0.01)  # warm_s=0.2 from its start

@@ -184,3 +184,12 @@ def test_the_block_names_the_counters_sampling_rate_and_an_ab_needs_pairs():
     assert energy_block(measurement())["sampling_rate_hz"] == pytest.approx(10.0)  # a change every 100 ms
     with pytest.raises(ValueError, match="three pairs or more"):
         judge_energy_paired("c", [1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])  # head longer than base: not pairs
+
+
+def test_an_energy_abs_reason_gives_its_ratio_interval_and_floor_in_percent():
+    base = windows(1.0, n=5, spread=0.003, seed=1)
+    head = [b * 1.05 for b in base]
+    verdict = judge_energy_paired("c", base, head, floor=0.02)
+    assert verdict.label == MORE_ENERGY and verdict.detectable == 0.02
+    assert verdict.reason == (f"{MORE_ENERGY}: 1.050x the joules per launch of the base over 5 interleaved pairs "
+                              f"(99% {verdict.ci_low:.3f}-{verdict.ci_high:.3f}; floor 2%)")

@@ -131,3 +131,28 @@ def test_the_roofline_draws_cublas_measured_rate_as_its_line(tmp_path, monkeypat
     plot_roofline(recorded(), tmp_path / "r.png")
     rate = 2 * 4096**3 / 2.7e-3 / 1e12
     assert f"cuBLAS SGEMM {rate:.1f} TFLOP/s (measured)" in drawn
+
+
+def test_the_trend_is_drawn_at_100_dpi_a_panel_per_group(tmp_path):
+    import struct
+
+    runs = [recorded("2026-11-28T12:00:00+00:00"), recorded("2026-11-29T12:00:00+00:00", scale=1.1)]
+    plot_trend(runs, tmp_path / "t.png")
+    width, height = struct.unpack(">II", (tmp_path / "t.png").read_bytes()[16:24])  # the PNG's IHDR
+    groups = len({bench["group"] for bench in runs[0]["benchmarks"]})
+    assert (width, height) == (9 * 100, round(2.6 * groups * 100))  # figsize (9, 2.6 per group) inches
+
+
+def test_the_roofline_cublas_line_is_seen_dashed_red_at_its_rate(tmp_path, monkeypatch):
+    import matplotlib.axes
+    from matplotlib.colors import to_rgba
+
+    lines = []
+    original = matplotlib.axes.Axes.axhline
+    monkeypatch.setattr(matplotlib.axes.Axes, "axhline",
+                        lambda self, *args, **kwargs: lines.append(original(self, *args, **kwargs)) or lines[-1])
+    plot_roofline(recorded(), tmp_path / "r.png")
+    (line,) = lines
+    assert line.get_ydata()[0] == pytest.approx(2 * 4096**3 / 2.7e-3 / 1e12)
+    assert line.get_linewidth() > 0 and line.get_linestyle() == "--" and line.get_visible()
+    assert to_rgba(line.get_color()) == to_rgba("tab:red")

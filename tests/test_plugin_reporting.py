@@ -153,3 +153,21 @@ def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
     first, second = plugin.pytest_report_header(config)
     assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
     assert second == f"kernel suite: profile nightly, baselines in {BASELINES / 'Fake_GPU_9000'}"
+
+
+def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_let_go(tmp_path):
+    # a real store that breaks between configure (opened) and session start (read): its runs table gone
+    import sqlite3
+
+    from harness.plugin.recording import read_history
+    from harness.storage.history import open_store
+    from tests.history.synthetic import GPU_A
+
+    path = tmp_path / "h.sqlite"
+    store = open_store(f"sqlite:///{path}")
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE runs")
+    state = suite_state(profile=types.SimpleNamespace(name="nightly"), store=store, gpu=fake_info(GPU_A))
+    read_history(state)  # no exception: the run goes on without the store
+    assert state.store is None and state.own_history == {}
+    assert state.problems == [f"history store: cannot read the history store sqlite:///{path}: no such table: runs"]

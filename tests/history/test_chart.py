@@ -188,3 +188,19 @@ def test_ticks_past_a_thousand_seconds_stay_in_seconds():
     from harness.history.chart import tick_labels
 
     assert tick_labels([2000.0, 4000.0]) == ["2000 s", "4000 s"]
+
+
+def test_a_failed_runs_triangle_points_up_centred_on_its_run_with_a_level_base():
+    # runs 1 and 3 passed, run 2 failed, all at one median: the triangle sits where run 2's circle would
+    svg = svg_of([point(1, 1e-3), point(2, 1e-3, outcome="failed", verdict="slower"), point(3, 1e-3)])
+    circles = list(svg.iter("circle"))
+    cx = (float(circles[0].get("cx")) + float(circles[1].get("cx"))) / 2
+    cy = float(circles[0].get("cy"))
+    (triangle,) = [mark for mark in marks(svg) if mark.get("data-state") == "failed"]
+    corners = [tuple(map(float, pair.split(","))) for pair in re.findall(r"[-\d.]+,[-\d.]+", triangle.get("d"))]
+    assert len(corners) == 3 and triangle.get("d").endswith("Z")
+    (apex_x, apex_y), (right_x, right_y), (left_x, left_y) = corners
+    assert apex_x == pytest.approx(cx, abs=0.06) and (left_x + right_x) / 2 == pytest.approx(cx, abs=0.06)
+    assert left_x < cx < right_x
+    assert left_y == right_y and apex_y < cy < left_y  # pointing up, the base level below the run's place
+    assert all(TOP - 6 <= y <= HEIGHT - BOTTOM + 6 for _, y in corners)

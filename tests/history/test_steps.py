@@ -270,6 +270,19 @@ def test_a_creep_smaller_than_its_detectable_rise_is_not_reported():
     assert detect_steps(series, 0.015) == []
 
 
+
+def test_a_creep_takes_a_ramp_of_ten_runs_after_its_bend_and_nine_are_too_few():
+    """The default creep_min_runs: a steady 0.2% a run is a creep over 11 runs (its bend and 10 after it),
+    not over 10 (9 after the bend), however clean the rise."""
+    def rising(runs):
+        noise = np.random.default_rng(7).normal(0, 5e-5, runs)
+        return a_series(*list(1e-3 * np.exp(math.log(1.002) * np.arange(runs) + noise)))
+
+    (creep,) = detect_steps(rising(11), SAME_GPU_FLOOR)
+    assert (creep.kind, creep.direction, creep.runs_after) == (CREEP, SLOWER, 10)
+    assert creep.ratio == pytest.approx(1.002**10, rel=2e-3)
+    assert detect_steps(rising(10), SAME_GPU_FLOOR) == []
+
 def test_a_creep_names_its_bend_its_runs_and_the_fitted_lines_rise():
     """kind CREEP: before = the bend, after = the ramp's last run, ratio = the fitted line's end over its start,
     runs_before counted from the level's first run, a t interval and p on n - 2 degrees of freedom."""
