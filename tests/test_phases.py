@@ -125,3 +125,12 @@ def test_a_routine_that_raises_still_stops_the_recording():
     with pytest.raises(RuntimeError, match="out of memory"):
         measure_wall(fails_on_the_third_call, QUICK, PhaseRecorder(recorder, recorder.mark), case="r")
     assert recorder.calls == [("start", True), "stop"]
+
+
+def test_the_host_kernel_slowdown_plugin_picks_the_first_pattern_that_matches_and_imports_on_a_cpu():
+    from tests.plugins.host_kernel_slowdown import percent_for
+
+    specs = ["*pinned-tiled*:10", "*pinned*:5"]
+    assert percent_for("s.py::test_matmul_host_routine_time[pinned-tiled32]", specs) == 10.0
+    assert percent_for("s.py::test_matmul_host_routine_time[pinned-cublas]", specs) == 5.0
+    assert percent_for("s.py::test_matmul_host_routine_time[pageable-cublas]", specs) is None

@@ -61,11 +61,11 @@ def pytest_runtest_call(item):
         return (yield)
     import cupy
 
-    import kernels.matmul as matmul
+    from kernels.matmul import PreparedMatmul  # the package's `matmul` is a function: import the class
 
     spin = cupy.RawKernel(APPEND_SOURCE, "spin")
     clock_hz = cupy.cuda.Device().attributes["ClockRate"] * 1e3
-    original = matmul.PreparedMatmul.run
+    original = PreparedMatmul.run
     cycles: dict[tuple, int] = {}  # per product (a routine prepares a new one each call): its spin
 
     def run_then_spin(self, stream=None):
@@ -77,9 +77,9 @@ def pytest_runtest_call(item):
         with stream:
             spin((1,), (1,), (np.int64(cycles[key]),))
 
-    matmul.PreparedMatmul.run = run_then_spin
+    PreparedMatmul.run = run_then_spin
     try:
         return (yield)
     finally:
-        matmul.PreparedMatmul.run = original
+        PreparedMatmul.run = original
         item.user_properties.append(("host_kernel_spin_cycles", sorted(set(cycles.values()))))
