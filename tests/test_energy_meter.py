@@ -241,10 +241,30 @@ def test_the_last_batch_asks_only_for_the_windows_left_under_the_cap(monkeypatch
     assert meter.asked[2][0] == pytest.approx(plan.batch(2).busy_s)
 
 
+class CapturingStream:
+    """A stream whose capture gives a graph, as CUDA's does for the suite's own kernels."""
+
+    def begin_capture(self):
+        pass
+
+    def end_capture(self):
+        return types.SimpleNamespace(launch=lambda stream: None)
+
+
 def test_the_replay_keeps_100_ms_of_work_queued_and_three_replays_at_least():
-    assert Replay(lambda s: None, RefusingStream(), launch_s=5e-6).queued == 10  # ten graphs of 10 ms
-    assert Replay(lambda s: None, RefusingStream(), launch_s=2.9e-3).queued == 12  # graphs of 3 launches
+    assert Replay(lambda s: None, CapturingStream(), launch_s=5e-6).queued == 10  # ten graphs of 10 ms
+    assert Replay(lambda s: None, CapturingStream(), launch_s=2.9e-3).queued == 12  # graphs of 3 launches
     assert Replay(lambda s: None, RefusingStream(), launch_s=0.05).queued == 3  # 50 ms launches: three
+
+
+def test_host_launches_are_kept_under_the_drivers_queue_so_a_launch_never_blocks_the_poll_loop():
+    assert energy.MAX_HOST_LAUNCHES == 512
+    cublas_1000 = Replay(lambda s: None, RefusingStream(), launch_s=60e-6)  # 167 launches a replay
+    assert (cublas_1000.per_launch, cublas_1000.queued) == (167, 3)
+    cublas_4096 = Replay(lambda s: None, RefusingStream(), launch_s=2.7e-3)  # 4 a replay: 100 ms is 10
+    assert (cublas_4096.per_launch, cublas_4096.queued) == (4, 10)
+    tiny = Replay(lambda s: None, RefusingStream(), launch_s=5e-6)  # 2000 a replay: three replays still
+    assert tiny.queued == 3
 
 
 class WarmingPower(CountingPower):

@@ -42,6 +42,12 @@ GRAPH_S = 0.01  # GPU time of one replayed graph
 # long at times), which adds idle energy to their windows (NOTES.md)
 QUEUED = 3
 QUEUED_S = 0.1
+# Host launches (a launch CUDA graphs cannot hold: cuBLAS under CuPy) are kept to this many queued
+# kernels: past the driver's queue a launch call blocks the poll loop, and a counter change seen a
+# few ms late is a window a few ms off. With ten replays of 167 cuBLAS 1000³ launches queued the
+# 95% interval of its joules per launch widened from ±0.76% to ±1.61% (±0.70% to ±1.35% at 1024³;
+# NOTES.md); 512 of them is the three replays of before there.
+MAX_HOST_LAUNCHES = 512
 POLL_S = 2e-4  # the poll loop's sleep; NVML's calls make a poll take about 3 ms on the H200
 INSTANT_EVERY_S = 0.005
 SAMPLES_EVERY_S = 1.0  # NVML holds about 2.4 s of its 50 Hz samples
@@ -152,6 +158,8 @@ class Replay:
             self.graph, why_not = _captured(run, stream, self.per_launch)
             self.how = (f"a CUDA graph of {self.per_launch} launches" if self.graph is not None else
                         f"host launches, {self.per_launch} per replay (no CUDA graph: {why_not})")
+        if self.graph is None:
+            self.queued = max(QUEUED, min(self.queued, MAX_HOST_LAUNCHES // self.per_launch))
 
     def launch(self) -> None:
         if self.graph is not None:
