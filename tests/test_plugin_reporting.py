@@ -171,3 +171,18 @@ def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_l
     read_history(state)  # no exception: the run goes on without the store
     assert state.store is None and state.own_history == {}
     assert state.problems == [f"history store: cannot read the history store sqlite:///{path}: no such table: runs"]
+
+
+def test_the_stored_report_prints_a_slower_cases_cause_card_under_its_window(tmp_path):
+    from harness.plugin.reporting import write_stored_report
+
+    case = "suites/s.py::test_k[a]"
+    slow = Verdict(case, "slower", 1e-3, 1.1e-3, 1.1, 0.015, "10% slower")
+    record = CaseRecord(case=case, median_s=1.1e-3, verdict="slower", ratio=1.1, window={"unknown": "no git"})
+    card = [f"#### Why `{case}` is slower", "", "1. **barriers**: BAR in the code 2 -> 34", ""]
+    state = suite_state(report_path=tmp_path / "report.md", verdicts=[slow], records=[record], cards={case: card},
+                        profile=types.SimpleNamespace(name="nightly"))
+    write_stored_report(state)
+    text = (tmp_path / "report.md").read_text()
+    window_at, card_at = text.index(f"### `{case}`: slower"), text.index(f"#### Why `{case}` is slower")
+    assert window_at < card_at and "1. **barriers**: BAR in the code 2 -> 34" in text

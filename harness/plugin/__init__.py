@@ -46,6 +46,7 @@ from harness.plugin.options import (
     threshold_of,
 )
 from harness.plugin.recording import read_history, record_session
+from harness.plugin.regression import close_reference_trees
 from harness.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
 from harness.plugin.state import STATE, SuiteState
 from harness.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
@@ -149,6 +150,8 @@ def pytest_unconfigure(config):
     state = config.stash.get(STATE, None)
     if state is not None and state.ref is not None:
         state.ref.close()  # removes the temporary worktree
+    if state is not None:
+        close_reference_trees(state)  # the reference runs' worktrees of the cause cards
 
 
 def _is_xdist_controller(config) -> bool:

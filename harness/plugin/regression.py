@@ -7,6 +7,12 @@ them), and searched for an `Accept-Slowdown` trailer that accepts the case
 (harness/verdict/acceptance.py). An accepted case passes with the label `accepted`;
 from its run on, its reference is the new level. The report and the terminal summary
 print each window with the `bisect` command for it (`bisect_command`).
+
+A slower (or accepted) case prepared by the kernels package gets a cause card
+(`card_against_stored`): its static half against the build at the newest reference run's
+commit, checked out as `--compare-ref` checks out a base (once per commit and session), or,
+where its machine code is the reference run's, a card that says the cause is not in the
+code. Under `--compare-ref` the card is `explain_slower`'s, with both sides in the run.
 """
 
 from __future__ import annotations
@@ -120,6 +126,72 @@ def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdo
                      f"{code('Accept-Slowdown: cases=PATTERN REASON')}), or "
                      f"{code(f'python -m harness.history acknowledge {shlex.quote(record.case)} {run} --reason TEXT')}")
     return lines
+
+
+def _reference_package(state, commit: str):
+    """The kernels package at `commit`, checked out once per session (RefError where it cannot be)."""
+    from harness.ab.ref_tree import RefError, RefTree
+
+    if commit not in state.reference_trees:
+        tree = RefTree(state.repo, commit)
+        try:
+            tree.__enter__()
+            state.reference_trees[commit] = (tree, tree.load_package(alias=f"kernel_suite_reference_{tree.sha[:12]}"))
+        except RefError as error:
+            tree.__exit__(None, None, None)
+            state.reference_trees[commit] = error
+    found = state.reference_trees[commit]
+    if isinstance(found, Exception):
+        raise found
+    return found[1]
+
+
+def close_reference_trees(state) -> None:
+    """Remove the worktrees `card_against_stored` checked out."""
+    for found in state.reference_trees.values():
+        if not isinstance(found, Exception):
+            found[0].__exit__(None, None, None)
+    state.reference_trees.clear()
+
+
+def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
+    """The cause card of a case slower than its stored reference (the module's docstring), kept in
+    `state.cards`; a card that cannot be made says why in it."""
+    import kernels
+    from harness.ab.identity import arch_of
+    from harness.ab.ref_tree import RefError
+    from harness.cause.sides import Side, case_card
+
+    newest = verdict.newest_reference
+    if prepared is None or newest is None:
+        return
+    title = [f"#### Why `{record.case}` is slower", ""]
+    commit = newest.commit or ""
+    if record.sass and newest.sass and record.sass == newest.sass:
+        state.cards[record.case] = [*title, (
+            f"The machine code and launch are those of the newest reference run ({newest.name}, commit "
+            f"{commit[:12] or 'unknown'}): the cause is not in this kernel's code, but in what it ran on or beside "
+            "(driver, clocks, power, another process) or in the measurement; no commit of the window made it."), ""]
+        return
+    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    try:
+        if not commit:
+            raise RefError(f"the reference run {newest.name} names no commit")
+        package = _reference_package(state, commit)
+        base = prepared.same_case_in(package)
+        lines = case_card(record.case, Side(package, base.build(), shape), Side(kernels, prepared.build(), shape),
+                          arch_of(state.gpu.compute_capability))
+        lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
+    except (RefError, RuntimeError, ValueError, OSError) as error:
+        lines = [*title, f"No card: {error}", ""]
+    state.cards[record.case] = lines
+
+
+def package_of(prepared):
+    """The kernels package (or its alias) a prepared case came from."""
+    import importlib
+
+    return importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
 
 
 def explain_slower(state, case: str, prepared) -> None:

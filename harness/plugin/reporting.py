@@ -35,6 +35,8 @@ def write_stored_report(state: SuiteState) -> None:
         text += "\n## Slower cases: their reference runs and the commits since\n"
         for record in followed:
             text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
+            if record.case in state.cards:
+                text += "\n" + "\n".join(state.cards[record.case])
     text += energy_section(state.records) + phases_section(state.records)
     publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
 

@@ -12,7 +12,6 @@ JSON output and tables work on GPU time. A slower case fails its own test.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import statistics
 import time
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.energy import energy_failure, with_energy, with_paired_energy
-from harness.plugin.regression import explain_slower, failure_words, follow_slower
+from harness.plugin.regression import card_against_stored, explain_slower, failure_words, follow_slower, package_of
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
@@ -93,6 +92,8 @@ class TimedCase:
                                            own_history=state.own_history.get(record.case, []),
                                            gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
+            if verdict.label in (SLOWER, ACCEPTED):
+                card_against_stored(state, record, verdict, prepared)
         if record.phases and (state.comparing or state.store is not None):
             record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phase_verdicts(
                 record, state.own_history.get(record.case, []), gpu_uuid=state.gpu.uuid, floors=state.floors).items()])
@@ -171,5 +172,4 @@ def measured_fields(measurement: Measurement) -> dict:
 
 def sass_of(prepared, gpu) -> str:
     """The identity of a prepared case's machine code and launch, for this GPU's architecture."""
-    package = importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
-    return case_identity(package, prepared.build(), arch_of(gpu.compute_capability))
+    return case_identity(package_of(prepared), prepared.build(), arch_of(gpu.compute_capability))

@@ -1,0 +1,117 @@
+"""The cause card of a case slower than its stored reference (harness/plugin/regression.py: card_against_stored):
+the static half against the kernels package at the reference run's commit, checked out once per commit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import types
+from pathlib import Path
+
+import pytest
+
+from harness.plugin.regression import card_against_stored, close_reference_trees
+from harness.verdict.labels import SLOWER, ReferenceRun, Verdict
+from harness.verdict.record import CaseRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile_128x256]"
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Case:
+    """A prepared warptile_128x256 1024³ as the kernels package `package` would build it, without a GPU."""
+
+    m = n = k = 1024
+
+    def __init__(self, package):
+        self.package = package
+
+    def build(self):
+        kernel = self.package.MATMUL_KERNELS["warptile_128x256"]
+        build_type = self.package.compile.KernelBuild
+        return build_type(kernel.source, kernel.function, kernel.defines + (("ALIGNED", 1),),
+                          f"grid=(4, 8, 1) block={kernel.threads} shared={kernel.shared_bytes} pitched=False")
+
+    def same_case_in(self, package):
+        return Case(package)
+
+
+@pytest.fixture
+def reference_repo(tmp_path, monkeypatch):
+    """A git repository whose one commit holds the suite's kernels with 8-deep k tiles for warptile_128x256
+    (this checkout's have 16): (repo, commit)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "kernels", repo / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    registry = repo / "kernels" / "registry.py"
+    text = registry.read_text()
+    assert "rm=2, rn=4, bk=16)," in text
+    registry.write_text(text.replace("rm=2, rn=4, bk=16),", "rm=2, rn=4, bk=8),"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "8-deep k tiles")
+    return repo, git(repo, "rev-parse", "HEAD")
+
+
+def state_in(repo) -> types.SimpleNamespace:
+    return types.SimpleNamespace(repo=repo, cards={}, reference_trees={},
+                                 gpu=types.SimpleNamespace(compute_capability="9.0"))
+
+
+def slower(commit: str | None, sass: str = "base-sass") -> Verdict:
+    return Verdict(CASE, SLOWER, 1.0, 1.1, 1.1, 0.015, "10% slower",
+                   references=(ReferenceRun("history run 7", "2026-12-02T00:00:00", commit, sass),))
+
+
+def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(reference_repo):
+    import kernels
+
+    repo, commit = reference_repo
+    state = state_in(repo)
+    record = CaseRecord(case=CASE, median_s=1e-4, sass="head-sass")
+    card_against_stored(state, record, slower(commit), Case(kernels))
+    lines = state.cards[CASE]
+    assert lines[0] == f"#### Why `{CASE}` is slower"
+    assert lines[2] == f"Against the build at commit {commit[:12]}, the newest reference run's (history run 7)."
+    # the reference's 8-deep k loop has half the FFMAs of this checkout's 16-deep one in the code
+    # the reference's 8-deep k tiles: half the shared memory (4 x 2 x bk x (128 + 4 + 256) bytes) and half
+    # the FFMAs in the code of this checkout's 16-deep ones
+    assert "| dynamic shared memory (bytes) | 24832 | **49664** |" in lines
+    ffma = next(line for line in lines if line.startswith("| SASS FFMA |"))
+    base, head = (int(value.strip(" *")) for value in ffma.split("|")[2:4])
+    assert abs(head - 2 * base) <= 2
+    assert len(state.reference_trees) == 1  # checked out once; a second case reuses it
+    card_against_stored(state, CaseRecord(case=CASE + "x", median_s=1e-4, sass="head-sass"), slower(commit), Case(kernels))
+    assert len(state.reference_trees) == 1 and CASE + "x" in state.cards
+    checked_out = state.reference_trees[commit][0].path
+    assert checked_out.is_dir()
+    close_reference_trees(state)
+    assert state.reference_trees == {} and not checked_out.exists()
+
+
+def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_code(reference_repo):
+    repo, commit = reference_repo
+    state = state_in(repo)
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass="same"),
+                        object())
+    assert "the cause is not in this kernel's code" in state.cards[CASE][2]
+    assert state.reference_trees == {}  # nothing checked out
+
+
+def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(reference_repo):
+    import kernels
+
+    repo, _ = reference_repo
+    state = state_in(repo)
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="h"), slower(None), Case(kernels))
+    assert state.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="h"), slower("0" * 40), Case(kernels))
+    assert state.cards[CASE][2].startswith("No card: ")
+    card_against_stored(state, CaseRecord(case="plain", median_s=1e-4), slower("0" * 40), None)  # a plain run
+    assert "plain" not in state.cards
