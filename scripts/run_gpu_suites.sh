@@ -59,11 +59,15 @@
 #                        history), three clean runs judged against it, then one with the matrix product inside
 #                        every routine 10% slower (tests/plugins/host_kernel_slowdown.py); each run's phase
 #                        verdicts and the last report's phase section ($OUT/phases.md)
+#     nightly-card       the nightly's cause card: the tree committed (a scratch commit in this checkout), three
+#                        nightlies of warptile_128x256 into a fresh store, then a commit giving it 8-deep k tiles
+#                        (the tuning table's 3.5%) and the nightly again: its slower cases and their cards
+#                        ($OUT/nightly-card.md); the checkout is put back at the end
 #     env VAR=VALUE      export VAR for the steps after this one
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -259,6 +263,22 @@ while [ $# -gt 0 ]; do
       { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
         sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
       tar czf "$OUT/energy-traces.tgz" -C "$WORK" energy-traces;;
+    nightly-card)
+      store="sqlite:///$WORK/card-history.sqlite"
+      warptile="test_matmul_time and warptile_128x256"
+      started_at=$(git rev-parse HEAD)
+      scratch_commit() { git add -u && git add harness kernels suites tests scripts docs && \
+        git -c user.name=suite -c user.email=suite@example.invalid -c core.hooksPath=/dev/null commit -q --allow-empty -m "$1"; }
+      scratch_commit "nightly-card: the tree as it is"
+      for i in 1 2 3; do
+        step "card-history-$i" $PERF --profile nightly -k "$warptile" --energy=none --benchmark-compare --history="$store"
+      done
+      sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
+      scratch_commit "nightly-card: warptile_128x256 with 8-deep k tiles"
+      step card-slower $PERF --profile nightly -k "$warptile" --energy=none --benchmark-compare --history="$store" \
+        --benchmark-report="$OUT/nightly-card.md"
+      sed -i 's/rm=2, rn=4, bk=8),/rm=2, rn=4, bk=16),/' kernels/registry.py && git reset -q --mixed "$started_at"
+      sed -n '/^## Slower cases/,$p' "$OUT/nightly-card.md" | head -60;;
     phases)
       store="sqlite:///$WORK/phases-history.sqlite"
       routines="test_matmul_host_routine_time and pinned"
