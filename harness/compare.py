@@ -17,6 +17,9 @@ The output leads with how many cases were judged and why the others were not
 ("other host": another machine; "other GPU": another GPU of a host of the same
 name; "other timer"). Where fewer than MIN_JUDGED (half) of NEW's cases could be
 judged, the comparison says too little to pass: exit 2, unless --allow-partial.
+A slower matrix product gets a cause card with its static half (harness/cause/):
+both sides built from the kernels package at each run's commit, checked out from
+the repository this harness lives in (none where a commit is not there).
 Exit status: 0 when no case is slower; 1 when a case is slower; 2 when a file
 cannot be used, or too few cases of NEW could be judged (the reason is printed).
 """
@@ -36,6 +39,7 @@ from harness.verdict.labels import JUDGED, SLOWER, Verdict
 from harness.verdict.record import records_of
 
 EXIT_OK, EXIT_SLOWER, EXIT_UNUSABLE = 0, 1, 2
+REPOSITORY = Path(__file__).resolve().parents[1]  # the git checkout the cards' commits are read from
 MIN_JUDGED = 0.5  # the fraction of NEW's cases that must be judged for a comparison to pass
 
 
@@ -51,7 +55,35 @@ def compare_runs(old_path: Path, new_path: Path) -> tuple[list[Verdict], str]:
     verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host) for record in records]
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
     title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
-    return verdicts, markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
+    text = markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
+    return verdicts, text + cards_text(verdicts, records, old_doc, new_doc)
+
+
+def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict) -> str:
+    """The cause cards of NEW's slower matrix products, as a report section ("" where there are none)."""
+    slower = {v.case for v in verdicts if v.label == SLOWER}
+    cases = [r for r in records if r.case in slower and r.kernel and (r.shape or "").count("x") == 2
+             and r.sass != "library"]
+    if not cases:
+        return ""
+    from harness.ab.identity import arch_of
+    from harness.cause.stored import PackagesAtCommits, stored_card
+
+    commits = [(doc.get("commit_info") or {}).get("id") or "" for doc in (old_doc, new_doc)]
+    capability = ((new_doc.get("machine_info") or {}).get("gpu") or {}).get("compute_capability")
+    packages = PackagesAtCommits(REPOSITORY)
+    lines = ["", "## Why the slower cases are slower", ""]
+    try:
+        for record in cases:
+            try:
+                arch = arch_of(capability)
+            except ValueError as error:
+                lines += [f"#### Why `{record.case}` is slower", "", f"No card: {error}", ""]
+                continue
+            lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages)
+    finally:
+        packages.close()
+    return "\n".join(lines) + "\n"
 
 
 def judged_line(verdicts: list[Verdict]) -> str:

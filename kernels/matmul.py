@@ -31,6 +31,36 @@ def kernel_by_name(name: str) -> MatmulKernel:
         raise ValueError(f"unknown matmul kernel {name!r}; known: {', '.join(MATMUL_KERNELS)}") from None
 
 
+def _grid(kernel: MatmulKernel, m: int, n: int) -> tuple[int, int, int]:
+    if kernel.grid == ROWS:
+        return (m, 1, 1)
+    rows, cols = kernel.tile
+    return (-(-n // cols), -(-m // rows), 1)
+
+
+def _shared_bytes(kernel: MatmulKernel, k: int) -> int:
+    """A block's dynamic shared memory: the kernel's, or a row of A rounded up to 4 floats (ROWS kernels;
+    see matmul_03_row_shared.cu)."""
+    return -(-k // 4) * 16 if kernel.grid == ROWS else kernel.shared_bytes
+
+
+def _build(kernel: MatmulKernel, defines, m: int, n: int, k: int) -> KernelBuild:
+    launch = (f"grid={_grid(kernel, m, n)} block={kernel.threads} shared={_shared_bytes(kernel, k)} "
+              f"pitched={kernel.pitched}")
+    return KernelBuild(kernel.source, kernel.function, defines, launch)
+
+
+def build_for(name: str, m: int, n: int, k: int) -> KernelBuild | None:
+    """The build and launch `prepare_matmul(name, ...)` gives an M x K by K x N product, described without a
+    GPU (a stored run's case, for its cause card): operands taken as 16-byte aligned, as the suite's
+    allocations are. None for cuBLAS."""
+    kernel = kernel_by_name(name)
+    if kernel.source is None:
+        return None
+    aligned = (("ALIGNED", int(n % 4 == 0 and k % 4 == 0)),) if kernel.vectorized else ()
+    return _build(kernel, kernel.defines + aligned, m, n, k)
+
+
 def _aligned(m_ptrs: list[int], n: int, k: int) -> bool:
     """float4 accesses are safe: K and N divisible by 4, every base 16-byte aligned."""
     return n % 4 == 0 and k % 4 == 0 and all(p % 16 == 0 for p in m_ptrs)
@@ -57,9 +87,7 @@ class PreparedMatmul:
         if kernel.name == "cublas" and os.environ.get("CUPY_TF32", "0") != "0":
             raise RuntimeError("CUPY_TF32 is set: cuBLAS would round operands to TF32; unset it")
 
-        self.shared_bytes = kernel.shared_bytes
-        if kernel.grid == ROWS:  # a row of A, rounded up to 4 floats: see matmul_03_row_shared.cu
-            self.shared_bytes = -(-self.k // 4) * 16
+        self.shared_bytes = _shared_bytes(kernel, self.k)
         self._check_shared_memory()
         self.a, self.b = a, b
         if kernel.pitched:
@@ -98,12 +126,6 @@ class PreparedMatmul:
             function.max_dynamic_shared_size_bytes = self.shared_bytes
         return function
 
-    def _grid(self) -> tuple[int, int, int]:
-        if self.kernel.grid == ROWS:
-            return (self.m, 1, 1)
-        rows, cols = self.kernel.tile
-        return (-(-self.n // cols), -(-self.m // rows), 1)
-
     def run(self, stream=None) -> None:
         """Enqueue the multiply on `stream` (default: the current stream). No synchronization."""
         import cupy
@@ -119,14 +141,14 @@ class PreparedMatmul:
                 a, b, c = self.a, self.b, self.out
                 lda, ldb, ldc = self.k, self.n, self.n
             args = (a, b, c, int32(self.m), int32(self.n), int32(self.k), int32(lda), int32(ldb), int32(ldc))
-            self._function(self._grid(), (*self.kernel.threads, 1), args, shared_mem=self.shared_bytes)
+            self._function(_grid(self.kernel, self.m, self.n), (*self.kernel.threads, 1), args,
+                           shared_mem=self.shared_bytes)
 
     def build(self) -> KernelBuild | None:
         """The CUDA build and launch of this case; None for cuBLAS (a library, not our code)."""
         if self._function is None:
             return None
-        launch = f"grid={self._grid()} block={self.kernel.threads} shared={self.shared_bytes} pitched={self.kernel.pitched}"
-        return KernelBuild(self.kernel.source, self.kernel.function, self._defines, launch)
+        return _build(self.kernel, self._defines, self.m, self.n, self.k)
 
     def same_case_in(self, package) -> PreparedMatmul:
         """This case prepared by another version of the `kernels` package (the same operands)."""

@@ -145,3 +145,14 @@ def test_row_shared_refuses_rows_beyond_the_device_limit():
     b = cupy.ones((k, 2), np.float32)
     with pytest.raises(ValueError, match="shared memory"):
         prepare_matmul("row_shared", a, b)
+
+
+@pytest.mark.parametrize("name", [name for name in MATMUL_KERNELS if name != "cublas"])
+def test_a_build_described_without_a_gpu_is_the_one_the_prepared_case_gives(name):
+    """kernels.matmul.build_for (the cause cards of stored runs) against what a prepared case reports."""
+    from kernels.matmul import build_for
+    from suites.perf_cases import random_device
+
+    for m, n, k in ((1000, 1000, 1000), (1001, 1002, 1003)):
+        prepared = prepare_matmul(name, random_device((m, k), 1), random_device((k, n), 2))
+        assert build_for(name, m, n, k) == prepared.build(), (name, m, n, k)

@@ -88,3 +88,56 @@ def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_
                            "--report", str(tmp_path)])
     assert status == compare.EXIT_UNUSABLE
     assert "could not write the report" in capsys.readouterr().err
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_path, monkeypatch):
+    import shutil
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "kernels", repo / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "16-deep k tiles")
+    old_commit = git(repo, "rev-parse", "HEAD")
+    registry = repo / "kernels" / "registry.py"
+    registry.write_text(registry.read_text().replace("rm=2, rn=4, bk=16),", "rm=2, rn=4, bk=8),"))
+    git(repo, "commit", "-q", "-am", "8-deep k tiles")
+    new_commit = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setattr(compare, "REPOSITORY", repo)
+
+    doc = json.loads(COMMITTED.read_text())
+    doc["commit_info"]["id"] = old_commit
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    bench = next(b for b in doc["benchmarks"] if b["fullname"] == SLOWED_CASE)
+    bench["stats"]["data"] = [1.035 * x for x in bench["stats"]["data"]]
+    doc["commit_info"]["id"] = new_commit
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
+    assert [v.case for v in verdicts if v.label == "slower"] == [SLOWED_CASE]
+    card = text[text.index("## Why the slower cases are slower"):].splitlines()
+    assert card[2] == f"#### Why `{SLOWED_CASE}` is slower"
+    assert card[4] == f"The builds at commits {old_commit[:12]} (old) and {new_commit[:12]} (new), static half."
+    assert card[6].startswith("1. **barriers**: BAR per FFMA in the code 0.0010 -> 0.0019")
+    assert "| dynamic shared memory (bytes) | 49664 | **24832** |" in card
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("kernel-suite-base-")] == []  # worktrees removed
+
+
+def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none(tmp_path, monkeypatch):
+    doc = json.loads(COMMITTED.read_text())
+    doc["commit_info"]["id"] = "f" * 40
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    for bench in doc["benchmarks"]:
+        if bench["fullname"] in (SLOWED_CASE, "suites/test_perf_elementwise.py::test_add_time[8192x8192-vector_add]"):
+            bench["stats"]["data"] = [1.10 * x for x in bench["stats"]["data"]]
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
+    assert sum(v.label == "slower" for v in verdicts) == 2
+    cards = text[text.index("## Why the slower cases are slower"):]
+    assert cards.count("#### Why") == 1 and f"#### Why `{SLOWED_CASE}` is slower\n\nNo card: " in cards

@@ -404,3 +404,17 @@ def test_a_one_dimensional_grid_refuses_a_block_of_no_rows():
     """A 1D grid needs a block of (x, 1): (x, 0) is no block either."""
     with pytest.raises(ValueError, match="1D grid"):
         ElementwiseKernel("bad", "test entry", "vector_add", ndim=1, threads=(256, 0))
+
+
+def test_a_matmul_build_is_described_without_a_gpu_from_its_kernel_and_shape():
+    from kernels.matmul import build_for
+
+    warptile = build_for("warptile_128x256", 1000, 1000, 1000)  # 128 x 256 tiles; K and N divisible by 4
+    assert warptile.launch == "grid=(4, 8, 1) block=(256, 1) shared=49664 pitched=False"
+    assert ("ALIGNED", 1) in warptile.defines and ("BK", 16) in warptile.defines
+    assert ("ALIGNED", 0) in build_for("vectorized", 1001, 1002, 1003).defines  # float4 only where K, N % 4 == 0
+    row = build_for("row_shared", 7, 5, 9)  # a row of A per block, rounded up to 4 floats
+    assert row.launch == "grid=(7, 1, 1) block=(256, 1) shared=48 pitched=False"
+    assert build_for("cublas", 8, 8, 8) is None
+    with pytest.raises(ValueError, match="unknown matmul kernel 'nope'"):
+        build_for("nope", 8, 8, 8)

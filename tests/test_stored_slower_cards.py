@@ -60,7 +60,7 @@ def reference_repo(tmp_path, monkeypatch):
 
 
 def state_in(repo) -> types.SimpleNamespace:
-    return types.SimpleNamespace(repo=repo, cards={}, reference_trees={},
+    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None,
                                  gpu=types.SimpleNamespace(compute_capability="9.0"))
 
 
@@ -86,13 +86,12 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
     ffma = next(line for line in lines if line.startswith("| SASS FFMA |"))
     base, head = (int(value.strip(" *")) for value in ffma.split("|")[2:4])
     assert abs(head - 2 * base) <= 2
-    assert len(state.reference_trees) == 1  # checked out once; a second case reuses it
+    assert len(state.reference_packages.paths()) == 1  # checked out once; a second case reuses it
     card_against_stored(state, CaseRecord(case=CASE + "x", median_s=1e-4, sass="head-sass"), slower(commit), Case(kernels))
-    assert len(state.reference_trees) == 1 and CASE + "x" in state.cards
-    checked_out = state.reference_trees[commit][0].path
-    assert checked_out.is_dir()
+    checked_out = state.reference_packages.paths()
+    assert len(checked_out) == 1 and CASE + "x" in state.cards and checked_out[0].is_dir()
     close_reference_trees(state)
-    assert state.reference_trees == {} and not checked_out.exists()
+    assert state.reference_packages.paths() == [] and not checked_out[0].exists()
 
 
 def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_code(reference_repo):
@@ -101,7 +100,7 @@ def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_cod
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass="same"),
                         object())
     assert "the cause is not in this kernel's code" in state.cards[CASE][2]
-    assert state.reference_trees == {}  # nothing checked out
+    assert state.reference_packages is None  # nothing checked out
 
 
 def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(reference_repo):

@@ -128,30 +128,10 @@ def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdo
     return lines
 
 
-def _reference_package(state, commit: str):
-    """The kernels package at `commit`, checked out once per session (RefError where it cannot be)."""
-    from harness.ab.ref_tree import RefError, RefTree
-
-    if commit not in state.reference_trees:
-        tree = RefTree(state.repo, commit)
-        try:
-            tree.__enter__()
-            state.reference_trees[commit] = (tree, tree.load_package(alias=f"kernel_suite_reference_{tree.sha[:12]}"))
-        except RefError as error:
-            tree.__exit__(None, None, None)
-            state.reference_trees[commit] = error
-    found = state.reference_trees[commit]
-    if isinstance(found, Exception):
-        raise found
-    return found[1]
-
-
 def close_reference_trees(state) -> None:
     """Remove the worktrees `card_against_stored` checked out."""
-    for found in state.reference_trees.values():
-        if not isinstance(found, Exception):
-            found[0].__exit__(None, None, None)
-    state.reference_trees.clear()
+    if state.reference_packages is not None:
+        state.reference_packages.close()
 
 
 def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
@@ -161,6 +141,7 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     from harness.ab.identity import arch_of
     from harness.ab.ref_tree import RefError
     from harness.cause.sides import Side, case_card
+    from harness.cause.stored import PackagesAtCommits
 
     newest = verdict.newest_reference
     if prepared is None or newest is None:
@@ -177,7 +158,9 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     try:
         if not commit:
             raise RefError(f"the reference run {newest.name} names no commit")
-        package = _reference_package(state, commit)
+        if state.reference_packages is None:
+            state.reference_packages = PackagesAtCommits(state.repo)
+        package = state.reference_packages.package(commit)
         base = prepared.same_case_in(package)
         lines = case_card(record.case, Side(package, base.build(), shape), Side(kernels, prepared.build(), shape),
                           arch_of(state.gpu.compute_capability))

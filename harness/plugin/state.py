@@ -47,8 +47,8 @@ class SuiteState:
     windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
     # a case slower than its stored reference -> its cause card (markdown lines; harness/plugin/regression.py)
     cards: dict = field(default_factory=dict)
-    # a reference run's commit -> (its checked-out RefTree, its kernels package), or the RefError it gave
-    reference_trees: dict = field(default_factory=dict)
+    # the kernels packages of the reference runs' commits, checked out for the cards (harness/cause/stored.py)
+    reference_packages: object = None
     diagnose: bool = False  # --diagnose: a slower case's cause card has its dynamic half (ncu) too
     energy: str = "profile"  # --energy: all, profile (the profile's energy cases) or none
     energy_fails: bool = True  # --energy-verdict fail: a case judged "more energy" fails its test
