@@ -8,10 +8,8 @@ import types
 import pytest
 
 import harness.timing.energy as energy
-from harness.timing import replay
-from harness.timing.energy import EnergyError, EnergyPlan, NvmlPower, open_power
+from harness.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
 from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window
-from harness.timing.replay import Replay
 
 
 class FakeNvml:
@@ -260,7 +258,7 @@ def test_the_replay_keeps_100_ms_of_work_queued_and_three_replays_at_least():
 
 
 def test_host_launches_are_kept_under_the_drivers_queue_so_a_launch_never_blocks_the_poll_loop():
-    assert replay.MAX_HOST_LAUNCHES == 512
+    assert energy.MAX_HOST_LAUNCHES == 512
     cublas_1000 = Replay(lambda s: None, RefusingStream(), launch_s=60e-6)  # 167 launches a replay
     assert (cublas_1000.per_launch, cublas_1000.queued) == (167, 3)
     cublas_4096 = Replay(lambda s: None, RefusingStream(), launch_s=2.7e-3)  # 4 a replay: 100 ms is 10

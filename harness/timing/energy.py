@@ -2,19 +2,16 @@
 
 After a case is timed, `EnergyMeter.measure` replays its launch back to back for
 a few seconds: as one CUDA graph of many launches where the launch is short (so
-that the GPU never waits for the host between kernels; harness/timing/replay.py; about 10 ms of GPU
-work per graph, 100 ms of work kept queued), else launch by launch. Meanwhile
+that the GPU never waits for the host between kernels; about `GRAPH_S` of GPU
+work per graph, `QUEUED_S` of work kept queued), else launch by launch. Meanwhile
 the host polls the energy counter, reads POWER_INSTANT every few milliseconds
 and NVML's 50 Hz power samples every second, and records an event after each
 replay (harness/timing/power_trace.py cuts the windows from that trace). The
 inputs are the case's own, fixed and seeded: power depends on the data.
 
-Where the caller gives a precision rule (`enough`: the windows' joules per launch
-in, whether their interval is narrow enough out; harness/verdict/energy.py's
-`precise_enough`), a measurement whose first windows miss it is extended by
-more windows of the same replay, `plan.windows` at a time, up to
-`plan.extra_windows`: a real excursion of one window (a 7% high one on an H200,
-NOTES.md) then weighs less, as nvbench keeps timing until its noise is low.
+Where the caller gives a precision rule (`enough`; harness/verdict/energy.py's `precise_enough`), a
+measurement whose first windows miss it gets more windows of the same replay, `plan.windows` at a time,
+up to `plan.extra_windows`: one window's real excursion (7% high on an H200) then weighs less.
 
 Idle power is read once per process over a second with nothing queued, and the
 GPU's temperature before and after each case, its SM clock and clock-event
@@ -27,14 +24,25 @@ pairs), for a same-run comparison.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
 
 from harness.timing.gpu import clock_state, nvml_handle, nvml_module
 from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, idle_power, windows_of
-from harness.timing.replay import Replay
 
+GRAPH_S = 0.01  # GPU time of one replayed graph
+# Replays kept queued ahead of the GPU: 100 ms of its work and at least three. With 30 ms (three
+# graphs of 10 ms) the GPU waited for the host 0.08-0.15 s of a 3.5 s replay of the 1024² adds and
+# cuBLAS 1000³ on an H200 (the poll loop's NVML calls for the 50 Hz samples and the clocks take that
+# long at times), which adds idle energy to their windows (NOTES.md)
+QUEUED = 3
+QUEUED_S = 0.1
+# Host launches (cuBLAS, which CuPy will not capture) are kept to this many queued kernels: past the
+# driver's queue a launch call blocks the poll loop and the windows' ends come a few ms off (ten replays
+# of 167 cuBLAS 1000³ launches: ±0.76% became ±1.61%; NOTES.md).
+MAX_HOST_LAUNCHES = 512
 POLL_S = 2e-4  # the poll loop's sleep; NVML's calls make a poll take about 3 ms on the H200
 INSTANT_EVERY_S = 0.005
 SAMPLES_EVERY_S = 1.0  # NVML holds about 2.4 s of its 50 Hz samples
@@ -130,6 +138,47 @@ class NvmlPower:
 def _number(value, kind: int) -> float:
     """An NVML value union read by its type (nvmlValueType_t: double, uint, ulong, ulonglong, slonglong, sint)."""
     return float(getattr(value, ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal")[kind]))
+
+
+class Replay:
+    """`run(stream)` many times per `launch()`: one CUDA graph where it can be captured, else host launches."""
+
+    def __init__(self, run, stream, launch_s: float):
+        self.run, self.stream = run, stream
+        self.per_launch = max(1, round(GRAPH_S / launch_s))
+        self.queued = max(QUEUED, math.ceil(QUEUED_S / (self.per_launch * launch_s)))
+        self.graph = None
+        self.how = "host launches, one per replay"
+        if self.per_launch > 1:
+            self.graph, why_not = _captured(run, stream, self.per_launch)
+            self.how = (f"a CUDA graph of {self.per_launch} launches" if self.graph is not None else
+                        f"host launches, {self.per_launch} per replay (no CUDA graph: {why_not})")
+        if self.graph is None:
+            self.queued = max(QUEUED, min(self.queued, MAX_HOST_LAUNCHES // self.per_launch))
+
+    def launch(self) -> None:
+        if self.graph is not None:
+            self.graph.launch(self.stream)
+            return
+        for _ in range(self.per_launch):
+            self.run(self.stream)
+
+
+def _captured(run, stream, count: int):
+    """(the graph of `count` launches of `run` on `stream`, "") or (None, why it could not be captured)."""
+    try:
+        stream.begin_capture()
+        try:
+            for _ in range(count):
+                run(stream)
+        finally:
+            graph = stream.end_capture()
+        if hasattr(graph, "upload"):  # where CuPy has it: the graph is on the GPU before its first launch
+            graph.upload(stream)
+        return graph, ""
+    except Exception as error:  # a launch that cannot be captured (a host sync, a library that refuses)
+        stream.synchronize()
+        return None, f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
 
 
 def open_power(cuda_device: int | None = None) -> tuple[NvmlPower | None, str]:
