@@ -67,7 +67,7 @@ def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict) -
     if not cases:
         return ""
     from harness.ab.identity import arch_of
-    from harness.cause.stored import PackagesAtCommits, stored_card
+    from harness.cause.stored import PackagesAtCommits, environment_pairs, stored_card
 
     commits = [(doc.get("commit_info") or {}).get("id") or "" for doc in (old_doc, new_doc)]
     capability = ((new_doc.get("machine_info") or {}).get("gpu") or {}).get("compute_capability")
@@ -80,7 +80,8 @@ def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict) -
             except ValueError as error:
                 lines += [f"#### Why `{record.case}` is slower", "", f"No card: {error}", ""]
                 continue
-            lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages)
+            lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages,
+                                 environment_pairs(old_doc.get("machine_info"), new_doc.get("machine_info")))
     finally:
         packages.close()
     return "\n".join(lines) + "\n"

@@ -118,6 +118,8 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     bench = next(b for b in doc["benchmarks"] if b["fullname"] == SLOWED_CASE)
     bench["stats"]["data"] = [1.035 * x for x in bench["stats"]["data"]]
     doc["commit_info"]["id"] = new_commit
+    driver = doc["machine_info"]["gpu"]["driver"]
+    doc["machine_info"]["gpu"]["driver"] = "590.10"
     (tmp_path / "new.json").write_text(json.dumps(doc))
     verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
     assert [v.case for v in verdicts if v.label == "slower"] == [SLOWED_CASE]
@@ -126,6 +128,7 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     assert card[4] == f"The builds at commits {old_commit[:12]} (old) and {new_commit[:12]} (new), static half."
     assert card[6].startswith("1. **barriers**: BAR per FFMA in the code 0.0010 -> 0.0019")
     assert "| dynamic shared memory (bytes) | 49664 | **24832** |" in card
+    assert f"Environment differences: driver {driver} -> 590.10" in card
     assert [p for p in tmp_path.iterdir() if p.name.startswith("kernel-suite-base-")] == []  # worktrees removed
 
 

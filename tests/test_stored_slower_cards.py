@@ -59,9 +59,19 @@ def reference_repo(tmp_path, monkeypatch):
     return repo, git(repo, "rev-parse", "HEAD")
 
 
-def state_in(repo) -> types.SimpleNamespace:
-    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None,
-                                 gpu=types.SimpleNamespace(compute_capability="9.0"))
+class Store:
+    """The history store's export of run 7: the reference run, recorded under another driver."""
+
+    def export_run(self, run_id):
+        assert run_id == 7
+        return {"machine_info": {"gpu": {"driver": "570.86.15", "cupy": "14.2.0", "uuid": "GPU-a"},
+                                 "python_version": "3.12.3"}}
+
+
+def state_in(repo, store=None) -> types.SimpleNamespace:
+    gpu = types.SimpleNamespace(compute_capability="9.0",
+                                as_dict=lambda: {"driver": "580.159.04", "cupy": "14.2.0", "uuid": "GPU-a"})
+    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None, gpu=gpu, store=store, baseline=None)
 
 
 def slower(commit: str | None, sass: str = "base-sass") -> Verdict:
@@ -73,7 +83,7 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
     import kernels
 
     repo, commit = reference_repo
-    state = state_in(repo)
+    state = state_in(repo, Store())
     record = CaseRecord(case=CASE, median_s=1e-4, sass="head-sass")
     card_against_stored(state, record, slower(commit), Case(kernels))
     lines = state.cards[CASE]
@@ -83,6 +93,9 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
     # the reference's 8-deep k tiles: half the shared memory (4 x 2 x bk x (128 + 4 + 256) bytes) and half
     # the FFMAs in the code of this checkout's 16-deep ones
     assert "| dynamic shared memory (bytes) | 24832 | **49664** |" in lines
+    import platform
+    python = "" if platform.python_version() == "3.12.3" else f"; Python 3.12.3 -> {platform.python_version()}"
+    assert lines[-2] == f"Environment differences: driver 570.86.15 -> 580.159.04{python}"
     ffma = next(line for line in lines if line.startswith("| SASS FFMA |"))
     base, head = (int(value.strip(" *")) for value in ffma.split("|")[2:4])
     assert abs(head - 2 * base) <= 2
@@ -96,10 +109,14 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
 
 def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_code(reference_repo):
     repo, commit = reference_repo
-    state = state_in(repo)
+    state = state_in(repo, Store())
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass="same"),
                         object())
     assert "the cause is not in this kernel's code" in state.cards[CASE][2]
+    assert "; what differs from that run: driver 570.86.15 -> 580.159.04" in state.cards[CASE][2]
+    bare = state_in(repo)  # no store to read the reference's environment from: the card still made, without it
+    card_against_stored(bare, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, "same"), object())
+    assert bare.cards[CASE][2].endswith("no commit of the window made it.")
     assert state.reference_packages is None  # nothing checked out
 
 

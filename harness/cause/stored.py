@@ -7,6 +7,8 @@ package under an alias of its own; `close()` removes them. The nightly's card
 (harness/plugin/regression.py) builds the reference side from it; `stored_card`
 builds both sides, for `python -m harness.compare`, from the case's kernel and
 shape alone (`kernels.matmul.build_for`: no GPU), so the card has its static half.
+`environment_pairs` pairs what two runs recorded of where they ran (their machine_info);
+a card lists the fields that differ. A run records no power limit nor NVRTC version.
 """
 
 from __future__ import annotations
@@ -16,6 +18,20 @@ from pathlib import Path
 
 from harness.ab.ref_tree import RefError, RefTree
 from harness.cause.sides import Side, case_card
+
+# (the card's name, the key of machine_info's GPU part) of each field of a run's environment
+ENVIRONMENT = (("host", "host"), ("GPU", "uuid"), ("driver", "driver"), ("CUDA runtime", "cuda_runtime"),
+               ("CUDA driver API", "cuda_driver_api"), ("CuPy", "cupy"), ("SM clock max (MHz)", "sm_clock_max_mhz"),
+               ("memory clock max (MHz)", "memory_clock_max_mhz"))
+
+
+def environment_pairs(old: dict, new: dict) -> dict[str, tuple[str, str]]:
+    """Each environment field of two runs' machine_info (pytest-benchmark's, with the suite's `gpu`):
+    name -> (old, new), "?" where a run did not record it."""
+    gpus = [(info or {}).get("gpu") or {} for info in (old, new)]
+    pairs = {name: tuple(str(gpu.get(key, "?")) for gpu in gpus) for name, key in ENVIRONMENT}
+    pairs["Python"] = tuple(str((info or {}).get("python_version", "?")) for info in (old, new))
+    return pairs
 
 
 class PackagesAtCommits:
@@ -63,12 +79,12 @@ def _build(package, kernel: str, shape: str):
 
 
 def stored_card(case: str, kernel: str, shape: str, old_commit: str, new_commit: str, arch: str,
-                packages: PackagesAtCommits) -> list[str]:
+                packages: PackagesAtCommits, environment: dict | None = None) -> list[str]:
     """The card of a matrix product slower in the run at `new_commit` than in the one at `old_commit`."""
     try:
         old, new = packages.package(old_commit), packages.package(new_commit)
         lines = case_card(case, Side(old, _build(old, kernel, shape), shape), Side(new, _build(new, kernel, shape), shape),
-                          arch)
+                          arch, environment=environment)
     except (RefError, RuntimeError, ValueError, OSError) as error:
         return [f"#### Why `{case}` is slower", "", f"No card: {error}", ""]
     lines[2:2] = [f"The builds at commits {old_commit[:12]} (old) and {new_commit[:12]} (new), static half.", ""]

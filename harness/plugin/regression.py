@@ -134,6 +134,30 @@ def close_reference_trees(state) -> None:
         state.reference_packages.close()
 
 
+def _reference_machine_info(state, reference: ReferenceRun) -> dict:
+    """The machine_info of a stored reference run: the history store's ("history run N") or a baseline
+    file's beside the baseline; {} where it cannot be read (the card then lists no environment)."""
+    import json
+
+    from harness.storage.history import HistoryError
+
+    try:
+        if reference.name.startswith("history run ") and state.store is not None:
+            return state.store.export_run(int(reference.name.removeprefix("history run "))).get("machine_info") or {}
+        if state.baseline is not None:
+            path = state.baseline.path.parent / reference.name
+            return json.loads(path.read_text()).get("machine_info") or {}
+    except (HistoryError, OSError, ValueError, AttributeError):  # a card without its environment is still a card
+        return {}
+    return {}
+
+
+def _this_machine_info(state) -> dict:
+    import platform
+
+    return {"gpu": state.gpu.as_dict(), "python_version": platform.python_version()}
+
+
 def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
     """The cause card of a case slower than its stored reference (the module's docstring), kept in
     `state.cards`; a card that cannot be made says why in it."""
@@ -141,18 +165,24 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     from harness.ab.identity import arch_of
     from harness.ab.ref_tree import RefError
     from harness.cause.sides import Side, case_card
-    from harness.cause.stored import PackagesAtCommits
+    from harness.cause.stored import PackagesAtCommits, environment_pairs
 
     newest = verdict.newest_reference
     if prepared is None or newest is None:
         return
     title = [f"#### Why `{record.case}` is slower", ""]
     commit = newest.commit or ""
+    reference_info = _reference_machine_info(state, newest)
+    environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
     if record.sass and newest.sass and record.sass == newest.sass:
+        differing = {name: pair for name, pair in (environment or {}).items() if pair[0] != pair[1]}
+        moved = ("; what differs from that run: " + "; ".join(f"{name} {a} -> {b}" for name, (a, b) in differing.items())
+                 if differing else "")
         state.cards[record.case] = [*title, (
             f"The machine code and launch are those of the newest reference run ({newest.name}, commit "
             f"{commit[:12] or 'unknown'}): the cause is not in this kernel's code, but in what it ran on or beside "
-            "(driver, clocks, power, another process) or in the measurement; no commit of the window made it."), ""]
+            f"(driver, clocks, power, another process) or in the measurement; no commit of the window made it{moved}."),
+            ""]
         return
     shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
     try:
@@ -163,7 +193,7 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
         package = state.reference_packages.package(commit)
         base = prepared.same_case_in(package)
         lines = case_card(record.case, Side(package, base.build(), shape), Side(kernels, prepared.build(), shape),
-                          arch_of(state.gpu.compute_capability))
+                          arch_of(state.gpu.compute_capability), environment=environment)
         lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
     except (RefError, RuntimeError, ValueError, OSError) as error:
         lines = [*title, f"No card: {error}", ""]
