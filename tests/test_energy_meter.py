@@ -285,3 +285,23 @@ def test_the_idle_power_leaves_out_the_warm_up_before_its_first_window():
     assert meter.idle_w() == pytest.approx(300.0, rel=0.03)  # the 900 W of the first 0.2 s not in it
     trace = meter.idle_trace
     assert trace.warm_until - trace.polls[0][0] == pytest.approx(0.2, abs=0.01)  # warm_s=0.2 from its start
+
+
+def test_an_energy_ab_alternates_its_sides_in_periods_of_one_window_of_three_counter_periods(monkeypatch):
+    cuts = []
+
+    def recorded_cut(trace, ticks_per_window, count=None):
+        cuts.append((ticks_per_window, count))
+        return cut(trace, ticks_per_window, count)
+
+    monkeypatch.setattr(energy, "windows_of", recorded_cut)
+    # periods A B, B A, A B: the recordings' values in that order
+    meter = BatchedMeter([[1.0], [2.0], [2.01], [1.01], [1.02], [2.02]])
+    meter.power = Power()
+    a, b = meter.measure_interleaved(lambda s: None, lambda s: None, RefusingStream(), 0.02, 0.02, 3, case="k")
+    assert a.joules_per_launch == pytest.approx([1.0, 1.01, 1.02], rel=1e-6)
+    assert b.joules_per_launch == pytest.approx([2.0, 2.01, 2.02], rel=1e-6)
+    assert cuts == [(3, 1)] * 6  # one window of three counter periods (0.3 s on the H200) a period
+    # each period: 0.1 s of warm-up, the window, a period to find the first change and one spare
+    assert [busy for busy, _ in meter.asked] == pytest.approx([0.1 + 5 * COUNTER_PERIOD_S] * 6)
+    assert [warm for _, warm in meter.asked] == [0.1] * 6

@@ -193,3 +193,9 @@ def test_an_energy_abs_reason_gives_its_ratio_interval_and_floor_in_percent():
     assert verdict.label == MORE_ENERGY and verdict.detectable == 0.02
     assert verdict.reason == (f"{MORE_ENERGY}: 1.050x the joules per launch of the base over 5 interleaved pairs "
                               f"(99% {verdict.ci_low:.3f}-{verdict.ci_high:.3f}; floor 2%)")
+
+
+def test_two_windows_within_1_percent_are_precise_enough_and_one_window_never_is():
+    # two windows 0.05% apart: 12.706 x 0.000354 / sqrt(2) = ±0.32%
+    assert precise_enough([1.0, 1.0005])
+    assert not precise_enough([1.0])  # one window has no interval to judge

@@ -191,6 +191,18 @@ def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
         assert "no usable CUDA GPU" in output(result)
 
 
+def test_a_device_hook_of_the_suites_own_conftest_answers_before_the_plugins_default(tmp_path):
+    # the conftest is registered before the plugins it names: the default CudaDevice must still come last
+    (tmp_path / "conftest.py").write_text(
+        'import types\n\npytest_plugins = ["harness.plugin"]\n\n\n'
+        'def pytest_kernel_suite_device(config):\n'
+        '    return types.SimpleNamespace(available=False, why_not="the conftest\'s own device")\n')
+    (tmp_path / "test_fake_suite.py").write_text(SUITE)
+    result = run(tmp_path, "--require-gpu")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert "--require-gpu: no usable CUDA GPU on this machine: the conftest's own device" in output(result)
+
+
 def test_an_unknown_compare_ref_is_an_error_before_anything_runs(suite):
     result = run(suite, "--compare-ref", "no-such-branch-anywhere")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)

@@ -96,6 +96,12 @@ def test_energy_asked_for_where_it_cannot_be_measured_is_refused_before_anything
     assert run(suite, "--fake-gpu-no-energy").returncode == 0
 
 
+def test_energy_all_spelled_out_asks_for_what_energy_alone_does(suite):
+    # "all" here is argparse's cut of the argument, another string than the option's constant
+    result = run(suite, "--energy=all", "--fake-gpu-no-energy")
+    assert result.returncode == 4 and "--energy: the fake GPU has no energy counter" in output(result)
+
+
 def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")

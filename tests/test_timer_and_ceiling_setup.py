@@ -26,12 +26,20 @@ class FakePointer(bytearray):
     ptr = 0x7000_0000
 
 
+class FakeStream(types.SimpleNamespace):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def fake_cupy(monkeypatch) -> types.SimpleNamespace:
-    made = types.SimpleNamespace(streams=[], ones=[], copies=[], device_arrays=[])
+    made = types.SimpleNamespace(streams=[], ones=[], copies=[], device_arrays=[], launches=[])
 
     def stream(non_blocking=False):
         made.streams.append(non_blocking)
-        return types.SimpleNamespace(non_blocking=non_blocking, ptr=0)
+        return FakeStream(non_blocking=non_blocking, ptr=0)
 
     def device_array(count, dtype=np.float32):
         array = types.SimpleNamespace(size=count, nbytes=count * np.dtype(dtype).itemsize,
@@ -46,7 +54,8 @@ def fake_cupy(monkeypatch) -> types.SimpleNamespace:
     runtime = types.SimpleNamespace(hostAllocMapped=2, memcpyHostToDevice=1, memcpyDeviceToHost=2,
                                     memcpyAsync=lambda dst, src, size, kind, stream: made.copies.append(
                                         (dst, src, size, kind)))
-    module = types.SimpleNamespace(get_function=lambda name: name)
+    module = types.SimpleNamespace(get_function=lambda name: lambda grid, block, args: made.launches.append(
+        (name, grid, block, args)))
     cuda = types.SimpleNamespace(
         Stream=stream, Event=object, runtime=runtime,
         PinnedMemory=lambda size, flags: size, PinnedMemoryPointer=lambda memory, offset: FakePointer(memory),
@@ -74,6 +83,15 @@ def test_the_flush_buffer_is_at_least_twice_the_l2_on_any_gpu(made, l2_mib):
     timer_module.GpuTimer(l2_mib * MiB, prefer_cupti=False)
     flush_bytes = made.ones[0] * 4
     assert flush_bytes >= 2 * l2_mib * MiB and flush_bytes >= 64 * MiB
+
+
+def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
+    timer = timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
+    timer.flush_l2()
+    ((name, _, _, (buffer, n4, _)),) = made.launches
+    assert name == "flush_l2" and buffer is made.device_arrays[0] and made.ones == [buffer.size]
+    # the kernel reads float4s (harness/timing/kernels.cu): n4 of 16 bytes each span the buffer exactly
+    assert int(n4) * 16 == buffer.nbytes
 
 
 class FakeTimer:

@@ -204,3 +204,17 @@ def test_the_launch_opts_in_to_more_shared_memory_only_past_the_48_kib_a_block_g
     assert kernel.launches == [((1, 2, 1), (4, 8, 1), shared or 0, (8, 4, 16))] * 2  # a warm-up, then the profiled one
     assert modules == [('extern "C" __global__ void mm() {}', ("-DTILE=4",), "nvrtc")]
     assert capsys.readouterr().out == "largest relative error against cuBLAS: 0.00e+00\n"
+
+
+@pytest.mark.parametrize("unit, seconds", [("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("nsecond", 1e-9),
+                                           ("usecond", 1e-6), ("msecond", 1e-3), ("second", 1.0)])
+def test_each_time_unit_of_old_and_new_ncu_is_read_in_seconds(unit, seconds):
+    # Nsight Compute 2025.3 writes ns/us/ms, older versions nsecond/usecond/msecond
+    found = parse_csv("\n".join([HEADER, row("gpu__time_duration.sum", unit, "250")]))
+    assert found["gpu__time_duration.sum"] == pytest.approx(250 * seconds)
+
+
+def test_a_head_that_spills_where_the_base_did_not_scores_50_plus_10_times_log2_of_its_sectors():
+    # no local memory on the base counts as one sector: 4096 sectors on the head are 12 doublings
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": 4096.0}))
+    assert cause.key == "spills" and cause.score == pytest.approx(50 + 10 * 12)

@@ -221,3 +221,24 @@ def test_fewer_spills_than_the_base_are_no_spill_cause():
     base = _profile({"FFMA": 100}, spill_stores=64, spill_loads=64)
     assert "spills" not in [cause.key for cause in static_causes(base, _profile({"FFMA": 100}))]
     assert "spills" in [cause.key for cause in static_causes(_profile({"FFMA": 100}), base)]
+
+
+def test_barriers_per_ffma_score_20_times_log2_of_their_ratio():
+    # BAR 2 of 100 FFMAs -> 2 of 50: twice the barriers per FFMA, no more BAR in the code
+    (cause,) = static_causes(_profile({"BAR": 2, "FFMA": 100}), _profile({"BAR": 2, "FFMA": 50}))
+    assert cause.key == "barriers" and cause.score == pytest.approx(20.0)
+
+
+def test_counts_per_ffma_of_a_kernel_without_ffma_say_it_has_none():
+    # an elementwise kernel's code holds no FFMA: the histogram has no such key, the card says 0
+    (cause,) = static_causes(_profile({"LDG": 4}), _profile({"LDG": 8}))
+    assert cause.key == "global loads per FFMA"
+    assert cause.words == ("LDG per FFMA in the code 4.0000 -> 8.0000 (LDG 4 -> 8, FFMA 0 -> 0: "
+                           "a smaller tile reuses each load less)")
+
+
+@pytest.mark.parametrize("base, head", [(32, 64), (64, 32)], ids=["more", "fewer"])
+def test_registers_are_a_cause_where_they_changed_either_way(base, head):
+    (cause,) = static_causes(_profile({"FFMA": 100}, registers=base), _profile({"FFMA": 100}, registers=head))
+    assert cause.key == "registers" and cause.score == pytest.approx(10.0)
+    assert cause.words == f"registers {base} -> {head} per thread"
