@@ -173,6 +173,14 @@ def test_an_energy_ab_judges_the_pairs_log_ratios(factor, label):
     assert verdict.ci_low < verdict.ratio < verdict.ci_high
 
 
+def test_an_energy_abs_interval_is_the_99_percent_t_interval_of_the_mean_log_ratio_with_the_sample_deviation():
+    logs = [0.03, 0.04, 0.05, 0.06, 0.07]  # mean 0.05; sample standard deviation sqrt(0.001 / 4)
+    verdict = judge_energy_paired("c", [2.0] * 5, [2.0 * math.exp(x) for x in logs])
+    half = stats.t.ppf(0.995, 4) * math.sqrt(0.001 / 4) / math.sqrt(5)
+    assert verdict.ratio == pytest.approx(math.exp(0.05))
+    assert (verdict.ci_low, verdict.ci_high) == pytest.approx((math.exp(0.05 - half), math.exp(0.05 + half)))
+
+
 def test_an_energy_ab_needs_three_pairs_of_equal_length():
     with pytest.raises(ValueError, match="three pairs"):
         judge_energy_paired("c", [1.0, 1.0], [1.0, 1.0])

@@ -91,6 +91,13 @@ def test_a_trace_survives_json():
     assert Trace.from_dict(trace.as_dict()) == trace
 
 
+def test_a_stored_trace_of_polls_alone_reads_back_with_nothing_warm_and_nothing_starved():
+    polls = [(0.0, 1e6), (0.15, 1.05e6), (0.25, 1.1e6)]
+    trace = Trace.from_dict({"polls": [list(p) for p in polls]})
+    assert trace == Trace(polls=polls)
+    assert (trace.warm_until, trace.starved_s, trace.samples_clock) == (0.0, 0.0, "")
+
+
 # ---- traces recorded on an H200 by scripts/energy_check.py measure (tests/data/energy/README.md) ----
 DATA = Path(__file__).parent / "data" / "energy"
 RECORDED = json.loads((DATA / "recorded.json").read_text())

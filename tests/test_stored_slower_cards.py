@@ -120,6 +120,15 @@ def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_cod
     assert state.reference_packages is None  # nothing checked out
 
 
+def test_the_same_machine_code_card_names_the_reference_runs_short_commit_or_says_it_is_unknown(reference_repo):
+    repo, commit = reference_repo
+    state = state_in(repo)
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, "same"), object())
+    assert f"of the newest reference run (history run 7, commit {commit[:12]}): the cause" in state.cards[CASE][2]
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(None, "same"), object())
+    assert "of the newest reference run (history run 7, commit unknown): the cause" in state.cards[CASE][2]
+
+
 def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(reference_repo):
     import kernels
 

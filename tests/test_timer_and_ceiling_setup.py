@@ -151,3 +151,14 @@ def test_the_datasheet_memory_peak_is_double_data_rate_over_the_bus_in_bytes():
 
 def test_the_device_copy_ceiling_moves_one_gib_each_way():
     assert COPY_BYTES == 2**30
+
+
+def test_the_device_copy_ceiling_copies_its_gib_between_two_buffers_of_a_gib(made):
+    cupy = sys.modules["cupy"]
+    cupy.empty_like = lambda array: cupy.empty(array.size, np.float32)
+    cupy.cuda.runtime.memcpyDeviceToDevice = 3
+    rate = ceilings_module.Ceilings(FakeTimer(), PROFILES["quick"]).copy_bytes_per_s
+    src, dst = made.device_arrays
+    assert src.nbytes == dst.nbytes == 2**30  # no larger than the copy: 2 GiB of device memory in all
+    assert made.copies == [(dst.data.ptr, src.data.ptr, 2**30, 3)]  # from src to dst, device to device
+    assert rate == 2 * 2**30 / 1e-3  # bytes read plus bytes written over the median

@@ -60,6 +60,13 @@ def test_each_counter_that_moved_is_blamed_first(head, key):
     assert ranked and ranked[0].key == key, ranked
 
 
+def test_bank_conflicts_score_40_times_log2_of_one_plus_their_rate_per_lsu_instruction():
+    # none on the base, 3 per LSU instruction on the head (3e5 over 1e5): (1 + 3) / (1 + 0) is two doublings
+    head = profile_of(**{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3e5})
+    (cause,) = dynamic_causes(profile_of(), head)
+    assert cause.key == "bank conflicts" and cause.score == pytest.approx(80.0)
+
+
 def test_two_same_profiles_blame_nothing():
     assert dynamic_causes(profile_of(), profile_of()) == []
 

@@ -67,6 +67,24 @@ def test_every_kernel_of_the_registry_gets_a_static_profile_for_both_builds_with
     assert time.perf_counter() - started < 10
 
 
+_SCALE = ('extern "C" __global__ void k(float *out, const float *in, int n) {'
+          ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = in[i] * %s; }')
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_constant_bytes_are_the_kernels_parameter_bank_and_the_files_constant_data_alone(arch):
+    launch = "block=(256, 1) shared=0"
+    short = static_profile(_SCALE % "2.0f", BASE_OPTIONS, arch, "k", launch).constant_bytes
+    # the same parameters, many more instructions: the code's sections are not constant banks
+    loop = ("__device__ float f(float x) { for (int j = 0; j < 64; ++j) x = x * x + 0.5f * x - 1.0f / (1.0f + x);"
+            " return x; }\n")
+    longer = static_profile(loop + _SCALE % "f(in[i])", BASE_OPTIONS, arch, "k", launch).constant_bytes
+    # 256 floats of __constant__ data: 1 KiB more in the file's bank
+    table = static_profile("__constant__ float table[256];\n" + _SCALE % "table[i & 255]", BASE_OPTIONS, arch, "k",
+                           launch).constant_bytes
+    assert short > 0 and longer == short and table == short + 1024
+
+
 def test_occupancy_follows_the_calculators_rules():
     # tiled32: 1024 threads of 32 registers: two blocks, as many as the warps allow
     tiled = occupancy("sm_90", 1024, 32, 8192)
@@ -242,3 +260,10 @@ def test_registers_are_a_cause_where_they_changed_either_way(base, head):
     (cause,) = static_causes(_profile({"FFMA": 100}, registers=base), _profile({"FFMA": 100}, registers=head))
     assert cause.key == "registers" and cause.score == pytest.approx(10.0)
     assert cause.words == f"registers {base} -> {head} per thread"
+
+
+def test_more_branches_score_15_times_log2_of_their_ratio():
+    # 4 branches in the code -> 16: two doublings
+    (cause,) = static_causes(_profile({"FFMA": 100, "branch": 4}), _profile({"FFMA": 100, "branch": 16}))
+    assert cause.key == "branches" and cause.score == pytest.approx(30.0)
+    assert cause.words == "branches in the code 4 -> 16"

@@ -49,6 +49,12 @@ def test_an_unknown_run_or_case_is_refused(store):
     assert store.acknowledgements() == {}
 
 
+def test_an_unknown_run_in_a_store_of_one_run_names_that_run_alone(store):
+    only = store.record_run(make_document(0), outcome="passed", profile="nightly")
+    with pytest.raises(HistoryError, match=rf"there is no run {only + 1} in the history store .*; it holds run {only} only$"):
+        store.acknowledge(case_name(0), only + 1, reason="x")
+
+
 def test_case_series_gpu_filter_takes_a_model_or_a_uuid(store):
     store.record_run(make_document(0, gpu_uuid=GPU_A), outcome="passed", profile="nightly")
     store.record_run(make_document(1, gpu_uuid=GPU_B), outcome="passed", profile="nightly")

@@ -90,6 +90,11 @@ def test_nice_ticks_are_round_steps_spanning_the_range_and_their_labels_differ(l
     assert len(set(labels)) == len(labels)
 
 
+@pytest.mark.parametrize("low, high", [(2e-3, 2e-3), (3e-3, 1e-3)], ids=["empty", "reversed"])
+def test_nice_ticks_of_an_empty_or_reversed_range_are_its_low_end_alone(low, high):
+    assert nice_ticks(low, high) == [low]
+
+
 def test_tick_labels_take_one_unit_and_no_more_digits_than_needed():
     assert tick_labels([1e-3, 2e-3, 3e-3]) == ["1 ms", "2 ms", "3 ms"]
     assert tick_labels([2.9305e-3, 2.931e-3, 2.9315e-3]) == ["2.9305 ms", "2.9310 ms", "2.9315 ms"]
