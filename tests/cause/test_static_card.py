@@ -267,3 +267,118 @@ def test_more_branches_score_15_times_log2_of_their_ratio():
     (cause,) = static_causes(_profile({"FFMA": 100, "branch": 4}), _profile({"FFMA": 100, "branch": 16}))
     assert cause.key == "branches" and cause.score == pytest.approx(30.0)
     assert cause.words == "branches in the code 4 -> 16"
+
+
+def test_new_spills_score_100_plus_log2_of_one_plus_the_bytes_and_say_both_sides():
+    # 8 + 7 bytes more: 100 + log2(16) = 104
+    base = _profile({"FFMA": 100, "LDL/STL (local)": 0})
+    head = _profile({"FFMA": 100, "LDL/STL (local)": 3}, spill_stores=8, spill_loads=7, registers=40)
+    (cause,) = static_causes(base, head)  # registers moved too, but the spills explain them
+    assert cause.key == "spills" and cause.score == pytest.approx(104.0)
+    assert cause.words == ("spills: stores 0 -> 8 bytes, loads 0 -> 7 bytes (registers 32 -> 40; "
+                           "local memory LDL/STL 0 -> 3 in the code)")
+    assert static_causes(head, head) == []  # the same spills: no cause
+
+
+def test_fewer_warps_score_40_plus_50_times_the_fraction_lost():
+    from harness.cause.occupancy import Occupancy
+
+    base = _profile({"FFMA": 100}, occupancy=Occupancy(8, 64, "registers and warps", 64))
+    head = _profile({"FFMA": 100}, registers=64, static_shared=512, dynamic_shared=256,
+                    occupancy=Occupancy(4, 48, "registers", 64))
+    (cause,) = static_causes(base, head)  # no registers cause beside occupancy
+    assert cause.key == "occupancy" and cause.score == pytest.approx(40 + 50 * 0.25)
+    assert cause.words == ("occupancy 8 -> 4 blocks per SM (64 -> 48 warps; now limited by registers: shared memory "
+                           "0 -> 768 bytes a block, registers 32 -> 64)")
+    same_warps = _profile({"FFMA": 100}, occupancy=Occupancy(4, 64, "warps", 64))
+    assert [c.key for c in static_causes(base, same_warps)] == []
+
+
+def test_more_bar_in_the_code_scores_30_times_log2_and_per_ffma_20_times_log2():
+    # BAR 2 -> 8 of 100 FFMAs: 30 x log2(4) for the code, 20 x log2(4) per FFMA
+    causes = static_causes(_profile({"BAR": 2, "FFMA": 100}), _profile({"BAR": 8, "FFMA": 100}))
+    assert [(c.key, round(c.score, 6)) for c in causes] == [("barriers", 60.0), ("barriers", 40.0)]
+    assert causes[0].words == "barriers: BAR in the code 2 -> 8"
+    assert causes[1].words == ("BAR per FFMA in the code 0.0200 -> 0.0800 (BAR 2 -> 8, FFMA 100 -> 100: "
+                               "a shorter step along k synchronizes the block more often)")
+    (first,) = static_causes(_profile({"FFMA": 100}), _profile({"BAR": 4, "FFMA": 100}))  # none before: from 1
+    assert first.key == "barriers" and first.score == pytest.approx(60.0)
+    assert first.words == "barriers: BAR in the code 0 -> 4"
+
+
+def test_a_quarter_of_the_ffmas_left_is_unrolling_and_hides_the_per_ffma_counts():
+    base = _profile({"FFMA": 100, "LDG": 10, "branch": 2})
+    (cause,) = static_causes(base, _profile({"FFMA": 25, "LDG": 10, "branch": 2}))
+    assert cause.key == "unrolling" and cause.score == pytest.approx(60.0)
+    assert cause.words == ("unrolling: FFMA in the code 100 -> 25, branches 2 -> 2 (a loop the compiler no "
+                           "longer unrolls)")
+    # 26 of 100 left: not unrolling, and the loads per FFMA (0.1 -> 0.3846) are a cause of their own
+    (loads,) = static_causes(base, _profile({"FFMA": 26, "LDG": 10, "branch": 2}))
+    assert loads.key == "global loads per FFMA"
+    assert static_causes(_profile({"LDG": 4}), _profile({"LDG": 4})) == []  # no FFMA on either side
+
+
+def test_loads_per_ffma_are_a_cause_from_1_3_times_on():
+    base = _profile({"FFMA": 100, "LDG": 100, "LDS": 100})
+    (cause,) = static_causes(base, _profile({"FFMA": 100, "LDG": 130, "LDS": 129}))
+    assert cause.key == "global loads per FFMA" and cause.score == pytest.approx(30 * 0.37851162325372983)
+    (shared,) = static_causes(base, _profile({"FFMA": 100, "LDG": 129, "LDS": 200}))
+    assert shared.key == "shared loads per FFMA" and shared.score == pytest.approx(20.0)
+    assert shared.words == ("LDS per FFMA in the code 1.0000 -> 2.0000 (LDS 100 -> 200, FFMA 100 -> 100: "
+                            "a smaller tile reuses each load less)")
+
+
+def test_narrower_loads_score_20_once_per_kind_and_name_both_widths():
+    base = _profile({"FFMA": 100, "STS.128": 4, "STS.64": 4, "STS.32": 1, "LDS.64": 2})
+    head = _profile({"FFMA": 100, "STS.128": 0, "STS.64": 0, "STS.32": 9, "LDS.64": 1, "LDS.32": 2})
+    causes = static_causes(base, head)
+    assert [(c.key, c.score) for c in causes] == [("narrower loads", 20), ("narrower loads", 20)]
+    assert causes[0].words == "narrower LDS: LDS.64 2 -> 1, LDS.32 0 -> 2"
+    assert causes[1].words == "narrower STS: STS.128 4 -> 0, STS.32 1 -> 9"  # the 64-bit ones not again
+
+
+def test_branches_are_a_cause_from_1_3_times_on_counting_none_as_one():
+    assert [c.key for c in static_causes(_profile({"branch": 10}), _profile({"branch": 12}))] == []
+    (cause,) = static_causes(_profile({"branch": 10}), _profile({"branch": 13}))
+    assert cause.key == "branches" and cause.score == pytest.approx(15 * 0.37851162325372983)
+    (from_none,) = static_causes(_profile({}), _profile({"branch": 2}))
+    assert from_none.score == pytest.approx(15.0) and from_none.words == "branches in the code 0 -> 2"
+    assert static_causes(_profile({}), _profile({"branch": 1})) == []
+
+
+def test_merged_causes_sum_by_key_the_strongest_words_first_ties_by_key():
+    ranked = merged([Cause("b", 1, "b1"), Cause("a", 2, "a2"), Cause("b", 3, "b3"), Cause("c", 4, "c4")])
+    assert [(c.key, c.score, c.words) for c in ranked] == [("b", 4, "b3; b1"), ("c", 4, "c4"), ("a", 2, "a2")]
+
+
+def test_the_card_shows_its_note_three_causes_at_most_and_figures_as_numbers():
+    causes = [Cause(key, score, key) for key, score in (("a", 4), ("b", 3), ("c", 2), ("d", 1))]
+    lines = card("k", causes, {"x": 1.5, "y": 2.0, "z": 1.234567}, {"x": 1.5, "y": 3.0, "w": 7},
+                 {"driver": ("1", "1")}, note="A note.")
+    assert lines == ["#### Why `k` is slower", "", "A note.", "", "1. **a**: a", "2. **b**: b", "3. **c**: c", "",
+                     "| figure | base | head |", "|---|---|---|", "| w | — | **7** |", "| x | 1.5 | 1.5 |",
+                     "| y | 2 | **3** |", "| z | 1.235 | **—** |", ""]
+
+
+def test_occupancy_rounds_registers_to_eight_a_thread_and_names_every_tied_limit():
+    # 256 threads, 32 registers: 8 warps a block of 1024 registers each, 65536 // 8192 = 8 blocks, as many as the
+    # 64 warps allow
+    full = occupancy("sm_90", 256, 32, 0)
+    assert (full.blocks, full.warps, full.limited_by, full.of_warps) == (8, 64, "registers and warps", 64)
+    assert full.fraction == 1.0 and full.words() == "8 blocks (64 of 64 warps) per SM, limited by registers and warps"
+    # 33 registers are 40 a thread: 1280 a warp, 65536 // 10240 = 6 blocks
+    assert (occupancy("sm_90", 256, 33, 0).blocks, occupancy("sm_90", 256, 33, 0).limited_by) == (6, "registers")
+    assert occupancy("sm_90", 256, 40, 0).blocks == 6 and occupancy("sm_90", 256, 41, 0).blocks == 5
+    assert occupancy("sm_90", 256, 64, 0).fraction == 0.5
+    # 33 threads are two warps; sm_86's 48 warps hold 24 such blocks, its 16 blocks limit them
+    small = occupancy("sm_86", 33, 16, 0)
+    assert (small.blocks, small.warps, small.limited_by, small.of_warps) == (16, 32, "blocks", 48)
+    assert occupancy("sm_86", 256, 16, 0).blocks == 6 and occupancy("sm_86", 256, 16, 0).limited_by == "warps"
+
+
+def test_occupancy_refuses_an_unknown_arch_and_a_block_without_threads():
+    with pytest.raises(ValueError, match=r"^no occupancy limits for 'sm_70'; known: sm_80, sm_86, sm_89, sm_90$"):
+        occupancy("sm_70", 256, 32, 0)
+    with pytest.raises(ValueError, match=r"^a block needs threads, got 0$"):
+        occupancy("sm_90", 0, 32, 0)
+    assert occupancy("sm_90", 1, 32, 0).warps == 32  # one thread is one warp: the 32-block limit
