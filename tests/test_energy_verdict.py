@@ -207,3 +207,143 @@ def test_two_windows_within_1_percent_are_precise_enough_and_one_window_never_is
     # two windows 0.05% apart: 12.706 x 0.000354 / sqrt(2) = ±0.32%
     assert precise_enough([1.0, 1.0005])
     assert not precise_enough([1.0])  # one window has no interval to judge
+
+
+def _stored(i: int, energy: tuple, **fields) -> StoredResult:
+    return run(i, energy=energy, **fields)
+
+
+def test_the_spread_between_runs_pools_the_log_means_sample_variance_with_the_prior_by_degrees_of_freedom():
+    # run means 1, 2, 4 (a run without energy is left out): log means 0, ln 2, 2 ln 2, sample variance (ln 2)^2
+    runs = [_stored(1, (0.5, 1.5)), _stored(2, (2.0,)), _stored(3, (4.0,)), _stored(4, ())]
+    sd, dof, source = run_to_run(runs)
+    assert dof == 14 and source == "the H200 prior pooled with 3 stored runs"
+    assert sd == pytest.approx(math.sqrt((12 * 0.0062**2 + 2 * math.log(2) ** 2) / 14), rel=1e-12)
+    # means 2 and 4: log means ln 2 and 2 ln 2, sample variance (ln 2)^2 / 2 with one degree of freedom
+    two = run_to_run(runs[1:])
+    assert two[1:] == (13, "the H200 prior pooled with 2 stored runs")
+    assert two[0] == pytest.approx(math.sqrt((12 * 0.0062**2 + math.log(2) ** 2 / 2) / 13), rel=1e-12)
+    assert run_to_run([runs[1], runs[3]]) == (0.0062, 12, "the H200 prior")  # one run with energy
+
+
+# reference: three runs of windows 0.9375 and 1.0625 (mean 1 exactly), this run's about 1.25 or 0.75
+REFERENCE = [0.9375, 1.0625]
+
+
+def _reference_runs() -> list[StoredResult]:
+    return [_stored(i, tuple(REFERENCE)) for i in range(1, 4)]
+
+
+def test_more_energy_needs_the_ratio_strictly_past_the_floor():
+    current = [1.1875, 1.3125] * 3  # mean 1.25: ratio 1.25 exactly
+    at = judge_energy("c", current, _reference_runs(), floor=0.25)
+    assert at.label == SAME and at.ratio == 1.25 and at.detectable == 0.25
+    past = judge_energy("c", current, _reference_runs(), floor=0.2499, reference="history of GPU-a")
+    p = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="greater").pvalue
+    assert past.label == MORE_ENERGY and past.p_value == pytest.approx(p) and p < 0.01
+    assert past.reason == (f"more energy: 1.250x the joules per launch of 3 stored runs (detectable 25.0%, "
+                           f"24.99% floor; Welch p={p:.2g})")
+    assert (past.reference_median, past.current_median, past.reference, past.reference_runs) == (
+        1.0, 1.25, "history of GPU-a", 3)
+    assert at.reason.startswith("within the detectable change or not significant: 1.250x")
+
+
+def test_less_energy_needs_the_ratio_strictly_under_one_minus_the_floor():
+    current = [0.6875, 0.8125] * 3  # mean 0.75
+    assert judge_energy("c", current, _reference_runs(), floor=0.25).label == SAME
+    less = judge_energy("c", current, _reference_runs(), floor=0.2499)
+    p = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="less").pvalue
+    assert less.label == LESS_ENERGY and less.p_value == pytest.approx(p)
+    assert less.reason.startswith("less energy: 0.750x the joules per launch of 3 stored runs (detectable 25.0%")
+
+
+def test_a_ratio_past_the_floor_without_a_significant_welch_test_is_the_same():
+    # one window has no Welch test (p = 1): 1.5 x the reference is not more energy on it alone
+    verdict = judge_energy("c", [1.5], _reference_runs())
+    assert verdict.label == SAME and verdict.p_value == 1.0 and verdict.ratio == 1.5
+    constant = judge_energy("c", [1.0, 1.0], [_stored(1, (1.0, 1.0))])  # no variance: no p either
+    assert constant.label == SAME and constant.p_value == 1.0
+
+
+def test_the_detectable_change_is_3_times_the_noise_of_both_means_and_the_spread_between_runs():
+    current = [1.1875, 1.3125] * 3
+    verdict = judge_energy("c", current, _reference_runs(), floor=0.01)
+    se_now = np.std(current, ddof=1) / math.sqrt(6) / 1.25
+    se_ref = np.std(REFERENCE * 3, ddof=1) / math.sqrt(6)
+    spread = math.sqrt(12 * 0.0062**2 / 14)  # the three runs' means are equal: no variance of their own
+    noise = 3 * math.sqrt(se_now**2 + se_ref**2 + (1 + 1 / 3) * spread**2)
+    assert verdict.detectable == pytest.approx(noise, rel=1e-9) and verdict.label == MORE_ENERGY
+    assert f"(detectable {noise * 100:.1f}%, 3 x noise;" in verdict.reason
+
+
+def test_a_case_without_stored_energy_is_new_with_its_mean():
+    verdict = judge_energy("c", [1.0, 2.0], [])
+    assert (verdict.label, verdict.current_median, verdict.reference_median, verdict.ratio, verdict.detectable) == (
+        NEW, 1.5, None, None, None)
+    assert verdict.reason == "no stored energy of this code on this GPU"
+
+
+def test_the_reference_stops_at_a_usable_level_start_and_takes_runs_without_machine_code():
+    history = [run(1), run(2, accepted_reason="meant"), run(3, gpu_uuid="GPU-b", accepted_reason="meant"),
+               run(4, sass=None)]
+    assert [r.run for r in energy_reference(history, GPU, "s1")] == ["history run 4", "history run 2"]
+    assert [r.run for r in energy_reference(history, GPU, None)] == ["history run 4", "history run 2"]
+
+
+def test_an_ab_past_the_floor_whose_interval_holds_one_is_the_same():
+    logs = [0.0, 0.1, 0.2]  # ratio e^0.1, 99% interval e^(0.1 ± 9.925 x 0.1 / sqrt 3): it holds 1
+    verdict = judge_energy_paired("c", [1.0] * 3, [math.exp(x) for x in logs])
+    assert verdict.label == SAME and verdict.ci_low < 1 < verdict.ratio
+    assert verdict.reason.startswith(f"{SAME}: 1.105x the joules per launch of the base over 3 interleaved pairs")
+    down = judge_energy_paired("c", [1.0] * 3, [math.exp(-x) for x in logs])
+    assert down.label == SAME and down.ratio < 1 < down.ci_high
+
+
+def test_an_ab_of_less_energy_reports_the_means_and_the_default_floor():
+    logs = [-0.051, -0.05, -0.049]
+    base = [2.0, 4.0, 2.0]
+    verdict = judge_energy_paired("c", base, [b * math.exp(x) for b, x in zip(base, logs, strict=True)],
+                                  reference="base abc")
+    half = stats.t.ppf(0.995, 2) * 0.001 / math.sqrt(3)
+    assert verdict.label == LESS_ENERGY and verdict.detectable == 0.015 and verdict.reference == "base abc"
+    assert verdict.reference_median == pytest.approx(8 / 3)
+    assert verdict.current_median == pytest.approx(sum(b * math.exp(x) for b, x in zip(base, logs, strict=True)) / 3)
+    assert verdict.reason == (f"{LESS_ENERGY}: {math.exp(-0.05):.3f}x the joules per launch of the base over 3 "
+                              f"interleaved pairs (99% {math.exp(-0.05 - half):.3f}-{math.exp(-0.05 + half):.3f}; "
+                              f"floor 1.5%)")
+    # just inside the floor: 0.986x with a tight interval is the same
+    tight = judge_energy_paired("c", [1.0] * 3, [math.exp(math.log(0.986) + d) for d in (-1e-4, 0, 1e-4)])
+    assert tight.label == SAME and tight.ci_high < 1
+
+
+def test_the_block_totals_the_windows_and_keeps_the_conditions():
+    found = (Window(0.0, 0.5, 150.0, 500.0), Window(0.5, 1.25, 300.0, 1000.0, instant_w=400.0))
+    block = energy_block(EnergyMeasurement(found, "replay", None, (40.0, None), 700.0, (), ("sw power cap",), 0.25))
+    assert (block["total_joules"], block["measured_seconds"], block["launches"]) == (450.0, 1.25, 1500.0)
+    assert block["window_seconds"] == [0.5, 0.75] and block["active_watts_mean"] == 360.0
+    assert block["active_watts_peak"] == 400.0 and block["launch_seconds"] == pytest.approx(1.25 / 1500)
+    assert (block["instant_watts_mean"], block["sampled_watts_mean"]) == (400.0, None)
+    assert (block["sm_clock_mhz_min"], block["sm_clock_mhz_max"]) == (None, None)
+    assert block["throttle_reasons"] == ["sw power cap"] and block["gpu_starved_seconds"] == 0.25
+    assert (block["temperature_c_before"], block["temperature_c_after"], block["power_limit_watts"]) == (40.0, None, 700.0)
+    assert (block["work_per_joule"], block["work_per_joule_unit"]) == (None, None)
+    assert block["confidence"] == 0.95 and block["replay"] == "replay"
+    assert block["method"] == ("NVML total energy counter over windows cut at its updates, launches counted by "
+                               "CUDA events")
+    assert block["joules_per_launch"] == 0.3  # both windows 0.3 J a launch: no spread
+    assert block["joules_per_launch_low"] == block["joules_per_launch_high"] == 0.3
+
+
+def test_one_windows_block_spreads_between_runs_by_the_prior_alone():
+    block = energy_block(EnergyMeasurement((Window(0.0, 1.0, 100.0, 400.0),), "r", None, (None, None), None))
+    spread = stats.t.ppf(0.975, 12) * 0.0062
+    assert block["joules_per_launch"] == 0.25
+    assert block["between_runs_low"] == pytest.approx(0.25 * math.exp(-spread), rel=1e-12)
+    assert block["between_runs_high"] == pytest.approx(0.25 * math.exp(spread), rel=1e-12)
+    assert block["work_per_joule"] is None
+
+
+def test_the_interval_text_in_joules_without_between_runs():
+    block = {"joules_per_launch": 2.0, "joules_per_launch_low": 1.9, "joules_per_launch_high": 2.1,
+             "confidence": 0.99, "between_runs_high": None}
+    assert interval_text(block) == "2 J (99% 1.9-2.1, ±5.0% this run)"
