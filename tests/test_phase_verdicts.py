@@ -83,3 +83,54 @@ def test_the_report_shows_each_routines_phases_their_share_and_verdicts():
     row = next(line for line in text.splitlines() if line.startswith(f"| `{CASE}`"))
     assert "| 560 µs |" in row and "(49%, **slower** x1.10" in row and "(14%, same x1.0" in row
     assert f"- `{CASE}` kernel: 10.0% slower than the reference" in text
+
+
+def _judged(case: str, median_s: float, phases: dict, verdicts: list[dict]) -> CaseRecord:
+    return CaseRecord(case=case, median_s=median_s, samples=[median_s], timer=TIMER_WALL, gpu_uuid=GPU,
+                      phases=phases, phase_verdicts=verdicts)
+
+
+def _fields(phase: str, label: str, ratio, fails: bool, reason: str = "r") -> dict:
+    return {"phase": phase, "label": label, "ratio": ratio, "fails": fails, "reason": reason}
+
+
+def test_the_reports_cells_give_median_share_label_and_ratio_bold_where_it_fails():
+    b = _judged("b.py::t", 1e-3, {"kernel": [0.25e-3, 0.3e-3, 0.35e-3], "host": [0.5e-3]},
+                [_fields("kernel", "slower", 1.2346, True, "20% slower"), _fields("host", "faster", 0.5, False, "fast")])
+    a = _judged("a.py::t", 2e-3, {"HtoD": [1e-3], "kernel": [0.5e-3]}, [_fields("kernel", "new", None, False)])
+    text = phases_section([b, a, CaseRecord(case="c.py::t", median_s=1e-3)])
+    lines = text.splitlines()
+    assert lines[:5] == ["", "## Host routines by phase", "",
+                         "Each routine's wall-clock samples cut by CUPTI's records (docs/method.md): medians, the "
+                         "share of the routine's median, and each phase's verdict against this GPU's own runs (the "
+                         "GPU's floors for the kernel and the copies, the wall clock's 30% for the host).", ""]
+    rows = [line for line in lines if line.startswith("| `")]
+    assert len(rows) == 2 and rows[0].startswith("| `a.py::t`")  # sorted by case, the uncut record left out
+    header = next(line for line in lines if line.startswith("| host routine"))
+    assert [c.strip() for c in header.strip("|").split("|")] == ["host routine", "end to end", "HtoD", "kernel", "host"]
+    assert [c.strip() for c in rows[1].strip("|").split("|")] == [
+        "`b.py::t`", "1.00 ms", "—", "300 µs (30%, **slower** x1.235)", "500 µs (50%, faster x0.500)"]
+    assert [c.strip() for c in rows[0].strip("|").split("|")] == [
+        "`a.py::t`", "2.00 ms", "1.00 ms (50%)", "500 µs (25%, new)", "—"]
+    assert lines[-2:] == ["- `b.py::t` kernel: 20% slower", "- `b.py::t` host: fast"]
+    assert text.endswith("fast\n")
+
+
+def test_a_routine_without_a_median_shows_no_share_and_only_same_or_new_give_no_reasons():
+    record_ = _judged("a.py::t", 0.0, {"kernel": [1e-3]}, [_fields("kernel", "same", 1.0, False, "same as ever")])
+    text = phases_section([record_])
+    assert "| 1.00 ms (0%, same x1.000) |" in text and "same as ever" not in text and text.endswith("|\n")
+
+
+def test_a_phase_without_samples_is_not_judged_and_fields_keep_every_figure():
+    routine = record()
+    routine.phases = {"kernel": routine.phases["kernel"], "memset": []}
+    verdicts = phase_verdicts(routine, [stored(i) for i in range(8)], gpu_uuid=GPU)
+    assert list(verdicts) == ["kernel"]
+    new = phase_verdicts(routine, [], gpu_uuid=GPU)["kernel"]
+    assert (new.label, new.reference_median, new.ratio, new.detectable) == ("new", None, None, None)
+    assert new.current_median == pytest.approx(float(np.median(routine.phases["kernel"])), rel=1e-12)
+    assert new.reason == "0 stored runs of this GPU hold its kernel phase: too few to judge it"
+    fields = phase_fields("kernel", new)
+    assert fields == {"phase": "kernel", "label": "new", "median_s": new.current_median, "reference_median_s": None,
+                      "ratio": None, "detectable": None, "reason": new.reason, "fails": False, "reference_runs": None}

@@ -143,3 +143,40 @@ def test_the_host_kernel_slowdown_plugin_picks_the_first_pattern_that_matches_an
     assert percent_for("s.py::test_matmul_host_routine_time[pinned-tiled32]", specs) == 10.0
     assert percent_for("s.py::test_matmul_host_routine_time[pinned-cublas]", specs) == 5.0
     assert percent_for("s.py::test_matmul_host_routine_time[pageable-cublas]", specs) is None
+
+
+def test_a_copy_of_an_unknown_or_no_direction_keeps_its_words_or_is_a_copy():
+    assert phase_of(Activity("memcpy", "memcpy PTOP", 0, 1)) == "PTOP"
+    assert phase_of(Activity("memcpy", "memcpy ", 0, 1)) == "copy"
+    assert [phase_of(Activity("memcpy", f"memcpy {d}", 0, 1)) for d in ("HTOH", "HTOA", "ATOH")] == [
+        "HtoH", "HtoA", "AtoH"]
+    assert phase_of(Activity("kernel", MARK_KERNEL, 0, 1)) == "kernel"
+
+
+def test_other_phases_come_after_the_routines_own_by_name_and_the_host_last():
+    sample = [Activity("memset", "memset", 0, 1_000), Activity("memcpy", "memcpy DTOD", 2_000, 5_000),
+              Activity("memcpy", "memcpy DTOH", 6_000, 7_000), Activity("memcpy", "memcpy HTOD", 8_000, 9_000)]
+    phases = phases_of([sample], [1e-3])
+    assert list(phases) == ["HtoD", "DtoH", "DtoD", "memset", HOST_PHASE]
+    assert phases["DtoD"] == pytest.approx([3e-6], rel=1e-12) and phases["memset"] == pytest.approx([1e-6], rel=1e-12)
+    assert phases[HOST_PHASE] == pytest.approx([1e-3 - 6e-6], rel=1e-12)
+
+
+def test_spans_that_touch_count_once_each_and_a_span_inside_another_adds_nothing():
+    assert busy_ns([Activity("kernel", "a", 0, 10), Activity("kernel", "b", 10, 25)]) == 25
+    assert busy_ns([Activity("kernel", "a", 0, 10), Activity("kernel", "b", 11, 25)]) == 24
+    assert busy_ns([Activity("kernel", "a", 0, 30), Activity("kernel", "b", 5, 30)]) == 30
+    assert busy_ns([Activity("kernel", "b", 5, 40), Activity("kernel", "a", 0, 30)]) == 40
+
+
+def test_an_activity_starting_at_a_marks_end_belongs_to_that_sample_and_errors_name_a_routine_without_a_case():
+    cut = by_sample([mark(0), Activity("kernel", "k", 2_000, 3_000), mark(10_000),
+                     Activity("kernel", "k", 11_999, 12_500), Activity("kernel", "k", 12_000, 13_000)], 2, "r")
+    assert [[a.start_ns for a in sample] for sample in cut] == [[2_000, 11_999], [12_000]]
+    with pytest.raises(TimingError, match=r"^a host routine: CUPTI dropped 1 activity records, so its phases cannot "
+                                          r"be cut$"):
+        by_sample([mark(0)], 1, "", 1)
+    with pytest.raises(TimingError, match=r"^a host routine: 0 sample marks in CUPTI's records for 1 samples$"):
+        by_sample([], 1, "")
+    with pytest.raises(TimingError, match=r"^a host routine: k ran before the first sample's mark$"):
+        by_sample([Activity("kernel", "k", 0, 1), mark(10)], 1, "")
