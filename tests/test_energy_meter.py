@@ -305,3 +305,94 @@ def test_an_energy_ab_alternates_its_sides_in_periods_of_one_window_of_three_cou
     # each period: 0.1 s of warm-up, the window, a period to find the first change and one spare
     assert [busy for busy, _ in meter.asked] == pytest.approx([0.1 + 5 * COUNTER_PERIOD_S] * 6)
     assert [warm for _, warm in meter.asked] == [0.1] * 6
+
+
+def test_a_temperature_nvml_refuses_is_none_and_the_power_limit_is_read_in_watts():
+    nvml = FakeNvml()
+
+    def refuse(handle, sensor):
+        raise nvml.NVMLError("gone")
+
+    nvml.nvmlDeviceGetTemperature = refuse
+    nvml.nvmlDeviceGetEnforcedPowerLimit = lambda handle: 700_000
+    power = NvmlPower(nvml, "handle")
+    assert power.temperature_c() is None and power.power_limit_w() == 700.0
+
+
+@pytest.mark.parametrize(("kind", "field"), list(enumerate(("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal"))))
+def test_an_nvml_value_is_read_by_its_type(kind, field):
+    value = types.SimpleNamespace(**{name: 0 for name in ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal")})
+    setattr(value, field, 42)
+    assert energy._number(value, kind) == 42.0
+
+
+class UploadingStream(CapturingStream):
+    """A capturing stream whose graph can be uploaded and launched, as CuPy's."""
+
+    def __init__(self):
+        self.calls = []
+
+    def end_capture(self):
+        return types.SimpleNamespace(launch=lambda stream: self.calls.append(("launch", stream)),
+                                     upload=lambda stream: self.calls.append(("upload", stream)))
+
+
+def test_a_captured_replay_is_uploaded_once_and_launched_as_one_graph():
+    stream, launched = UploadingStream(), []
+    replay = Replay(lambda s: launched.append(s), stream, launch_s=1e-3)
+    assert replay.how == "a CUDA graph of 10 launches" and launched == [stream] * 10  # the capture's launches
+    assert stream.calls == [("upload", stream)]
+    replay.launch()
+    assert stream.calls == [("upload", stream), ("launch", stream)] and len(launched) == 10
+    # a graph keeps 100 ms of work queued however many launches that is: 0.1 / (10 x 1 ms) = 10
+    assert replay.queued == 10
+
+
+def test_launches_per_replay_round_the_10_ms_graph_and_queue_at_least_three():
+    # 10 ms / 4 ms = 2.5: two a replay (rounded to even), ceil(0.1 / 8 ms) = 13 queued
+    replay = Replay(lambda s: None, UploadingStream(), launch_s=4e-3)
+    assert (replay.per_launch, replay.queued) == (2, 13)
+    # 10 ms / 6 ms rounds to 2: ceil(0.1 / 12 ms) = 9
+    assert (Replay(lambda s: None, UploadingStream(), launch_s=6e-3).queued) == 9
+    assert Replay(lambda s: None, RefusingStream(), launch_s=0.0151).per_launch == 1  # 0.66 rounds to 1
+
+
+def test_a_capture_failure_keeps_its_first_line_cut_to_120_characters():
+    class LongRefusal(RefusingStream):
+        def end_capture(self):
+            raise ValueError("x" * 200 + "\nsecond line")
+
+    replay = Replay(lambda s: None, LongRefusal(), launch_s=1e-3)
+    assert replay.how == f"host launches, 10 per replay (no CUDA graph: ValueError: {'x' * 120})"
+
+
+def test_a_batch_plan_keeps_the_ticks_warms_for_resume_s_and_asks_no_more():
+    plan = EnergyPlan(windows=6, ticks_per_window=4, warm_s=0.5, extra_windows=12, resume_s=0.2)
+    assert plan.batch(3) == EnergyPlan(windows=3, ticks_per_window=4, warm_s=0.2, extra_windows=0)
+    assert plan.batch(3).busy_s == pytest.approx(0.2 + (3 * 4 + 2) * COUNTER_PERIOD_S)
+    assert energy.DEFAULT_PLAN == EnergyPlan(windows=6, ticks_per_window=5, warm_s=0.3, extra_windows=18,
+                                             resume_s=0.1)
+    assert energy.PAIRED_PLAN == EnergyPlan(windows=1, ticks_per_window=3, warm_s=0.1)
+    assert energy.PAIRED_PLAN.busy_s == pytest.approx(0.6)
+
+
+def test_a_replay_without_a_window_names_a_case_without_a_name_and_counts_every_change():
+    trace = Trace(polls=[(0.0, 1), (0.1, 2), (0.2, 2), (0.3, 3)], done=[])
+    with pytest.raises(EnergyError, match=r"^a case: no energy window in its replay \(4 polls, 2 counter changes, "
+                                          r"0 replays finished\)$"):
+        energy._found([], trace, "")
+    window = Window(0.0, 0.1, 30.0, 10)
+    assert energy._found([window], trace, "") == (window,)
+
+
+def test_samples_within_a_second_of_the_epoch_clock_are_on_it_and_a_second_off_are_not():
+    assert energy._on_host_clock([(99_000_001, 1.0)], 0.0, 100.0)[1] == "epoch"
+    assert energy._on_host_clock([(101_000_000 - 1, 1.0)], 0.0, 100.0)[1] == "epoch"
+    placed, how = energy._on_host_clock([(99_000_000, 1.0), (98_000_000, 2.0)], 0.0, 100.0)
+    assert how == "newest sample taken as now" and placed == [(100.0, 1.0), (99.0, 2.0)]
+
+
+def test_a_measurements_launch_time_is_its_windows_seconds_over_their_launches():
+    windows = (Window(0.0, 0.5, 1.0, 100), Window(0.5, 2.0, 1.0, 200))
+    m = energy.EnergyMeasurement(windows, "r", None, (None, None), None)
+    assert m.launch_s == pytest.approx(2.0 / 300) and m.joules_per_launch == [0.01, 0.005]
