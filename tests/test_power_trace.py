@@ -181,3 +181,45 @@ def test_the_last_change_seen_late_is_judged_against_the_two_before_it():
     good = on_grid(counter_changes(trace.polls))
     assert not good[-1] and good[:-1].all()
     assert on_grid(counter_changes(late(synthetic(), 1.95, 0.015).polls)).all()  # within twice the limit
+
+
+def test_a_change_exactly_off_grid_s_from_its_neighbours_midpoint_is_kept_and_just_past_it_is_not():
+    at = [(-0.2, 0), (-0.1, 1), (0.01, 2), (0.1, 3), (0.2, 4)]  # midpoint of its neighbours 0: 0.01 off
+    assert on_grid(at).all()
+    past = [(-0.2, 0), (-0.1, 1), (0.0101, 2), (0.1, 3), (0.2, 4)]
+    assert list(on_grid(past)) == [True, True, False, True, True]
+
+
+def test_the_first_change_is_off_past_twice_the_limit_and_only_where_it_is_the_furthest():
+    kept = [(0.0, 0), (0.115, 1), (0.215, 2), (0.315, 3), (0.415, 4)]  # 15 ms off at the end: within 20
+    assert on_grid(kept).all()
+    dropped = [(0.0, 0), (0.125, 1), (0.225, 2), (0.325, 3), (0.425, 4)]  # 25 ms off, its neighbour 12.5
+    assert list(on_grid(dropped)) == [False, True, True, True, True]
+    assert list(on_grid([(0.0, 0), (0.5, 1)])) == [True, True]  # two changes cannot be judged
+
+
+def test_a_window_takes_readings_after_its_start_up_to_its_end_and_a_change_at_warm_until_starts_one():
+    polls = [(0.0, 0), (0.25, 0), (0.5, 100_000), (0.75, 100_000), (1.0, 200_000), (1.25, 200_000), (1.5, 350_000)]
+    trace = Trace(polls=polls, instant=[(0.375, 10.0), (0.5, 20.0), (0.875, 30.0)],
+                  samples=[(0.375, 1.0), (0.625, 2.0)], warm_until=0.375)
+    # changes at 0.375 (100 J), 0.875 (200 J), 1.375 (350 J): two windows of one period
+    first, second = windows_of(trace, 1)
+    assert (first.start_s, first.end_s, first.joules, first.launches) == (0.375, 0.875, 100.0, 0.0)
+    assert first.instant_w == 25.0 and first.sampled_w == 2.0  # readings at its start belong to none
+    assert (second.start_s, second.end_s, second.joules) == (0.875, 1.375, 150.0)
+    assert second.instant_w is None and second.sampled_w is None and second.power_w == 300.0
+    assert idle_power(trace) == 250.0  # one window of both periods: 250 J in 1 s
+    trace.warm_until = 0.376
+    assert [w.start_s for w in windows_of(trace, 1)] == [0.875]
+
+
+def test_a_window_the_events_span_exactly_counts_its_launches_by_interpolation():
+    polls = [(0.0, 0), (0.25, 0), (0.5, 100_000), (0.75, 100_000), (1.0, 200_000)]
+    # GPU clock 0.25 s behind: events at 0.25, 0.5 and 1.0 s with 10, 30, 50 launches done
+    trace = Trace(polls=polls, done=[(0.25, 0.0, 10), (0.5, 0.25, 30), (1.0, 0.75, 50)])
+    (window,) = windows_of(trace, 1)  # 0.375 to 0.875 s: 20 to 45 launches done
+    assert window.launches == 25.0 and window.launch_s == 0.02 and window.joules_per_launch == 4.0
+    trace.done = trace.done[:-1] + [(0.875, 0.625, 50)]  # the last event at the window's end: covered
+    assert windows_of(trace, 1)[0].launches == 30.0
+    trace.done = trace.done[:-1] + [(0.75, 0.5, 50)]  # before its end: not covered
+    assert windows_of(trace, 1) == []
