@@ -140,3 +140,47 @@ def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(r
     assert state.cards[CASE][2].startswith("No card: ")
     card_against_stored(state, CaseRecord(case="plain", median_s=1e-4), slower("0" * 40), None)  # a plain run
     assert "plain" not in state.cards
+
+
+def test_environment_pairs_name_each_field_of_both_runs_and_a_question_mark_where_one_is_missing():
+    from harness.cause.stored import environment_pairs
+
+    old = {"python_version": "3.11.9", "gpu": {"host": "h1", "uuid": "GPU-a", "driver": "580.1", "cupy": "14.2",
+                                               "sm_clock_max_mhz": 1980}}
+    new = {"gpu": {"host": "h1", "uuid": "GPU-b", "driver": "580.2", "cuda_runtime": "13.0"}}
+    assert environment_pairs(old, new) == {
+        "host": ("h1", "h1"), "GPU": ("GPU-a", "GPU-b"), "driver": ("580.1", "580.2"), "CUDA runtime": ("?", "13.0"),
+        "CUDA driver API": ("?", "?"), "CuPy": ("14.2", "?"), "SM clock max (MHz)": ("1980", "?"),
+        "memory clock max (MHz)": ("?", "?"), "Python": ("3.11.9", "?")}
+    assert set(environment_pairs(None, {"gpu": None}).values()) == {("?", "?")}
+
+
+def test_a_stored_card_without_a_package_a_shape_or_build_for_says_why_in_the_card(monkeypatch):
+    import sys
+    import types
+
+    import kernels
+    from harness.ab.ref_tree import RefError
+    from harness.cause.stored import PackagesAtCommits, stored_card
+
+    with pytest.raises(RefError, match=r"^the stored run names no commit$"):
+        PackagesAtCommits(Path(".")).package("")
+
+    class Packages:
+        def __init__(self, package):
+            self.found = package
+
+        def package(self, commit):
+            if isinstance(self.found, Exception):
+                raise self.found
+            return self.found
+
+    refused = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(RefError("no such commit")))
+    assert refused == ["#### Why `c` is slower", "", "No card: no such commit", ""]
+    shapeless = stored_card("c", "tiled", "8x8", "a" * 40, "b" * 40, "sm_90", Packages(kernels))
+    assert shapeless[2] == "No card: the case's shape '8x8' is no matrix product's MxNxK"
+    old = types.ModuleType("kernels_before_build_for")
+    monkeypatch.setitem(sys.modules, "kernels_before_build_for", old)
+    monkeypatch.setitem(sys.modules, "kernels_before_build_for.matmul", types.ModuleType("kernels_before_build_for.matmul"))
+    early = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(old))
+    assert early[2] == "No card: its kernels package cannot describe a build without a GPU (it predates build_for)"
