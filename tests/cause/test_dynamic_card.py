@@ -6,6 +6,8 @@ profiles are made up to show one cause each.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from harness.cause import dynamic
@@ -225,3 +227,95 @@ def test_a_head_that_spills_where_the_base_did_not_scores_50_plus_10_times_log2_
     # no local memory on the base counts as one sector: 4096 sectors on the head are 12 doublings
     (cause,) = dynamic_causes(profile_of(), profile_of(**{"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": 4096.0}))
     assert cause.key == "spills" and cause.score == pytest.approx(50 + 10 * 12)
+
+
+LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+
+
+def test_bank_conflicts_count_loads_and_stores_from_past_0_05_more_per_lsu_instruction():
+    assert dynamic_causes(profile_of(), profile_of(**{LD_CONFLICTS: 5000.0})) == []  # 0.05 more: not past it
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{LD_CONFLICTS: 5001.0}))
+    assert cause.score == pytest.approx(40 * math.log2(1.05001))
+    assert cause.words == "shared-memory bank conflicts 0 -> 5e+03 (0.00 -> 0.05 per LSU instruction)"
+    (both,) = dynamic_causes(profile_of(), profile_of(**{LD_CONFLICTS: 2e5, ST_CONFLICTS: 1e5}))
+    assert both.score == pytest.approx(80.0)  # (1 + 3) / 1: two doublings
+    # from 1 to 3 per LSU instruction: log2(4 / 2)
+    (rate,) = dynamic_causes(profile_of(**{ST_CONFLICTS: 1e5}), profile_of(**{ST_CONFLICTS: 3e5}))
+    assert rate.score == pytest.approx(40.0)
+
+
+def test_uncoalesced_loads_are_a_cause_from_1_3_times_the_sectors_per_request():
+    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    assert dynamic_causes(profile_of(), profile_of(**{sectors: 5.19e5})) == []
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{sectors: 5.2e5}))  # 4 -> 5.2 sectors a request
+    assert cause.key == "uncoalesced global loads" and cause.score == pytest.approx(40 * math.log2(1.3))
+    assert cause.words == "uncoalesced global loads: 4.0 -> 5.2 sectors per request"
+    assert dynamic_causes(profile_of(**{sectors: 0.0}), profile_of(**{sectors: 5e5})) == []  # none on the base
+
+
+def test_divergence_is_a_cause_from_1_2_times_fewer_threads_per_instruction():
+    threads = "smsp__thread_inst_executed_per_inst_executed.ratio"
+    assert dynamic_causes(profile_of(), profile_of(**{threads: 26.7})) == []  # 32 / 26.7 < 1.2
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{threads: 26.6}))
+    assert cause.key == "divergence" and cause.score == pytest.approx(40 * math.log2(32 / 26.6))
+    assert cause.words == "divergence: 32.0 -> 26.6 active threads per instruction"
+    assert dynamic_causes(profile_of(), profile_of(**{threads: 0.0})) == []  # not measured on the head
+
+
+def test_the_barrier_stalls_share_scores_100_times_its_rise():
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{STALL_METRIC.format("barrier"): 2.0}))
+    assert cause.key == "barriers" and cause.score == pytest.approx(100 * (2.0 / 4.0 - 0.2 / 2.2))
+    assert cause.words == "stall_barrier 9% -> 50% of stalls"
+    # 0.2 of 2.2 (9.09%) -> 0.32 of 2.32 (13.8%): under 5 points more
+    assert dynamic_causes(profile_of(), profile_of(**{STALL_METRIC.format("barrier"): 0.32})) == []
+
+
+def test_achieved_occupancy_is_a_cause_from_1_2_times_lower():
+    active = "sm__warps_active.avg.pct_of_peak_sustained_active"
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{active: 75.0}))  # 90 = 1.2 x 75
+    assert cause.key == "occupancy" and cause.score == pytest.approx(40 * math.log2(1.2))
+    assert cause.words == "achieved occupancy 90% -> 75%"
+    assert dynamic_causes(profile_of(), profile_of(**{active: 75.1})) == []
+    assert dynamic_causes(profile_of(), profile_of(**{active: 0.0})) == []
+
+
+def test_spills_need_more_than_twice_the_bases_local_sectors_and_1000_more():
+    local = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
+    assert dynamic_causes(profile_of(), profile_of(**{local: 1000.0})) == []
+    (cause,) = dynamic_causes(profile_of(**{local: 100.0}), profile_of(**{local: 1201.0}))
+    assert cause.score == pytest.approx(50 + 10 * math.log2(1201 / 101))
+    assert cause.words == "local-memory sectors 100 -> 1.2e+03"
+    assert dynamic_causes(profile_of(**{local: 100.0}), profile_of(**{local: 1200.0})) == []
+
+
+def test_dram_and_l2_traffic_are_causes_from_1_3_times_each():
+    assert dynamic_causes(profile_of(), profile_of(**{"dram__bytes.sum": 1.29e8})) == []
+    causes = dynamic_causes(profile_of(), profile_of(**{"dram__bytes.sum": 2e8, "lts__t_bytes.sum": 5.2e8}))
+    assert [(c.key, round(c.score, 9)) for c in causes] == [("memory traffic", 20.0),
+                                                            ("memory traffic", round(20 * math.log2(1.3), 9))]
+    assert [c.words for c in causes] == ["DRAM bytes 1e+08 -> 2e+08", "L2 bytes 4e+08 -> 5.2e+08"]
+    assert dynamic_causes(profile_of(**{"dram__bytes.sum": 0.0}), profile_of(**{"dram__bytes.sum": 2e8})) == []
+
+
+def test_stalls_that_did_not_change_explain_nothing_and_a_profile_without_stalls_has_no_shares():
+    rows = stall_shares(profile_of(), profile_of())
+    assert {explained for *_, explained in rows} == {0.0}
+    empty = Profile("k", {})
+    assert {(base, head) for _, base, head, _ in stall_shares(empty, empty)} == {(0.0, 0.0)}
+
+
+def test_the_figures_are_the_metrics_named_ncu_and_the_duration_in_microseconds():
+    assert dynamic.figures(Profile("k", {"gpu__time_duration.sum": 2.5e-6, "dram__bytes.sum": 7.0})) == {
+        "ncu dram__bytes.sum": 7.0, "ncu duration (µs)": pytest.approx(2.5)}
+    assert dynamic.figures(Profile("k", {})) == {"ncu duration (µs)": 0.0}
+
+
+def test_an_ncu_that_refuses_a_metric_three_times_says_which(tmp_path):
+    fake = tmp_path / "ncu"
+    # refuses the first metric it is asked for, every time
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--metrics" ]; do shift; done\n'
+                    'echo "==ERROR== Failed to find metric $(echo "$2" | cut -d, -f1)."\nexit 1\n')
+    fake.chmod(0o755)
+    with pytest.raises(dynamic.ProfilerMissing, match=r"^ncu kept refusing metrics: a\.sum, b\.sum, c\.sum$"):
+        dynamic.profile(["true"], "k", metrics=("a.sum", "b.sum", "c.sum", "d.sum"), ncu=str(fake))
