@@ -382,3 +382,92 @@ def test_occupancy_refuses_an_unknown_arch_and_a_block_without_threads():
     with pytest.raises(ValueError, match=r"^a block needs threads, got 0$"):
         occupancy("sm_90", 0, 32, 0)
     assert occupancy("sm_90", 1, 32, 0).warps == 32  # one thread is one warp: the 32-block limit
+
+
+PTXAS_TWO = ("ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
+             "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+             "ptxas info    : Used 64 registers, used 2 barriers, 512 bytes smem, 380 bytes cmem[0]\n"
+             "ptxas info    : Compiling entry function 'b' for 'sm_90'\n"
+             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+             "ptxas info    : Used 16 registers, 380 bytes cmem[0]\n")
+
+
+def test_ptxas_figures_are_the_asked_functions_alone_and_an_absent_one_is_refused():
+    assert _report_of(PTXAS_TWO, "a") == {"stack": 8, "stores": 4, "loads": 12, "registers": 64, "barriers": 2,
+                                          "smem": 512}
+    assert _report_of(PTXAS_TWO, "b") == {"stack": 0, "stores": 0, "loads": 0, "registers": 16, "barriers": 0,
+                                          "smem": 0}
+    with pytest.raises(ValueError, match=r"^ptxas's report names no entry function 'c'$"):
+        _report_of(PTXAS_TWO, "c")
+
+
+def test_a_three_dimensional_block_multiplies_its_threads():
+    assert launch_shape("block=(8, 8, 4) shared=0") == (256, 0)
+    with pytest.raises(ValueError, match=r"^the launch None names no block=\(x, y\): no occupancy can be said$"):
+        launch_shape(None)
+
+
+def test_a_profiles_figures_name_every_field_and_each_sass_class_in_order():
+    profile = _profile({"FFMA": 3, "BAR": 1}, registers=40, spill_stores=4, spill_loads=8, stack_bytes=16,
+                       static_shared=512, dynamic_shared=256, constant_bytes=380, threads=128,
+                       occupancy=occupancy("sm_90", 128, 40, 768))
+    assert profile.figures() == {
+        "registers per thread": 40, "spill stores (bytes)": 4, "spill loads (bytes)": 8,
+        "local memory (stack bytes)": 16, "static shared memory (bytes)": 512, "dynamic shared memory (bytes)": 256,
+        "constant bank (bytes)": 380, "threads per block": 128, "blocks per SM": 12, "occupancy (warps per SM)": 48,
+        "SASS BAR": 1, "SASS FFMA": 3}
+    # 40 registers: 1280 a warp, 4 warps a block: 65536 // 5120 = 12 blocks of 4 warps
+    assert list(profile.figures())[-2:] == ["SASS BAR", "SASS FFMA"]
+
+
+LISTING = """\
+\t.section\t.text.k,"ax",@progbits
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0020*/                   LDS.U16 R8, [R9] ;
+\t.section\t.text.$k$helper,"ax",@progbits
+        /*0000*/                   FFMA R1, R2, R3, R4 ;
+\t.section\t.text.other,"ax",@progbits
+        /*0000*/                   FFMA R1, R2, R3, R4 ;
+        /*0010*/                   EXIT ;
+"""
+
+
+@pytest.fixture
+def fake_nvdisasm(monkeypatch, tmp_path):
+    listing = tmp_path / "listing.txt"
+    listing.write_text(LISTING)
+    tool = tmp_path / "nvdisasm"
+    tool.write_text(f'#!/bin/sh\ncase "$(head -c 3 "$2")" in NUL*) echo "bad cubin" >&2; exit 2;; esac\ncat {listing}\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv(sass.ENV, str(tool))
+    sass.nvdisasm.cache_clear()
+    yield
+    sass.nvdisasm.cache_clear()
+
+
+def test_a_functions_opcodes_are_its_sections_and_its_subroutines_and_the_histogram_counts_widths(fake_nvdisasm):
+    assert sass.opcodes(b"cubin") == ["MOV", "LDG.E.128", "LDS.U16", "FFMA", "FFMA", "EXIT"]
+    assert sass.opcodes(b"cubin", "k") == ["MOV", "LDG.E.128", "LDS.U16", "FFMA"]
+    assert sass.opcodes(b"cubin", "other") == ["FFMA", "EXIT"]
+    assert sass.histogram(b"cubin", "k") == Counter({"predicate/move": 1, "LDG": 1, "LDG.128": 1, "LDS": 1,
+                                                     "LDS.16": 1, "FFMA": 1, "all": 4})
+
+
+def test_a_cubin_nvdisasm_refuses_is_an_error_with_its_words(fake_nvdisasm):
+    with pytest.raises(RuntimeError, match=r"^nvdisasm could not read the cubin: bad cubin$"):
+        sass.opcodes(b"NUL and the rest")
+
+
+def test_a_cubin_is_padded_to_the_end_of_its_program_headers_and_a_short_one_left_alone():
+    import struct
+
+    header = bytearray(64)
+    header[:4] = b"\x7fELF"
+    struct.pack_into("<Q", header, 0x20, 64)  # program headers at 64: two of 56 bytes end at 176
+    struct.pack_into("<HH", header, 0x36, 56, 2)
+    assert sass.padded(bytes(header)) == bytes(header) + b"\0" * 112
+    assert sass.padded(bytes(header) + b"\1" * 200) == bytes(header) + b"\1" * 200  # longer already
+    assert sass.padded(b"\x7fELF" + b"\0" * 59) == b"\x7fELF" + b"\0" * 59  # 63 bytes: no header to read
+    assert (sass.width_of("LDG.E.S16"), sass.width_of("LDG.E.S8"), sass.width_of("LD.E.64")) == (16, 8, 64)
+    assert sass.class_of("LD.E.64") == "LDG" and sass.class_of("HGMMA.64x128x16.F32") == "MMA"
