@@ -471,3 +471,56 @@ def test_a_cubin_is_padded_to_the_end_of_its_program_headers_and_a_short_one_lef
     assert sass.padded(b"\x7fELF" + b"\0" * 59) == b"\x7fELF" + b"\0" * 59  # 63 bytes: no header to read
     assert (sass.width_of("LDG.E.S16"), sass.width_of("LDG.E.S8"), sass.width_of("LD.E.64")) == (16, 8, 64)
     assert sass.class_of("LD.E.64") == "LDG" and sass.class_of("HGMMA.64x128x16.F32") == "MMA"
+
+
+def _tiled_sides(shape="1024x1024x1024"):
+    import kernels
+    from harness.cause.sides import Side
+    from kernels.compile import KernelBuild
+
+    base = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32) shared=0")
+    head = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32)")
+    return Side(kernels, base, shape), Side(kernels, head, shape)
+
+
+def test_a_case_card_with_ncu_launches_each_side_under_it_and_adds_the_dynamic_causes(monkeypatch):
+    import sys
+
+    from harness.cause import dynamic
+    from harness.cause.sides import case_card
+
+    calls = []
+
+    def profile(command, kernel, *, ncu):
+        calls.append((command, kernel, ncu))
+        side = "head" if command[3].endswith("head.cu") else "base"
+        active = 45.0 if side == "head" else 90.0
+        return dynamic.Profile(kernel, {"sm__warps_active.avg.pct_of_peak_sustained_active": active,
+                                        "gpu__time_duration.sum": 2e-6})
+
+    monkeypatch.setattr(dynamic, "profile", profile)
+    lines = case_card("s.py::t[1024]", *_tiled_sides(), "sm_90", ncu="/opt/ncu")
+    assert lines[2] == "1. **occupancy**: achieved occupancy 90% -> 45%"
+    assert "| ncu duration (µs) | 2 | 2 |" in lines
+    assert "| ncu sm__warps_active.avg.pct_of_peak_sustained_active | 90 | **45** |" in lines
+    (base_command, kernel, ncu), (head_command, *_) = calls
+    assert (kernel, ncu) == ("matmul_tiled", "/opt/ncu")
+    assert base_command[:3] == [sys.executable, "-m", "harness.cause.launch"] and base_command[3].endswith("base.cu")
+    assert base_command[4:9] == ["matmul_tiled", "--shape=1024x1024x1024", "--grid=32,32,1", "--block=32,32",
+                                 "--shared=0"]
+    assert head_command[8] == "--shared=0" and all(part.startswith("--option=") for part in base_command[9:])
+    assert len(base_command) > 9
+
+
+def test_a_case_card_with_ncu_says_why_it_has_no_dynamic_half(monkeypatch):
+    from harness.cause import dynamic
+    from harness.cause.sides import case_card
+
+    def missing(command, kernel, *, ncu):
+        raise dynamic.ProfilerMissing("no ncu here")
+
+    monkeypatch.setattr(dynamic, "profile", missing)
+    assert case_card("c", *_tiled_sides(), "sm_90", ncu="ncu")[2] == "No dynamic half: no ncu here"
+    assert case_card("c", *_tiled_sides(shape=None), "sm_90", ncu="ncu")[2] == (
+        "The dynamic half launches matrix products only: this case has the static half alone.")
+    assert case_card("c", *_tiled_sides(), "sm_90")[2].startswith("No difference the card reads explains it")
