@@ -142,3 +142,133 @@ def test_the_dashboard_draws_the_energy_the_store_kept(suite, tmp_path):
     assert len(re.findall(r'<td class="nowrap">\d+(\.\d+)? (mJ|µJ|J)</td>', index)) == 3  # alpha, beta, gamma
     pages = list((tmp_path / "site" / "cases").glob("*.html"))
     assert len(pages) == 3 and all("<h2>Energy per launch</h2>" in page.read_text() for page in pages)
+
+
+def _block(**changes) -> dict:
+    block = {"joules_per_launch": 2.0, "joules_per_launch_low": 1.9, "joules_per_launch_high": 2.1,
+             "confidence": 0.95, "active_watts_mean": 300.4, "idle_baseline_watts": 80.6, "work_per_joule": 12.345,
+             "work_per_joule_unit": "GFLOP/J", "sm_clock_mhz_min": 1975, "sm_clock_mhz_max": 1980,
+             "temperature_c_before": 40.0, "temperature_c_after": 43.0}
+    return block | changes
+
+
+def test_the_energy_section_gives_each_measured_case_a_row_and_the_reasons_of_the_verdicts_not_same():
+    from harness.plugin.energy import energy_lines, energy_section
+
+    more = CaseRecord(case="s.py::a", median_s=1e-3, energy=_block(),
+                      energy_verdict={"label": "more energy", "fails": True, "reason": "1.05x"})
+    bare = CaseRecord(case="s.py::b", median_s=1e-3, energy=_block(
+        idle_baseline_watts=None, work_per_joule=None, sm_clock_mhz_min=None, temperature_c_before=None,
+        temperature_c_after=None))
+    same = CaseRecord(case="s.py::c", median_s=1e-3, energy=_block(work_per_joule=3.0, work_per_joule_unit="GB/J"),
+                      energy_verdict={"label": "same", "fails": False, "reason": "within"})
+    lines = energy_lines([same, CaseRecord(case="s.py::z", median_s=1e-3), bare, more])
+    assert lines[:4] == ["", "## Energy", "", (
+        "Joules per launch over windows cut at NVML's energy counter updates, launches replayed back to back "
+        "(docs/method.md); W: mean power in the windows, idle: the GPU with nothing queued, this run.")]
+    assert lines[5:8] == ["| case | per launch | W | idle W | work per joule | SM MHz | °C | energy verdict |",
+                          "|---|---|---|---|---|---|---|---|",
+                          "| `s.py::a` | 2 J (95% 1.9-2.1, ±5.0% this run) | 300 | 81 | 12.3 GFLOP/J | 1975-1980 | "
+                          "40.0-43.0 | **more energy** |"]
+    assert lines[8] == "| `s.py::b` | 2 J (95% 1.9-2.1, ±5.0% this run) | 300 | — | — | — | —-— | — |"
+    assert lines[9] == ("| `s.py::c` | 2 J (95% 1.9-2.1, ±5.0% this run) | 300 | 81 | 3.0 GB/J | 1975-1980 | "
+                        "40.0-43.0 | same |")
+    assert lines[10:] == ["", "- `s.py::a`: 1.05x"]
+    assert energy_section([bare]).endswith("| — |\n") and energy_section([CaseRecord(case="x", median_s=1.0)]) == ""
+
+
+def test_an_energy_failure_names_the_interval_and_the_reason_and_a_passing_verdict_none():
+    from harness.plugin.energy import energy_failure
+
+    failing = CaseRecord(case="a", median_s=1e-3, energy=_block(), energy_verdict={"fails": True, "reason": "why"})
+    assert energy_failure(failing) == "energy regression: 2 J (95% 1.9-2.1, ±5.0% this run) per launch: why"
+    assert energy_failure(CaseRecord(case="a", median_s=1e-3, energy=_block(),
+                                     energy_verdict={"fails": False, "reason": "why"})) is None
+    assert energy_failure(CaseRecord(case="a", median_s=1e-3)) is None
+
+
+def test_energy_none_measures_nothing_and_all_everything():
+    assert not energy_wanted(types.SimpleNamespace(energy="none", profile=PROFILES["nightly"]),
+                             "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]")
+    assert energy_wanted(types.SimpleNamespace(energy="all", profile=PROFILES["quick"]), "s.py::anything")
+
+
+class _Meter:
+    def __init__(self, error=None):
+        self.error, self.calls = error, []
+
+    def measure(self, run, stream, launch_s, case="", enough=None):
+        from harness.timing.energy import EnergyMeasurement
+        from harness.timing.power_trace import Window
+
+        self.calls.append((launch_s, case, enough))
+        if self.error:
+            raise self.error
+        windows = tuple(Window(i, i + 0.5, 150.0 * (1 + 0.01 * i), 500.0) for i in range(4))
+        return EnergyMeasurement(windows, "r", None, (None, None), None)
+
+    def measure_interleaved(self, *args, **kwargs):
+        self.calls.append(("interleaved", kwargs.get("case")))
+        raise self.error
+
+
+def _energy_state(meter, **changes):
+    values = dict(energy="all", energy_meter=meter, energy_fails=True, problems=[], own_history={}, baseline_runs={},
+                  gpu=types.SimpleNamespace(uuid="GPU-x"), comparing=False, store=None,
+                  ref=types.SimpleNamespace(ref="origin/main"))
+    return types.SimpleNamespace(**(values | changes))
+
+
+def test_a_replay_without_a_window_is_a_problem_of_the_run_and_leaves_the_record_as_it_was():
+    from harness.plugin.energy import with_energy
+    from harness.timing.energy import EnergyError
+
+    record = CaseRecord(case="s.py::k", median_s=2e-3)
+    state = _energy_state(_Meter(EnergyError("s.py::k: no energy window")))
+    assert with_energy(state, record, None, None, wall=False) is record
+    assert with_paired_energy(state, record, None, None, None, 1e-3) is record
+    assert state.problems == ["energy not measured: s.py::k: no energy window"] * 2
+    assert state.energy_meter.calls[1] == ("interleaved", "s.py::k")
+
+
+def test_a_wall_clock_case_a_host_copying_one_and_a_run_without_a_meter_are_not_measured():
+    from harness.plugin.energy import with_energy
+
+    meter = _Meter()
+    record = CaseRecord(case="s.py::k", median_s=2e-3)
+    assert with_energy(_energy_state(meter), record, None, None, wall=True) is record
+    copying = CaseRecord(case="s.py::k", median_s=2e-3, host_copies=True)
+    assert with_energy(_energy_state(meter), copying, None, None, wall=False) is copying
+    assert with_paired_energy(_energy_state(meter), copying, None, None, None, 1e-3) is copying
+    assert with_energy(_energy_state(None), record, None, None, wall=False) is record
+    assert meter.calls == []
+
+
+def test_a_measured_case_is_judged_only_where_the_run_compares_or_stores_and_fails_on_more_energy_alone():
+    from harness.plugin.energy import with_energy
+    from harness.verdict.energy import precise_enough
+
+    meter = _Meter()
+    record = CaseRecord(case="s.py::k", median_s=2e-3, flops=1e9)
+    measured = with_energy(_energy_state(meter), record, None, None, wall=False)
+    assert meter.calls == [(2e-3, "s.py::k", precise_enough)]
+    assert measured.energy["work_per_joule_unit"] == "GFLOP/J" and measured.energy_verdict is None
+    judged = with_energy(_energy_state(meter, store=object()), record, None, None, wall=False)
+    assert judged.energy_verdict["label"] == "new" and judged.energy_verdict["fails"] is False
+    assert "references" not in judged.energy_verdict
+    assert with_energy(_energy_state(meter, comparing=True), record, None, None, wall=False).energy_verdict
+    # this GPU's stored runs at 0.25 J a launch, the case now about 0.3045: more energy, failing where the run says
+    from harness.verdict.noise import StoredResult
+
+    runs = [StoredResult(gpu_uuid="GPU-x", timer="cupti kernel", median=2e-3, run=f"history run {i}",
+                         started_at=f"2026-12-0{i}T00:00:00", energy=(0.249, 0.25, 0.251)) for i in range(1, 4)]
+    more = with_energy(_energy_state(meter, store=object(), own_history={"s.py::k": runs}), record, None, None,
+                       wall=False).energy_verdict
+    assert (more["label"], more["fails"], more["reference"], more["reference_runs"]) == (
+        "more energy", True, "history of GPU-x", 3)
+    allowed = with_energy(_energy_state(meter, store=object(), energy_fails=False, baseline_runs={"s.py::k": runs}),
+                          record, None, None, wall=False).energy_verdict
+    assert (allowed["label"], allowed["fails"]) == ("more energy", False)
+    other_gpu = with_energy(_energy_state(meter, store=object(), gpu=types.SimpleNamespace(uuid="GPU-y"),
+                                          own_history={"s.py::k": runs}), record, None, None, wall=False)
+    assert other_gpu.energy_verdict["label"] == "new"
