@@ -184,3 +184,80 @@ def test_a_stored_card_without_a_package_a_shape_or_build_for_says_why_in_the_ca
     monkeypatch.setitem(sys.modules, "kernels_before_build_for.matmul", types.ModuleType("kernels_before_build_for.matmul"))
     early = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(old))
     assert early[2] == "No card: its kernels package cannot describe a build without a GPU (it predates build_for)"
+
+
+def _ab_state(builds, *, diagnose=False, compute_capability="9.0", launched=None):
+    import types
+
+    import kernels
+
+    ref = types.SimpleNamespace(builds=builds, base=kernels, launched=launched or {}, cards={})
+    return types.SimpleNamespace(ref=ref, diagnose=diagnose, gpu=types.SimpleNamespace(compute_capability=compute_capability))
+
+
+def test_a_slower_library_case_of_an_ab_is_carded_by_the_kernels_each_side_launched():
+    from harness.plugin.regression import explain_slower
+
+    state = _ab_state({"c": (None, None)}, launched={"c": (("gemm_a",), ("gemm_b",))})
+    explain_slower(state, "c", object())
+    assert state.ref.cards["c"][4] == ("1. **library kernel**: the library launched `gemm_a` on the base and "
+                                       "`gemm_b` on the head: it chose other kernels")
+    none = _ab_state({})
+    explain_slower(none, "c", object())
+    assert none.ref.cards == {}
+
+
+def test_an_ab_card_that_cannot_be_made_says_why():
+    from harness.plugin.regression import explain_slower
+
+    state = _ab_state({"c": (None, None)}, compute_capability="9")
+    explain_slower(state, "c", object())
+    assert state.ref.cards["c"] == ["#### Why `c` is slower", "", "No card: compute capability must read like '9.0', "
+                                    "got '9'", ""]
+
+
+def test_an_ab_card_gets_a_matrix_products_shape_and_ncu_only_under_diagnose(monkeypatch):
+    import shutil
+    import types
+
+    import harness.cause.sides as sides
+    from harness.plugin.regression import explain_slower
+
+    seen = []
+    monkeypatch.setattr(sides, "case_card", lambda case, base, head, arch, *, ncu, launched: seen.append(
+        (base.shape, head.shape, arch, ncu, launched)) or ["card"])
+    monkeypatch.setattr(shutil, "which", lambda name: "/opt/nsight/ncu" if name == "ncu" else None)
+    product = types.SimpleNamespace(m=8, n=4, k=16)
+    explain_slower(_ab_state({"c": ("b", "h")}, diagnose=True, launched={"c": "L"}), "c", product)
+    explain_slower(_ab_state({"c": ("b", "h")}), "c", types.SimpleNamespace(m=8, n=4))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    explain_slower(_ab_state({"c": ("b", "h")}, diagnose=True), "c", product)
+    assert seen == [("8x4x16", "8x4x16", "sm_90", "/opt/nsight/ncu", "L"), (None, None, "sm_90", None, None),
+                    ("8x4x16", "8x4x16", "sm_90", "ncu", None)]
+
+
+def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_folder_and_is_empty_otherwise(tmp_path):
+    import json
+    import types
+
+    from harness.plugin.regression import _reference_machine_info
+    from harness.storage.history import HistoryError
+
+    class Store:
+        def export_run(self, number):
+            if number == 9:
+                raise HistoryError("no run 9")
+            return {"machine_info": {"run": number}} if number == 7 else {}
+
+    stored = types.SimpleNamespace(store=Store(), baseline=None)
+    assert _reference_machine_info(stored, ReferenceRun("history run 7")) == {"run": 7}
+    assert _reference_machine_info(stored, ReferenceRun("history run 8")) == {}
+    assert _reference_machine_info(stored, ReferenceRun("history run 9")) == {}
+    assert _reference_machine_info(stored, ReferenceRun("baseline.json")) == {}  # no baseline
+    (tmp_path / "old.json").write_text(json.dumps({"machine_info": {"host": "h"}}))
+    (tmp_path / "bad.json").write_text("{")
+    baseline = types.SimpleNamespace(store=None, baseline=types.SimpleNamespace(path=tmp_path / "baseline.json"))
+    assert _reference_machine_info(baseline, ReferenceRun("old.json")) == {"host": "h"}
+    assert _reference_machine_info(baseline, ReferenceRun("bad.json")) == {}
+    assert _reference_machine_info(baseline, ReferenceRun("missing.json")) == {}
+    assert _reference_machine_info(baseline, ReferenceRun("history run 7")) == {}  # no store: the folder's
