@@ -96,3 +96,43 @@ def test_back_to_back_timings_do_not_overlap():
 def test_overlapping_timings_on_one_gpu_are_found():
     runs = [timed("a", "0:6", 0.0, 3.0), timed("b", "0:6", 1.0, 2.0), timed("c", "0:6", 2.5, 4.0)]
     assert workers.overlapping_timings(runs) == [("a", "b"), ("a", "c")]
+
+
+def test_a_worker_is_pinned_to_its_device_before_cuda_starts_and_the_controller_to_none(monkeypatch):
+    import sys
+    import types
+
+    set_to = []
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 2, setDevice=set_to.append)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    assert workers.worker_id() is None and workers.pin_worker_to_device() is None and set_to == []
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    assert workers.pin_worker_to_device() == 1 and set_to == [1]
+    with pytest.raises(ValueError, match=r"^unexpected xdist worker id 'gwx'$"):
+        workers.worker_device("gwx", 2)
+
+
+def test_a_worker_reenables_benchmarking_and_leaves_saving_to_the_controller():
+    import types
+
+    session = types.SimpleNamespace(disabled=True, save="s", autosave=True, json="j", histogram="h")
+    config = types.SimpleNamespace(_benchmarksession=session, getoption=lambda name: False)
+    workers.prepare_worker_session(config)
+    assert vars(session) == {"disabled": False, "save": None, "autosave": None, "json": None, "histogram": None}
+    off = types.SimpleNamespace(disabled=True, save="s", autosave=True, json="j", histogram="h")
+    workers.prepare_worker_session(types.SimpleNamespace(_benchmarksession=off, getoption=lambda name: True))
+    assert off.disabled and off.save == "s"  # --benchmark-disable: left off
+    workers.prepare_worker_session(types.SimpleNamespace(getoption=lambda name: False))  # no pytest-benchmark
+
+
+def test_the_lock_file_is_named_by_the_bus_id_with_other_characters_replaced():
+    assert workers.lock_path("00000000:19:00.0").name == "kernel-suite-gpu-00000000_19_00_0.lock"
+
+
+def test_timings_that_touch_do_not_overlap_and_a_case_without_timing_is_left_out():
+    runs = [timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 0.5, 1.0), timed("c", "0:6", 1.5, 2.5),
+            {"fullname": "d", "extra_info": {}}, {"fullname": "e"}]
+    # c starts before a ends (a still the latest end), not before b's
+    assert workers.overlapping_timings(runs) == [("a", "b"), ("a", "c")]
+    assert workers.overlapping_timings([timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 2.0, 3.0)]) == []
