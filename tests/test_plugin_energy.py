@@ -272,3 +272,33 @@ def test_a_measured_case_is_judged_only_where_the_run_compares_or_stores_and_fai
     other_gpu = with_energy(_energy_state(meter, store=object(), gpu=types.SimpleNamespace(uuid="GPU-y"),
                                           own_history={"s.py::k": runs}), record, None, None, wall=False)
     assert other_gpu.energy_verdict["label"] == "new"
+
+
+def _items(*nodes):
+    return [types.SimpleNamespace(nodeid=node, keywords={"perf": True} if perf else {}) for node, perf in nodes]
+
+
+def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
+    from harness.plugin import _open_energy_meter
+
+    opened = []
+
+    def state(energy, meter="meter", why="no counter"):
+        device = types.SimpleNamespace(make_energy_meter=lambda: opened.append(energy) or (meter, why))
+        return types.SimpleNamespace(energy=energy, profile=PROFILES["nightly"], device=device, energy_meter=None,
+                                     notices=[])
+
+    big = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
+    small = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-cublas]"
+    for energy, items in (("none", _items((big, True))), ("profile", _items((small, True))),
+                          ("profile", _items((big, False)))):  # an energy case that does not time: no meter
+        _open_energy_meter(chosen := state(energy), items)
+        assert chosen.energy_meter is None
+    assert opened == []
+    _open_energy_meter(profiled := state("profile"), _items((small, True), (big, True)))
+    _open_energy_meter(every := state("all"), [])
+    assert (profiled.energy_meter, every.energy_meter, opened) == ("meter", "meter", ["profile", "all"])
+    _open_energy_meter(noticed := state("profile", None), _items((big, True)))
+    assert noticed.notices == ["energy of the profile's energy cases not measured: no counter"]
+    with pytest.raises(pytest.UsageError, match=r"^--energy: no counter$"):
+        _open_energy_meter(state("all", None), [])
