@@ -186,3 +186,24 @@ def test_the_stored_report_prints_a_slower_cases_cause_card_under_its_window(tmp
     text = (tmp_path / "report.md").read_text()
     window_at, card_at = text.index(f"### `{case}`: slower"), text.index(f"#### Why `{case}` is slower")
     assert window_at < card_at and "1. **barriers**: BAR in the code 2 -> 34" in text
+
+
+def test_the_collection_line_names_cupti_or_held_events_and_a_gpuless_header_why(monkeypatch):
+    import harness.plugin as plugin
+
+    cupti = types.SimpleNamespace(uses_cupti=True, note="")
+    events = types.SimpleNamespace(uses_cupti=False, note="CUPTI is not available")
+    state = suite_state(gpu=fake_info("GPU-test"))
+    config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=2))
+    state.timer = cupti
+    assert plugin.pytest_report_collectionfinish(config, items=[]) == [
+        "kernel suite: timer: kernel time from CUPTI activity records (first activity start to last activity end of "
+        "a run; kernels of 20 µs or more that run one at a time recorded with the KERNEL kind, the rest with "
+        "CONCURRENT_KERNEL)"]
+    state.timer = events
+    assert plugin.pytest_report_collectionfinish(config, items=[]) == [
+        "kernel suite: timer: held CUDA events: CUPTI is not available"]
+    gpuless = suite_state(gpu=None)
+    gpuless.device = types.SimpleNamespace(why_not="no CUDA driver")
+    assert plugin.pytest_report_header(types.SimpleNamespace(stash={plugin.STATE: gpuless})) == [
+        "kernel suite: GPU tests will be skipped: no CUDA driver"]
