@@ -92,3 +92,46 @@ def test_session_attributes_the_suite_sets_exist():
     for attribute in ("self.storage", "self.benchmarks", "self.disabled", "self.save", "self.autosave",
                       "self.json", "self.histogram", "compared_mapping"):
         assert attribute in source, attribute
+
+
+def test_the_numbered_storage_saves_a_healthy_run_and_says_why_it_saved_none(tmp_path, monkeypatch):
+    import harness.plugin.benchmark as benchmark
+    from harness.storage.runs import BaselineError
+
+    saved = []
+
+    def save_run(folder, name, document):
+        saved.append((folder, name, document))
+        if name == "refused":
+            raise BaselineError("refused: a run of that name exists")
+        return folder / "0001_x.json"
+
+    monkeypatch.setattr(benchmark, "save_run", save_run)
+    state = types.SimpleNamespace(failures=0, problems=[], notices=[])
+    storage = benchmark.NumberedStorage(tmp_path, None, "Fake_GPU", state)
+    storage.save({"doc": 1}, "x")
+    assert saved == [(tmp_path.resolve() / "Fake_GPU", "x", {"doc": 1})]
+    assert state.notices == [f"saved this run as {tmp_path.resolve() / 'Fake_GPU' / '0001_x.json'}"]
+    storage.save({}, "refused")
+    assert state.problems == ["refused: a run of that name exists"]
+    state.failures = 2
+    storage.save({}, "y")
+    assert state.problems[-1] == "not saved as a baseline: 2 test(s) failed in this run" and len(saved) == 2
+
+
+def test_a_gpu_folder_replaces_only_pytest_benchmarks_own_file_storage_and_samples_skip_a_disabled_fixture(tmp_path):
+    import harness.plugin.benchmark as benchmark
+
+    state = types.SimpleNamespace()
+    session = types.SimpleNamespace(machine_id="Linux-CPython", storage=FileStorage(tmp_path, None, "Linux-CPython"))
+    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), state, "Fake_GPU_9000")
+    assert session.machine_id == "Fake_GPU_9000" and type(session.storage) is benchmark.NumberedStorage
+    assert (session.storage.default_machine_id, session.storage.state, session.storage.path) == (
+        "Fake_GPU_9000", state, tmp_path.resolve())
+    numbered = session.storage
+    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), state, "Other")
+    assert session.storage is numbered  # not wrapped twice
+    benchmark.use_gpu_folder(types.SimpleNamespace(), state, "Fake_GPU_9000")  # no pytest-benchmark: nothing
+    disabled = types.SimpleNamespace(disabled=True, _mode=None)
+    benchmark.hand_samples(disabled, [1.0], "gpu")
+    assert disabled._mode is None
