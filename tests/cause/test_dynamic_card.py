@@ -319,3 +319,41 @@ def test_an_ncu_that_refuses_a_metric_three_times_says_which(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(dynamic.ProfilerMissing, match=r"^ncu kept refusing metrics: a\.sum, b\.sum, c\.sum$"):
         dynamic.profile(["true"], "k", metrics=("a.sum", "b.sum", "c.sum", "d.sum"), ncu=str(fake))
+
+
+@pytest.mark.parametrize(("off", "status"), [(5e-4, 0), (2e-3, 1)])
+def test_the_launch_fails_where_the_kernel_is_off_cublas_by_a_thousandth_or_more(tmp_path, monkeypatch, capsys, off,
+                                                                                 status):
+    from harness.cause.launch import main
+
+    kernel, _ = _fake_cupy(monkeypatch)
+    exact = type(kernel).__call__
+
+    def off_by(self, grid, block, params, shared_mem=0):
+        exact(self, grid, block, params, shared_mem)
+        params[2][...] *= 1 + off
+
+    monkeypatch.setattr(type(kernel), "__call__", off_by)
+    source = tmp_path / "k.cu"
+    source.write_text("")
+    assert main([str(source), "mm", "--shape=8x4x16", "--grid=1,2", "--block=4,8"]) == status
+    assert capsys.readouterr().out.startswith("largest relative error against cuBLAS: ")
+
+
+def test_ncu_is_asked_for_the_second_launch_of_the_kernel_with_the_clocks_left_alone(tmp_path):
+    fake, args = tmp_path / "ncu", tmp_path / "args"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {args}\n'
+                    f"echo '{HEADER}'\necho '{row('dram__bytes.sum', 'Kbyte', '1,500')}'\n")
+    fake.chmod(0o755)
+    found = dynamic.profile(["python", "-m", "x"], "matmul_.*", metrics=("dram__bytes.sum", "lts__t_bytes.sum"),
+                            ncu=str(fake))
+    assert args.read_text().splitlines() == ["--csv", "--clock-control", "none", "--kernel-name", "regex:matmul_.*",
+                                             "--launch-skip", "1", "--launch-count", "1", "--metrics",
+                                             "dram__bytes.sum,lts__t_bytes.sum", "python", "-m", "x"]
+    assert found.metrics == {"dram__bytes.sum": 1.5e6} and found.dropped == () and found.kernel == "matmul_.*"
+    assert found.seconds > 0 and found.get("lts__t_bytes.sum") == 0.0 and found.get("x", 7.0) == 7.0
+
+
+def test_a_unit_the_csv_reader_does_not_know_leaves_the_value_as_it_is():
+    found = parse_csv("\n".join([HEADER, row("a", "inst", "12"), row("b", "Gbyte", "2"), 'not a row,"x"']))
+    assert found == {"a": 12.0, "b": 2e9}

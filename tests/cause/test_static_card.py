@@ -524,3 +524,21 @@ def test_a_case_card_with_ncu_says_why_it_has_no_dynamic_half(monkeypatch):
     assert case_card("c", *_tiled_sides(shape=None), "sm_90", ncu="ncu")[2] == (
         "The dynamic half launches matrix products only: this case has the static half alone.")
     assert case_card("c", *_tiled_sides(), "sm_90")[2].startswith("No difference the card reads explains it")
+
+
+def test_loads_per_ffma_that_the_base_has_none_of_are_no_per_ffma_cause():
+    assert static_causes(_profile({"FFMA": 100}), _profile({"FFMA": 100, "LDG": 10, "LDS": 10})) == []
+
+
+def test_a_kernel_name_of_100_characters_is_whole_and_one_longer_is_cut():
+    import kernels
+    from harness.cause.sides import LIBRARY_KERNEL_SCORE, Side, case_card
+
+    assert LIBRARY_KERNEL_SCORE == 50  # above occupancy's base (40), below spills' (100)
+    whole, cut = "k" * 100, "k" * 101
+    lines = case_card("c", Side(kernels, None), Side(kernels, None), "sm_90", launched=((whole,), (cut,)))
+    assert lines[4] == (f"1. **library kernel**: the library launched `{whole}` on the base and `{'k' * 99}…` on the "
+                        "head: it chose other kernels")
+    nothing_head = case_card("c", Side(kernels, None), Side(kernels, None), "sm_90", launched=(("a", "b"), ()))
+    assert nothing_head[4] == ("1. **library kernel**: the library launched `a`, `b` on the base and nothing CUPTI "
+                               "saw on the head: it chose other kernels")
