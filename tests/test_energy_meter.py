@@ -396,3 +396,54 @@ def test_a_measurements_launch_time_is_its_windows_seconds_over_their_launches()
     windows = (Window(0.0, 0.5, 1.0, 100), Window(0.5, 2.0, 1.0, 200))
     m = energy.EnergyMeasurement(windows, "r", None, (None, None), None)
     assert m.launch_s == pytest.approx(2.0 / 300) and m.joules_per_launch == [0.01, 0.005]
+
+
+class _Event:
+    """A CUDA event on the CPU: done 5 ms after it was recorded."""
+
+    def record(self, stream):
+        self.at = time.perf_counter() + 0.005
+
+    @property
+    def done(self):
+        return time.perf_counter() >= self.at
+
+
+def _fake_cupy(monkeypatch):
+    import sys
+
+    cuda = types.SimpleNamespace(Event=_Event, get_elapsed_time=lambda first, event: (event.at - first.at) * 1e3)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(energy, "clock_state", lambda: types.SimpleNamespace(sm_clock_mhz=1980,
+                                                                             throttle=("sw power cap",)))
+
+
+def test_a_busy_recording_keeps_replays_queued_counts_their_launches_and_reads_the_clocks(monkeypatch):
+    _fake_cupy(monkeypatch)
+    launched = []
+    replay = Replay(lambda s: launched.append(s), RefusingStream(), launch_s=0.02)  # one launch, five queued
+    assert (replay.per_launch, replay.queued) == (1, 5)
+    clocks, throttle = [], set()
+    meter = energy.EnergyMeter(CountingPower())
+    trace = meter._record(replay, busy_s=0.3, warm_s=0.1, clocks=clocks, throttle=throttle)
+    counts = [count for _, _, count in trace.done]
+    assert counts == list(range(1, len(launched) + 1)) and len(launched) > 5  # every replay's event, in order
+    assert trace.done[0][1] == 0.0 and all(b[1] >= a[1] for a, b in zip(trace.done, trace.done[1:], strict=False))
+    assert all(seen >= trace.polls[0][0] for seen, _, _ in trace.done)
+    assert clocks and set(clocks) == {1980} and throttle == {"sw power cap"}
+    # the five events come done together: the GPU waits for the host until the next are queued
+    assert 0 < trace.starved_s < 0.3
+    assert trace.warm_until - trace.polls[0][0] == pytest.approx(0.1, abs=0.01)
+    assert meter.seconds >= 0.3
+
+
+def test_a_measurement_gives_the_windows_and_the_conditions_of_its_replay(monkeypatch):
+    _fake_cupy(monkeypatch)
+    meter = energy.EnergyMeter(CountingPower())
+    m = meter.measure(lambda s: None, RefusingStream(), 0.02, EnergyPlan(windows=2, ticks_per_window=1, warm_s=0.05),
+                      case="k")
+    assert len(m.windows) == 2 and all(w.power_w == pytest.approx(300.0, rel=0.05) for w in m.windows)
+    assert m.replay == "host launches, one per replay" and m.windows_added == 0 and len(m.traces) == 1
+    assert (m.temperature_c, m.power_limit_w, m.throttle) == ((40.0, 40.0), 700.0, ("sw power cap",))
+    assert set(m.sm_clock_mhz) == {1980} and m.idle_w == pytest.approx(300.0, rel=0.05)
+    assert m.starved_s == m.traces[0].starved_s
