@@ -67,21 +67,20 @@ def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict) -
     if not cases:
         return ""
     from harness.ab.identity import arch_of
+    from harness.cause.card import no_card
     from harness.cause.stored import PackagesAtCommits, environment_pairs, stored_card
 
-    commits = [(doc.get("commit_info") or {}).get("id") or "" for doc in (old_doc, new_doc)]
-    capability = ((new_doc.get("machine_info") or {}).get("gpu") or {}).get("compute_capability")
-    packages = PackagesAtCommits(REPOSITORY)
     lines = ["", "## Why the slower cases are slower", ""]
     try:
+        arch = arch_of(((new_doc.get("machine_info") or {}).get("gpu") or {}).get("compute_capability"))
+    except ValueError as error:
+        return "\n".join(lines + [line for record in cases for line in no_card(record.case, error)]) + "\n"
+    commits = [(doc.get("commit_info") or {}).get("id") or "" for doc in (old_doc, new_doc)]
+    environment = environment_pairs(old_doc.get("machine_info"), new_doc.get("machine_info"))
+    packages = PackagesAtCommits(REPOSITORY)
+    try:
         for record in cases:
-            try:
-                arch = arch_of(capability)
-            except ValueError as error:
-                lines += [f"#### Why `{record.case}` is slower", "", f"No card: {error}", ""]
-                continue
-            lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages,
-                                 environment_pairs(old_doc.get("machine_info"), new_doc.get("machine_info")))
+            lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages, environment)
     finally:
         packages.close()
     return "\n".join(lines) + "\n"

@@ -57,7 +57,7 @@ def build_for(name: str, m: int, n: int, k: int) -> KernelBuild | None:
     kernel = kernel_by_name(name)
     if kernel.source is None:
         return None
-    aligned = (("ALIGNED", int(n % 4 == 0 and k % 4 == 0)),) if kernel.vectorized else ()
+    aligned = (("ALIGNED", int(_aligned([], n, k))),) if kernel.vectorized else ()  # no pointers: aligned bases
     return _build(kernel, kernel.defines + aligned, m, n, k)
 
 

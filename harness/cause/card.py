@@ -132,11 +132,26 @@ def _number(value) -> str:
     return f"{int(value)}"
 
 
+def title(case: str) -> list[str]:
+    """A card's heading and the blank line after it."""
+    return [f"#### Why `{case}` is slower", ""]
+
+
+def no_card(case: str, why: object) -> list[str]:
+    """The block of a slower case whose card could not be made, and why."""
+    return [*title(case), f"No card: {why}", ""]
+
+
+def environment_differences(environment: Mapping[str, tuple[str, str]] | None) -> str:
+    """"driver 570 -> 580; CuPy 14.1 -> 14.2": the fields of (old, new) pairs that differ ("" where none do)."""
+    return "; ".join(f"{name} {a} -> {b}" for name, (a, b) in (environment or {}).items() if a != b)
+
+
 def card(case: str, causes: Iterable[Cause], base_figures: Mapping[str, float], head_figures: Mapping[str, float],
          environment: Mapping[str, tuple[str, str]] | None = None, note: str = "") -> list[str]:
     """The markdown block of a slower case's cause card."""
     ranked = merged(causes)
-    lines = [f"#### Why `{case}` is slower", ""]
+    lines = title(case)
     if note:
         lines += [note, ""]
     if ranked:
@@ -144,7 +159,6 @@ def card(case: str, causes: Iterable[Cause], base_figures: Mapping[str, float], 
     else:
         lines.append("No difference the card reads explains it (the same build, launch and counters).")
     lines += ["", *table(base_figures, head_figures)]
-    differing = {name: pair for name, pair in (environment or {}).items() if pair[0] != pair[1]}
-    if differing:
-        lines += ["", "Environment differences: " + "; ".join(f"{name} {a} -> {b}" for name, (a, b) in differing.items())]
+    if differing := environment_differences(environment):
+        lines += ["", "Environment differences: " + differing]
     return lines + [""]

@@ -17,6 +17,7 @@ import importlib
 from pathlib import Path
 
 from harness.ab.ref_tree import RefError, RefTree
+from harness.cause.card import no_card
 from harness.cause.sides import Side, case_card
 
 # (the card's name, the key of machine_info's GPU part) of each field of a run's environment
@@ -86,6 +87,6 @@ def stored_card(case: str, kernel: str, shape: str, old_commit: str, new_commit:
         lines = case_card(case, Side(old, _build(old, kernel, shape), shape), Side(new, _build(new, kernel, shape), shape),
                           arch, environment=environment)
     except (RefError, RuntimeError, ValueError, OSError) as error:
-        return [f"#### Why `{case}` is slower", "", f"No card: {error}", ""]
+        return no_card(case, error)
     lines[2:2] = [f"The builds at commits {old_commit[:12]} (old) and {new_commit[:12]} (new), static half.", ""]
     return lines

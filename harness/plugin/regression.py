@@ -164,21 +164,20 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     import kernels
     from harness.ab.identity import arch_of
     from harness.ab.ref_tree import RefError
+    from harness.cause.card import environment_differences, no_card, title
     from harness.cause.sides import Side, case_card
     from harness.cause.stored import PackagesAtCommits, environment_pairs
 
     newest = verdict.newest_reference
     if prepared is None or newest is None:
         return
-    title = [f"#### Why `{record.case}` is slower", ""]
     commit = newest.commit or ""
     reference_info = _reference_machine_info(state, newest)
     environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
     if record.sass and newest.sass and record.sass == newest.sass:
-        differing = {name: pair for name, pair in (environment or {}).items() if pair[0] != pair[1]}
-        moved = ("; what differs from that run: " + "; ".join(f"{name} {a} -> {b}" for name, (a, b) in differing.items())
-                 if differing else "")
-        state.cards[record.case] = [*title, (
+        differing = environment_differences(environment)
+        moved = f"; what differs from that run: {differing}" if differing else ""
+        state.cards[record.case] = [*title(record.case), (
             f"The machine code and launch are those of the newest reference run ({newest.name}, commit "
             f"{commit[:12] or 'unknown'}): the cause is not in this kernel's code, but in what it ran on or beside "
             f"(driver, clocks, power, another process) or in the measurement; no commit of the window made it{moved}."),
@@ -196,15 +195,8 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
                           arch_of(state.gpu.compute_capability), environment=environment)
         lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
     except (RefError, RuntimeError, ValueError, OSError) as error:
-        lines = [*title, f"No card: {error}", ""]
+        lines = no_card(record.case, error)
     state.cards[record.case] = lines
-
-
-def package_of(prepared):
-    """The kernels package (or its alias) a prepared case came from."""
-    import importlib
-
-    return importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
 
 
 def explain_slower(state, case: str, prepared) -> None:
@@ -214,6 +206,7 @@ def explain_slower(state, case: str, prepared) -> None:
 
     import kernels
     from harness.ab.identity import arch_of
+    from harness.cause.card import no_card
     from harness.cause.sides import Side, case_card
 
     builds = state.ref.builds.get(case)
@@ -225,5 +218,5 @@ def explain_slower(state, case: str, prepared) -> None:
         lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(kernels, builds[1], shape),
                           arch_of(state.gpu.compute_capability), ncu=ncu, launched=state.ref.launched.get(case))
     except (RuntimeError, ValueError, OSError) as error:
-        lines = [f"#### Why `{case}` is slower", "", f"No card: {error}", ""]
+        lines = no_card(case, error)
     state.ref.cards[case] = lines

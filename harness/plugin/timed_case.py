@@ -12,6 +12,7 @@ JSON output and tables work on GPU time. A slower case fails its own test.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import statistics
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.energy import energy_failure, with_energy, with_paired_energy
-from harness.plugin.regression import card_against_stored, explain_slower, failure_words, follow_slower, package_of
+from harness.plugin.regression import card_against_stored, explain_slower, failure_words, follow_slower
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
@@ -172,4 +173,5 @@ def measured_fields(measurement: Measurement) -> dict:
 
 def sass_of(prepared, gpu) -> str:
     """The identity of a prepared case's machine code and launch, for this GPU's architecture."""
-    return case_identity(package_of(prepared), prepared.build(), arch_of(gpu.compute_capability))
+    package = importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
+    return case_identity(package, prepared.build(), arch_of(gpu.compute_capability))
