@@ -280,6 +280,10 @@ while [ $# -gt 0 ]; do
       sed -i 's/rm=2, rn=4, bk=8),/rm=2, rn=4, bk=16),/' kernels/registry.py && git reset -q --mixed "$started_at"
       sed -n '/^## Slower cases/,$p' "$OUT/nightly-card.md" | head -60;;
     phases)
+      if ! [[ "${2:-}" =~ ^[1-9][0-9]*$ ]]; then
+        echo "phases N: N is the number of runs that make the history, a whole number of 1 or more, not '${2:-}'" >&2
+        exit 2
+      fi
       store="sqlite:///$WORK/phases-history.sqlite"
       routines="test_matmul_host_routine_time and pinned"
       for i in $(seq 1 "$2"); do

@@ -3,6 +3,8 @@ by CUPTI's records (marks, copy directions, the host's rest) without a GPU."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.timing.phases import (
@@ -180,3 +182,15 @@ def test_an_activity_starting_at_a_marks_end_belongs_to_that_sample_and_errors_n
         by_sample([], 1, "")
     with pytest.raises(TimingError, match=r"^a host routine: k ran before the first sample's mark$"):
         by_sample([Activity("kernel", "k", 0, 1), mark(10)], 1, "")
+
+
+@pytest.mark.parametrize("spec", ["*pinned*", "*pinned*:ten", "*pinned*:0", ":10"])
+def test_the_host_kernel_slowdown_plugin_refuses_a_spec_that_is_no_pattern_and_positive_percent(spec, tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                             "tests.plugins.host_kernel_slowdown", f"--slow-host-kernel={spec}", str(tmp_path)],
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert result.returncode == 4 and "give PATTERN:PERCENT, PERCENT a positive number" in result.stderr

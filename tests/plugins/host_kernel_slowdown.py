@@ -32,6 +32,18 @@ def pytest_addoption(parser):
                     help="add PERCENT of its GPU time to the matrix product inside the host routines matching PATTERN")
 
 
+def pytest_configure(config):
+    """A spec that is no PATTERN:PERCENT with a positive PERCENT is a usage error, before anything runs."""
+    for spec in config.getoption("slow_host_kernel"):
+        pattern, _, percent = spec.rpartition(":")
+        try:
+            valid = bool(pattern) and float(percent) > 0
+        except ValueError:
+            valid = False
+        if not valid:
+            raise pytest.UsageError(f"--slow-host-kernel {spec!r}: give PATTERN:PERCENT, PERCENT a positive number")
+
+
 def percent_for(nodeid: str, specs: list[str]) -> float | None:
     for spec in specs:
         pattern, _, percent = spec.rpartition(":")
