@@ -4,6 +4,7 @@ recorded in the store, judged against its runs, a slower kernel phase failing th
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from harness.storage.history import open_store
 from tests.test_plugin_end_to_end import output, run
@@ -63,3 +64,11 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
     assert verdicts["kernel"]["label"] == "slower" and verdicts["kernel"]["ratio"] > 1.08
     assert verdicts["HtoD"]["label"] == "same" and verdicts["DtoH"]["label"] == "same"
     assert "**slower** x1.1" in (tmp_path / "report.md").read_text()
+    # the store keeps the routine failed, as a slower case (never a reference), and the run usable for the rest
+    with open_store(url) as store:
+        stored = store.reference_history([first["gpu_uuid"]], profile="nightly", limit_runs=10)[CASE]
+        assert store.runs(limit=1)[0].outcome == "failed"
+    assert len(stored) == 4  # runs 1-4: the slowed run 5 is no reference
+    with sqlite3.connect(tmp_path / "history.sqlite") as db:
+        assert db.execute("SELECT other_failures FROM runs ORDER BY id DESC LIMIT 1").fetchone() == (0,)
+        assert db.execute("SELECT outcome FROM cases ORDER BY id DESC LIMIT 1").fetchone() == ("failed",)

@@ -64,11 +64,11 @@ class SuiteState:
             self.failed_tests.append(report.nodeid)
 
     def other_failures(self) -> int:
-        """Failed tests that are not slower cases nor cases of more energy (a correctness test, an error): they
-        fail the run whole."""
+        """Failed tests that are not slower cases nor cases of more energy or a slower phase (a correctness test,
+        an error): they fail the run whole."""
         slower = {verdict.case for verdict in self.verdicts if verdict.fails}
-        more_energy = {record.case for record in self.records if (record.energy_verdict or {}).get("fails")}
-        return len(set(self.failed_tests) - slower - more_energy)
+        judged = {record.case for record in self.records if record.fails_beside_time}
+        return len(set(self.failed_tests) - slower - judged)
 
     def add(self, record: CaseRecord, verdict: Verdict | None) -> None:
         """Keep one timed case's record and, when it was judged against a stored reference, its verdict."""

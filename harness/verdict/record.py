@@ -124,6 +124,11 @@ class CaseRecord:
     def throttled(self) -> bool:
         return bool(self.throttle_reasons)
 
+    @property
+    def fails_beside_time(self) -> bool:
+        """Whether the case failed its test on a verdict other than its time's: more energy, or a slower phase."""
+        return bool((self.energy_verdict or {}).get("fails") or any(v.get("fails") for v in self.phase_verdicts))
+
     def rate_text(self) -> str:
         """"46.88 TFLOP/s" or "4397 GB/s" ("" without work)."""
         rate = self.rate

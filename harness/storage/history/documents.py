@@ -169,9 +169,9 @@ def _reference_text(record: CaseRecord) -> str | None:
 
 
 def case_outcome(record: CaseRecord) -> str:
-    """A case's own outcome (schema.CASE_OUTCOMES) from its verdicts: slower (or an energy verdict that failed
-    its test) failed, accepted accepted."""
-    if (record.energy_verdict or {}).get("fails"):
+    """A case's own outcome (schema.CASE_OUTCOMES) from its verdicts: slower (or an energy or phase verdict that
+    failed its test) failed, accepted accepted."""
+    if record.fails_beside_time:
         return "failed"
     return {SLOWER: "failed", ACCEPTED: "accepted"}.get(record.verdict, "passed")
 
