@@ -207,4 +207,3 @@ def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(ceili
     for count, seconds in ((4, four), (16, sixteen), (4, back)):
         # PCIe 3 x16 moves about 12 GB/s, PCIe 5 x16 about 55 GB/s (63 on paper)
         assert 5e9 < count * chunk / seconds < 64e9, (count, seconds)
-
