@@ -154,16 +154,19 @@ def test_the_gpu_description_matches_what_nvidia_smi_says(gpu):
 
     if not gpu.nvml:
         pytest.skip("NVML is not usable here: the description comes from CUDA alone")
-    fields = "pci.bus_id,name,uuid,driver_version,clocks.max.sm,clocks.max.memory,compute_cap"
+    fields = "pci.bus_id,name,uuid,driver_version,clocks.max.sm,clocks.max.memory,compute_cap,enforced.power.limit"
     rows = [[value.strip() for value in line.split(",")]
             for line in nvidia_smi(f"--query-gpu={fields}", "--format=csv,noheader,nounits").splitlines() if line]
     # nvidia-smi writes the PCI domain with 8 digits, CUDA with 4: compare bus, device and function
     mine = [row[1:] for row in rows if row[0].lower().split(":", 1)[1] == gpu.pci_bus_id.lower().split(":", 1)[1]]
     assert len(mine) == 1, (gpu.pci_bus_id, rows)
-    name, uuid, driver, sm_max, memory_max, capability = mine[0]
+    name, uuid, driver, sm_max, memory_max, capability, power_limit = mine[0]
     assert (gpu.name, gpu.uuid, gpu.driver) == (name, uuid, driver)
     assert (gpu.sm_clock_max_mhz, gpu.memory_clock_max_mhz) == (int(sm_max), int(memory_max))
     assert gpu.compute_capability == capability
+    assert gpu.power_limit_w == pytest.approx(float(power_limit), abs=0.01)  # nvidia-smi prints W to 2 places
+    # CuPy loads the NVRTC of the CUDA major it was built for, as it does the runtime
+    assert gpu.nvrtc.split(".")[0] == gpu.cuda_runtime.split(".")[0], (gpu.nvrtc, gpu.cuda_runtime)
     cuda = re.search(r"CUDA Version: (\d+\.\d+)", nvidia_smi()).group(1)
     assert gpu.cuda_driver_api == cuda
     # NVML's bus width against CUDA's own device property: two sources of one number

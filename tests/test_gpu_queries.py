@@ -61,6 +61,9 @@ class FakeNvml(types.SimpleNamespace):
     def nvmlDeviceGetMemoryBusWidth(self, handle):
         return 6144
 
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle):
+        return 700000  # mW
+
     def nvmlDeviceGetClockInfo(self, handle, clock):
         return 1755
 
@@ -83,6 +86,7 @@ def fake_device_cupy(monkeypatch, current: int = 0, name=b"NVIDIA H200 (CUDA)"):
     cupy.cuda.Device = device
     cupy.cuda.runtime.getDeviceProperties = properties
     cupy.cuda.runtime.deviceGetPCIBusId = BUS_IDS.__getitem__
+    cupy.cuda.nvrtc = types.SimpleNamespace(getVersion=lambda: (12, 9))
     cupy.__version__ = "14.2.0"
     return cupy
 
@@ -113,7 +117,8 @@ def test_the_description_takes_nvmls_answers_whether_str_or_bytes(fresh, monkeyp
     assert info.nvml is True
     assert (info.cuda_device, info.pci_bus_id, info.compute_capability, info.multiprocessors) == (
         0, "0000:19:00.0", "9.0", 132)
-    assert (info.cuda_runtime, info.cuda_driver_api, info.cupy) == ("12.9", "13.0", "14.2.0")
+    assert (info.cuda_runtime, info.cuda_driver_api, info.nvrtc, info.cupy) == ("12.9", "13.0", "12.9", "14.2.0")
+    assert info.power_limit_w == 700.0  # NVML's milliwatts as watts
 
 
 def test_a_device_asked_for_by_number_is_that_device_not_the_current_one(fresh, monkeypatch):
@@ -144,8 +149,9 @@ def test_without_a_usable_nvml_the_description_comes_from_cuda_alone(fresh, monk
     else:
         with_nvml(monkeypatch, None if nvml is None else FakeNvml(unknown_bus=True))
     info = gpu.gpu_info()
-    assert (info.name, info.nvml, info.driver, info.uuid, info.sm_clock_max_mhz) == (
-        "NVIDIA H200 (CUDA)", False, None, None, None)
+    assert (info.name, info.nvml, info.driver, info.uuid, info.sm_clock_max_mhz, info.power_limit_w) == (
+        "NVIDIA H200 (CUDA)", False, None, None, None, None)
+    assert info.nvrtc == "12.9"  # CuPy's NVRTC needs no NVML
     assert info.memory_bus_width_bits == 5120  # CUDA's own property
     assert gpu.clock_state() == gpu.ClockState(None, None)
 

@@ -146,12 +146,14 @@ def test_environment_pairs_name_each_field_of_both_runs_and_a_question_mark_wher
     from harness.cause.stored import environment_pairs
 
     old = {"python_version": "3.11.9", "gpu": {"host": "h1", "uuid": "GPU-a", "driver": "580.1", "cupy": "14.2",
-                                               "sm_clock_max_mhz": 1980}}
-    new = {"gpu": {"host": "h1", "uuid": "GPU-b", "driver": "580.2", "cuda_runtime": "13.0"}}
+                                               "sm_clock_max_mhz": 1980, "power_limit_w": 700.0}}
+    new = {"gpu": {"host": "h1", "uuid": "GPU-b", "driver": "580.2", "cuda_runtime": "13.0", "nvrtc": "13.0",
+                   "power_limit_w": 600.0}}
     assert environment_pairs(old, new) == {
         "host": ("h1", "h1"), "GPU": ("GPU-a", "GPU-b"), "driver": ("580.1", "580.2"), "CUDA runtime": ("?", "13.0"),
-        "CUDA driver API": ("?", "?"), "CuPy": ("14.2", "?"), "SM clock max (MHz)": ("1980", "?"),
-        "memory clock max (MHz)": ("?", "?"), "Python": ("3.11.9", "?")}
+        "CUDA driver API": ("?", "?"), "NVRTC": ("?", "13.0"), "CuPy": ("14.2", "?"),
+        "SM clock max (MHz)": ("1980", "?"), "memory clock max (MHz)": ("?", "?"),
+        "power limit (W)": ("700.0", "600.0"), "Python": ("3.11.9", "?")}
     assert set(environment_pairs(None, {"gpu": None}).values()) == {("?", "?")}
 
 

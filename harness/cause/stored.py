@@ -22,8 +22,9 @@ from harness.cause.sides import Side, case_card
 
 # (the card's name, the key of machine_info's GPU part) of each field of a run's environment
 ENVIRONMENT = (("host", "host"), ("GPU", "uuid"), ("driver", "driver"), ("CUDA runtime", "cuda_runtime"),
-               ("CUDA driver API", "cuda_driver_api"), ("CuPy", "cupy"), ("SM clock max (MHz)", "sm_clock_max_mhz"),
-               ("memory clock max (MHz)", "memory_clock_max_mhz"))
+               ("CUDA driver API", "cuda_driver_api"), ("NVRTC", "nvrtc"), ("CuPy", "cupy"),
+               ("SM clock max (MHz)", "sm_clock_max_mhz"), ("memory clock max (MHz)", "memory_clock_max_mhz"),
+               ("power limit (W)", "power_limit_w"))
 
 
 def environment_pairs(old: dict, new: dict) -> dict[str, tuple[str, str]]:

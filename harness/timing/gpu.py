@@ -173,10 +173,12 @@ class GpuInfo:
     driver: str | None
     cuda_runtime: str
     cuda_driver_api: str
+    nvrtc: str  # the NVRTC that compiles the suite's kernels (CuPy's), "12.9"
     cupy: str
     sm_clock_max_mhz: int | None
     memory_clock_max_mhz: int | None
     memory_bus_width_bits: int | None
+    power_limit_w: float | None  # NVML's enforced power limit: a lower one slows the long kernels
     nvml: bool
 
     def as_dict(self) -> dict:
@@ -192,7 +194,7 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
     cuda_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     handle = nvml_handle(device.id)
     nvml = _nvml()
-    name, driver, sm_max, mem_max, uuid = cuda_name, None, None, None, None
+    name, driver, sm_max, mem_max, uuid, power_limit = cuda_name, None, None, None, None, None
     bus_width = props.get("memoryBusWidth")
     if handle is not None:
         raw = nvml.nvmlDeviceGetName(handle)
@@ -204,6 +206,8 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
         bus_width = nvml.nvmlDeviceGetMemoryBusWidth(handle)
         raw = nvml.nvmlDeviceGetUUID(handle)
         uuid = raw.decode() if isinstance(raw, bytes) else raw
+        power_limit = nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1e3  # NVML answers in mW
+    nvrtc_major, nvrtc_minor = cupy.cuda.nvrtc.getVersion()
     return GpuInfo(
         name=name,
         slug=gpu_slug(name),
@@ -218,10 +222,12 @@ def gpu_info(cuda_device: int | None = None) -> GpuInfo:
         driver=driver,
         cuda_runtime=_cuda_version(cupy.cuda.runtime.runtimeGetVersion()),
         cuda_driver_api=_cuda_version(cupy.cuda.runtime.driverGetVersion()),
+        nvrtc=f"{nvrtc_major}.{nvrtc_minor}",
         cupy=cupy.__version__,
         sm_clock_max_mhz=sm_max,
         memory_clock_max_mhz=mem_max,
         memory_bus_width_bits=int(bus_width) if bus_width else None,
+        power_limit_w=power_limit,
         nvml=handle is not None,
     )
 

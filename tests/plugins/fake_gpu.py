@@ -47,8 +47,8 @@ def fake_info(uuid: str) -> GpuInfo:
     return GpuInfo(name=FAKE_NAME, slug=FAKE_NAME.replace(" ", "_"), uuid=uuid, host="fakehost", cuda_device=0,
                    pci_bus_id="0000:00:00.0", compute_capability="9.0", multiprocessors=132, l2_bytes=60 << 20,
                    memory_bytes=141 << 30, driver="580.00", cuda_runtime="13.0", cuda_driver_api="13.0",
-                   cupy="fake", sm_clock_max_mhz=1980, memory_clock_max_mhz=3201, memory_bus_width_bits=6144,
-                   nvml=True)
+                   nvrtc="13.0", cupy="fake", sm_clock_max_mhz=1980, memory_clock_max_mhz=3201, memory_bus_width_bits=6144,
+                   power_limit_w=700.0, nvml=True)
 
 
 def factors(specs: list[str]) -> list[tuple[str, float]]:
