@@ -10,7 +10,7 @@
 * pytest-benchmark switches itself off under xdist (its samples would be
   unreliable); with the lock they are not, so workers re-enable it, and each
   worker sends its benchmarks — samples and each case's record, verdict
-  included (harness/verdict/record.py), and its verdicts — to the controller through xdist's
+  included (harness/verdict/record.py), its verdicts and its slower cases' cause cards — to the controller through xdist's
   `workeroutput` channel. The controller adds them to its own pytest-benchmark
   session, which then saves, reports and displays as in a single process.
 """
@@ -84,12 +84,13 @@ def export_results(config, state) -> None:
         return
     payload = {"benchmarks": benchmarks_as_dicts(config),
                "records": [dataclasses.asdict(record) for record in state.records],
-               "verdicts": [dataclasses.asdict(verdict) for verdict in state.verdicts]}
+               "verdicts": [dataclasses.asdict(verdict) for verdict in state.verdicts],
+               "cards": state.cards}
     config.workeroutput[PAYLOAD_KEY] = json.dumps(payload)
 
 
 def import_results(config, state, workeroutput: dict) -> None:
-    """In the controller: add one worker's benchmarks to this session, its records and verdicts to `state`."""
+    """In the controller: add one worker's benchmarks to this session, its records, verdicts and cards to `state`."""
     from pytest_benchmark.stats import Metadata
 
     raw = workeroutput.get(PAYLOAD_KEY)
@@ -109,6 +110,7 @@ def import_results(config, state, workeroutput: dict) -> None:
     state.records += [CaseRecord(**fields) for fields in payload.get("records", [])]
     state.verdicts += [Verdict(**{**fields, "references": tuple(ReferenceRun(**run) for run in fields.get(
         "references", ()))}) for fields in payload.get("verdicts", [])]
+    state.cards.update(payload.get("cards", {}))
 
 
 def prepare_worker_session(config) -> None:
