@@ -133,4 +133,9 @@ def test_a_phase_without_samples_is_not_judged_and_fields_keep_every_figure():
     assert new.reason == "0 stored runs of this GPU hold its kernel phase: too few to judge it"
     fields = phase_fields("kernel", new)
     assert fields == {"phase": "kernel", "label": "new", "median_s": new.current_median, "reference_median_s": None,
-                      "ratio": None, "detectable": None, "reason": new.reason, "fails": False, "reference_runs": None}
+                      "ratio": None, "detectable": None, "reason": new.reason, "fails": False, "reference_runs": None,
+                      "references": []}
+    judged = verdicts["kernel"]  # a judged phase keeps the runs it was judged against, for the slower-case block
+    references = phase_fields("kernel", judged)["references"]
+    assert len(references) == judged.reference_runs > 0
+    assert references == [run.as_dict() for run in judged.references]

@@ -63,7 +63,12 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
     verdicts = {v["phase"]: v for v in routine(tmp_path)["phase_verdicts"]}
     assert verdicts["kernel"]["label"] == "slower" and verdicts["kernel"]["ratio"] > 1.08
     assert verdicts["HtoD"]["label"] == "same" and verdicts["DtoH"]["label"] == "same"
-    assert "**slower** x1.1" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert "**slower** x1.1" in report
+    # the card under the routine's block: the kernel phase first, with the time it gained
+    card = report[report.index(f"#### Why `{CASE}` is slower"):]
+    assert "1. **kernel phase**: 100 µs -> 110 µs (x1.100, slower; detectable 1.5%)" in card
+    assert "| kernel median (µs) |" in card
     # the store keeps the routine failed, as a slower case (never a reference), and the run usable for the rest
     with open_store(url) as store:
         stored = store.reference_history([first["gpu_uuid"]], profile="nightly", limit_runs=10)[CASE]
@@ -72,3 +77,44 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
     with sqlite3.connect(tmp_path / "history.sqlite") as db:
         assert db.execute("SELECT other_failures FROM runs ORDER BY id DESC LIMIT 1").fetchone() == (0,)
         assert db.execute("SELECT outcome FROM cases ORDER BY id DESC LIMIT 1").fetchone() == ("failed",)
+
+
+def test_a_slower_phase_names_its_window_and_a_trailer_naming_the_routine_accepts_it_from_then_on(tmp_path):
+    from tests.test_regression_life import commit, git
+
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
+    (tmp_path / "baselines").mkdir()
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / ".gitignore").write_text("baselines/\nreport.md\n*.sqlite*\nrun.json\n")
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    for seed in (1, 2, 3):
+        commit(tmp_path, seed)
+        assert nightly(tmp_path, url, seed).returncode == 0
+    slow = "--fake-gpu-kernel-phase=*test_routine*:1.10"
+
+    commit(tmp_path, 4)  # a commit without a trailer: the slower phase fails and says how to accept it
+    failing = nightly(tmp_path, url, 4, slow)
+    assert failing.returncode == 1, output(failing)
+    assert "(1 commit, no Accept-Slowdown trailer in it): if the slowdown is meant" in output(failing)
+    assert "against history run 1, history run 2, history run 3 (newest: " in output(failing)
+    assert "if the slowdown is meant, land a commit with the trailer 'Accept-Slowdown: REASON'" in output(failing)
+    assert "kernel phase slower x1.1" in output(failing)  # the terminal's block of slower cases names the phase
+    assert routine(tmp_path)["accepted_reason"] is None
+
+    commit(tmp_path, 5, "faster staging\n\nAccept-Slowdown: cases=*test_routine* the kernel now checks its bounds")
+    accepted = nightly(tmp_path, url, 5, slow)
+    assert accepted.returncode == 0, output(accepted)
+    record = routine(tmp_path)
+    kernel = next(v for v in record["phase_verdicts"] if v["phase"] == "kernel")
+    assert (kernel["label"], kernel["fails"]) == ("accepted", False)
+    assert "accepted: the kernel now checks its bounds (cases *test_routine*), by the Accept-Slowdown trailer of" \
+        in kernel["reason"]
+    assert record["accepted_reason"].startswith("the kernel now checks its bounds")
+    assert "accepted: the kernel now checks its bounds" in (tmp_path / "report.md").read_text()
+
+    commit(tmp_path, 6)  # the accepted run is the routine's new level: the same slowness is the same again
+    after = nightly(tmp_path, url, 6, slow)
+    assert after.returncode == 0, output(after)
+    kernel = next(v for v in routine(tmp_path)["phase_verdicts"] if v["phase"] == "kernel")
+    assert kernel["label"] == "same" and kernel["reference_runs"] == 1, kernel

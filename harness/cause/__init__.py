@@ -3,7 +3,8 @@
 Owns the static half (static.py: what the compiler says of a kernel's build and its SASS, by
 instruction class, with the occupancy its launch allows, occupancy.py; sass.py finds and runs
 nvdisasm), the dynamic half (dynamic.py: Nsight Compute's metrics of both sides, `ncu --csv`) and
-the card that ranks the differences in plain words (card.py). Works from builds
+the card that ranks the differences in plain words (card.py); a host routine's card ranks its phases
+by the time each gained (phases.py). Works from builds
 (kernels.compile.KernelBuild) and the source text the caller gives: it imports no `kernels`
 package. May import harness.units, harness.timing, harness.verdict, harness.storage and harness.ab.
 """

@@ -5,10 +5,13 @@ commits since its newest reference run are read from git once per reference comm
 (harness/ab/commits.py), kept in the case's record (so the store and `changes` know
 them), and searched for an `Accept-Slowdown` trailer that accepts the case
 (harness/verdict/acceptance.py). An accepted case passes with the label `accepted`;
-from its run on, its reference is the new level. The report and the terminal summary
-print each window with the `bisect` command for it (`bisect_command`).
+from its run on, its reference is the new level. A host routine's slower phases follow
+their window the same way (`follow_slower_phases`): a trailer that names the routine
+accepts them, and the routine's new level starts at that run. The report and the terminal
+summary print each window with the `bisect` command for it (`bisect_command`).
 
-A slower (or accepted) case prepared by the kernels package gets a cause card
+A host routine with a slower (or accepted) phase gets the card of where its time moved
+(`card_of_phases`). A slower (or accepted) case prepared by the kernels package gets a cause card
 (`card_against_stored`): its static half against the build at the newest reference run's
 commit, checked out as `--compare-ref` checks out a base (once per commit and session), or,
 where its machine code is the reference run's, a card that says the cause is not in the
@@ -52,19 +55,40 @@ def _acceptances(state, found: Window) -> list[Acceptance]:
     return result
 
 
+def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[Window, Acceptance | None]:
+    """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
+    found = _window_of(state, newest.commit)
+    code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
+    return found, first_accepting(_acceptances(state, found), record.case, code_changed)
+
+
 def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:
     """A slower verdict against stored runs with its window, accepted where a trailer in it says so."""
     if verdict.label != SLOWER or not verdict.references:
         return record, verdict
-    newest = verdict.newest_reference
-    found = _window_of(state, newest.commit)
-    code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
-    acceptance = first_accepting(_acceptances(state, found), record.case, code_changed)
+    found, acceptance = _window_and_acceptance(state, record, verdict.newest_reference)
     if acceptance is not None:
         verdict = accepted(verdict, acceptance)
     record = dataclasses.replace(record.judged(verdict), window=found.as_dict(),
                                  accepted_reason=acceptance.words() if acceptance is not None else None)
     return record, verdict
+
+
+def follow_slower_phases(state, record: CaseRecord,
+                         verdicts: dict[str, Verdict]) -> tuple[CaseRecord, dict[str, Verdict]]:
+    """A host routine's phase verdicts with the window since their newest reference run, every slower one
+    accepted where a trailer there accepts the routine (then the record carries the acceptance, and the
+    routine's next runs are judged from this run's level, its end-to-end time and each phase alike)."""
+    slower = [verdict for verdict in verdicts.values() if verdict.label == SLOWER and verdict.references]
+    if not slower:
+        return record, verdicts
+    newest = max((verdict.newest_reference for verdict in slower), key=lambda run: run.started_at or "")
+    found, acceptance = _window_and_acceptance(state, record, newest)
+    record = dataclasses.replace(record, window=record.window or found.as_dict())
+    if acceptance is None:
+        return record, verdicts
+    return (dataclasses.replace(record, accepted_reason=record.accepted_reason or acceptance.words()),
+            {phase: accepted(verdict, acceptance) for phase, verdict in verdicts.items()})
 
 
 def bisect_command(case: str, found: Window, profile: str) -> str | None:
@@ -84,7 +108,8 @@ def failure_words(record: CaseRecord) -> str:
     trailers = len(found.acceptances)
     none_accept = (f"{trailers} Accept-Slowdown trailer{'s' if trailers != 1 else ''} in it, none naming this case"
                    if trailers else "no Accept-Slowdown trailer in it")
-    return (f"; window {found.range_text} ({len(found.commits)} commits, {none_accept}): if the slowdown is meant, "
+    commits = f"{len(found.commits)} commit{'s' if len(found.commits) != 1 else ''}"
+    return (f"; window {found.range_text} ({commits}, {none_accept}): if the slowdown is meant, "
             f"land a commit with the trailer 'Accept-Slowdown: REASON', or run `python -m harness.history "
             f"acknowledge` on this case at this run")
 
@@ -94,8 +119,24 @@ def is_followed(verdict_label: str | None) -> bool:
     return verdict_label in (SLOWER, ACCEPTED)
 
 
-def _reference_words(record: CaseRecord) -> str:
-    runs = [ReferenceRun.from_dict(run) for run in record.references]
+def followed_phases(record: CaseRecord) -> list[dict]:
+    """A host routine's phase verdicts (`phase_fields`) that are slower or accepted."""
+    return [phase for phase in record.phase_verdicts if is_followed(phase["label"])]
+
+
+def is_followed_record(record: CaseRecord) -> bool:
+    """True for a record whose window the report and summary print: a slower or accepted case, or a host
+    routine with a slower or accepted phase."""
+    return record.window is not None and (is_followed(record.verdict) or bool(followed_phases(record)))
+
+
+def is_failing_record(record: CaseRecord) -> bool:
+    """True for a followed record that fails: a slower case, or a slower phase nobody accepted."""
+    return record.verdict == SLOWER or any(phase["fails"] for phase in record.phase_verdicts)
+
+
+def _reference_words(references: list[dict]) -> str:
+    runs = [ReferenceRun.from_dict(run) for run in references]
     if not runs:
         return "no stored run"
     named = ", ".join(run.name for run in runs)
@@ -110,15 +151,21 @@ def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdo
     found = Window.from_dict(record.window or {})
     code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
     bullet = "- " if markdown else "  "
-    ratio = f" x{record.ratio:.3f}" if record.ratio else ""
-    lines = [(f"### {code(record.case)}: {record.verdict}{ratio}" if markdown else f"{record.case}: {record.verdict}{ratio}"),
-             f"{bullet}against {_reference_words(record)}"]
+    if is_followed(record.verdict):
+        what = f"{record.verdict} x{record.ratio:.3f}" if record.ratio else str(record.verdict)
+        references = record.references
+    else:  # a host routine followed for its phases: the references of its first followed one
+        phases = followed_phases(record)
+        what = "; ".join(f"{phase['phase']} phase {phase['label']} x{phase['ratio']:.3f}" for phase in phases)
+        references = phases[0].get("references") or []
+    lines = [(f"### {code(record.case)}: {what}" if markdown else f"{record.case}: {what}"),
+             f"{bullet}against {_reference_words(references)}"]
     lines += [f"{bullet}{line}" if i == 0 else f"{'  ' if markdown else '    '}{line.strip()}"
               for i, line in enumerate(found.lines())]
     command = bisect_command(record.case, found, profile)
     if command:
         lines.append(f"{bullet}bisect: {code(command)}")
-    if record.verdict == ACCEPTED:
+    if record.accepted_reason is not None:
         lines.append(f"{bullet}accepted: {record.accepted_reason}")
     else:
         run = str(run_id) if run_id is not None else "RUN"
@@ -197,6 +244,23 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     except (RefError, RuntimeError, ValueError, OSError) as error:
         lines = no_card(record.case, error)
     state.cards[record.case] = lines
+
+
+def card_of_phases(state, record: CaseRecord) -> None:
+    """The card of a host routine with a slower or accepted phase (harness/cause/phases.py), kept in
+    `state.cards`, against the newest reference run of its first such phase."""
+    from harness.cause.phases import phase_card
+    from harness.cause.stored import environment_pairs
+
+    phases = followed_phases(record)
+    if not phases or record.case in state.cards:
+        return
+    references = [ReferenceRun.from_dict(run) for run in phases[0].get("references") or []]
+    newest = references[-1] if references else None
+    reference_info = _reference_machine_info(state, newest) if newest is not None else {}
+    environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
+    state.cards[record.case] = phase_card(record.case, record.phase_verdicts, environment,
+                                          _reference_words(phases[0].get("references") or []))
 
 
 def explain_slower(state, case: str, prepared) -> None:

@@ -8,12 +8,12 @@ against stored runs and for a `--compare-ref` run alike.
 from __future__ import annotations
 
 from harness.plugin.energy import energy_section
-from harness.plugin.regression import is_followed, window_lines
+from harness.plugin.regression import is_failing_record, is_followed_record, window_lines
 from harness.plugin.state import SuiteState
 from harness.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from harness.report.phases import phases_section
 from harness.verdict.energy import interval_text
-from harness.verdict.labels import ACCEPTED, SLOWER
+from harness.verdict.labels import ACCEPTED
 
 
 def write_stored_report(state: SuiteState) -> None:
@@ -42,9 +42,9 @@ def write_stored_report(state: SuiteState) -> None:
 
 
 def followed_records(state: SuiteState) -> list:
-    """The records of the slower and accepted cases judged against stored runs, slower first."""
-    return sorted((r for r in state.records if is_followed(r.verdict) and r.window is not None),
-                  key=lambda r: (r.verdict != SLOWER, r.case))
+    """The records of the slower and accepted cases judged against stored runs (and the host routines with a
+    slower or accepted phase), failing ones first."""
+    return sorted((r for r in state.records if is_followed_record(r)), key=lambda r: (not is_failing_record(r), r.case))
 
 
 def references_line(verdicts) -> str:

@@ -23,7 +23,14 @@ from harness.ab.against_ref import case_identity
 from harness.ab.identity import arch_of
 from harness.plugin.benchmark import hand_samples, mark_not_timed
 from harness.plugin.energy import energy_failure, with_energy, with_paired_energy
-from harness.plugin.regression import card_against_stored, explain_slower, failure_words, follow_slower
+from harness.plugin.regression import (
+    card_against_stored,
+    card_of_phases,
+    explain_slower,
+    failure_words,
+    follow_slower,
+    follow_slower_phases,
+)
 from harness.plugin.xdist import worker_id
 from harness.timing.timer import Measurement
 from harness.timing.wall import measure_wall
@@ -96,8 +103,10 @@ class TimedCase:
             if verdict.label in (SLOWER, ACCEPTED):
                 card_against_stored(state, record, verdict, prepared)
         if record.phases and (state.comparing or state.store is not None):
-            record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phase_verdicts(
-                record, state.own_history.get(record.case, []), gpu_uuid=state.gpu.uuid, floors=state.floors).items()])
+            record, phases = follow_slower_phases(state, record, phase_verdicts(
+                record, state.own_history.get(record.case, []), gpu_uuid=state.gpu.uuid, floors=state.floors))
+            record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phases.items()])
+            card_of_phases(state, record)
         record = with_energy(state, record, run, getattr(self.timer, "stream", None), wall=wall)
         self._keep(record, verdict)
         if verdict is not None and verdict.fails:
@@ -111,7 +120,7 @@ class TimedCase:
         if slower := [v for v in record.phase_verdicts if v["fails"]]:
             pytest.fail("performance regression in its phases: " + "; ".join(
                 f"{v['phase']} {format_duration(v['median_s'])} against {format_duration(v['reference_median_s'])} "
-                f"({v['ratio']:.3f}x): {v['reason']}" for v in slower), pytrace=False)
+                f"({v['ratio']:.3f}x): {v['reason']}" for v in slower) + failure_words(record), pytrace=False)
         return measurement
 
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:

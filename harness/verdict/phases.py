@@ -62,4 +62,4 @@ def phase_fields(phase: str, verdict: Verdict) -> dict:
     return {"phase": phase, "label": verdict.label, "median_s": verdict.current_median,
             "reference_median_s": verdict.reference_median, "ratio": verdict.ratio,
             "detectable": verdict.detectable, "reason": verdict.reason, "fails": verdict.fails,
-            "reference_runs": verdict.reference_runs}
+            "reference_runs": verdict.reference_runs, "references": [run.as_dict() for run in verdict.references]}
