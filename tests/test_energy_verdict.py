@@ -144,6 +144,8 @@ def test_the_reference_is_this_gpus_newest_runs_of_the_same_code_back_to_the_new
 
 def test_without_a_reference_the_energy_is_new():
     assert judge_energy("c", windows(1.0), []).label == NEW
+    # the stored verdict of a new case still says which history was looked in
+    assert judge_energy("c", windows(1.0), [], reference="history of GPU-a").reference == "history of GPU-a"
 
 
 @pytest.mark.parametrize(("factor", "label"), [(1.0, SAME), (1.01, SAME), (1.04, MORE_ENERGY), (0.96, LESS_ENERGY)])

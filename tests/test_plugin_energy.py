@@ -175,6 +175,8 @@ def test_the_energy_section_gives_each_measured_case_a_row_and_the_reasons_of_th
                         "40.0-43.0 | same |")
     assert lines[10:] == ["", "- `s.py::a`: 1.05x"]
     assert energy_section([bare]).endswith("| — |\n") and energy_section([CaseRecord(case="x", median_s=1.0)]) == ""
+    cold = CaseRecord(case="s.py::d", median_s=1e-3, energy=_block(temperature_c_before=0.0))
+    assert "| 0.0-43.0 |" in energy_lines([cold])[-1]  # 0 °C is a reading, not a missing one
 
 
 def test_an_energy_failure_names_the_interval_and_the_reason_and_a_passing_verdict_none():

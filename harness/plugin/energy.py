@@ -119,7 +119,8 @@ def energy_lines(records: list[CaseRecord]) -> list[str]:
         label = verdict.get("label") or MISSING
         rows.append([f"`{cell(record.case)}`", cell(interval_text(block)), f"{block['active_watts_mean']:.0f}",
                      MISSING if idle is None else f"{idle:.0f}", per_joule, clocks,
-                     f"{block['temperature_c_before'] or MISSING}-{block['temperature_c_after'] or MISSING}",
+                     "-".join(MISSING if block[key] is None else str(block[key])
+                              for key in ("temperature_c_before", "temperature_c_after")),
                      f"**{label}**" if verdict.get("fails") else label])
     lines = ["", "## Energy", "",
              "Joules per launch over windows cut at NVML's energy counter updates, launches replayed back to back "

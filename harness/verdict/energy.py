@@ -170,7 +170,8 @@ def judge_energy(case: str, current: Sequence[float], reference_runs: Sequence[S
     """Joules per launch of this run's windows against the pooled windows of `reference_runs`."""
     if not reference_runs:
         mean = mean_interval(current)[0]
-        return Verdict(case, NEW, None, mean, None, None, "no stored energy of this code on this GPU")
+        return Verdict(case, NEW, None, mean, None, None, "no stored energy of this code on this GPU",
+                       reference=reference)
     pooled = [value for run in reference_runs for value in run.energy]
     now, ref = mean_interval(current)[0], mean_interval(pooled)[0]
     ratio = now / ref
