@@ -55,10 +55,15 @@
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
 #     energy-all         the nightly's timed cases, every one measured for energy (--energy=all): how long
 #                        that takes ($OUT/energy-all.txt, with the report's energy table)
-#     phases N           the pinned host routines as the nightly times them, into a fresh store: N runs (its
-#                        history), three clean runs judged against it, then one with the matrix product inside
-#                        every routine 10% slower (tests/plugins/host_kernel_slowdown.py); each run's phase
-#                        verdicts and the last report's phase section ($OUT/phases.md)
+#     phases N           the pinned host routines as the nightly times them, into a fresh store, the tree at a
+#                        scratch commit: N runs (its history), three clean runs judged against it, one with the
+#                        matrix product inside every routine 10% slower (tests/plugins/host_kernel_slowdown.py),
+#                        then a commit whose Accept-Slowdown trailer names the routines and the slowed run twice
+#                        more (accepted, then same); each run's phase verdicts, the slowed report's slower cases
+#                        and cards, and `changes` over the store ($OUT/phases.md); the checkout is put back
+#     nightlies N        N nightlies as the workflow runs them (pytest suites --benchmark-compare --require-gpu -ra
+#                        --history=STORE --profile nightly) into a fresh store, then `changes` over it
+#                        ($OUT/nightlies.md: the last report's summary and energy table, and `changes`)
 #     nightly-card       the nightly's cause card: the tree committed (a scratch commit in this checkout), three
 #                        nightlies of warptile_128x256 into a fresh store, then a commit giving it 8-deep k tiles
 #                        (the tuning table's 3.5%) and the nightly again: its slower cases and their cards
@@ -67,7 +72,7 @@
 #     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
 #     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightlies N, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -104,6 +109,10 @@ step() {  # step NAME COMMAND...: run, keep the log, print its tail and wall tim
   echo "--- $name: exit $rc, wall ${SECONDS}s"
   [ $rc -ne 0 ] && status=$rc
   return 0
+}
+scratch_commit() {  # scratch_commit MESSAGE: the tree as it is, committed in this checkout (a step resets it after)
+  git add -u && git add harness kernels suites tests scripts docs && \
+    git -c user.name=suite -c user.email=suite@example.invalid -c core.hooksPath=/dev/null commit -q --allow-empty -m "$1"
 }
 expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with CODE
   local code=$1 name=$2; shift 2
@@ -263,12 +272,26 @@ while [ $# -gt 0 ]; do
       { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
         sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
       tar czf "$OUT/energy-traces.tgz" -C "$WORK" energy-traces;;
+    nightlies)
+      if ! [[ "${2:-}" =~ ^[1-9][0-9]*$ ]]; then
+        echo "nightlies N: N is the number of nightlies, a whole number of 1 or more, not '${2:-}'" >&2
+        exit 2
+      fi
+      store="sqlite:///$WORK/nightlies-history.sqlite"
+      for i in $(seq 1 "$2"); do
+        step "nightly-$i" timeout 150 $PYTEST suites --benchmark-compare --require-gpu -ra --history="$store" \
+          --profile nightly --benchmark-json="$WORK/nightly-$i.json" --benchmark-report="$WORK/nightly-$i.md"
+        grep -A6 "energy per launch" "$WORK/nightly-$i.log"
+      done
+      python3 -m harness.history changes --history="$store" > "$WORK/nightlies-changes.txt" 2>&1
+      echo "--- nightlies changes: exit $?"; head -30 "$WORK/nightlies-changes.txt"
+      { grep -m1 "^Summary" "$WORK/nightly-$2.md"; sed -n '/^## Energy/,$p' "$WORK/nightly-$2.md";
+        echo; echo "## changes"; cat "$WORK/nightlies-changes.txt"; } > "$OUT/nightlies.md"
+      shift;;
     nightly-card)
       store="sqlite:///$WORK/card-history.sqlite"
       warptile="test_matmul_time and warptile_128x256"
       started_at=$(git rev-parse HEAD)
-      scratch_commit() { git add -u && git add harness kernels suites tests scripts docs && \
-        git -c user.name=suite -c user.email=suite@example.invalid -c core.hooksPath=/dev/null commit -q --allow-empty -m "$1"; }
       scratch_commit "nightly-card: the tree as it is"
       for i in 1 2 3; do
         step "card-history-$i" $PERF --profile nightly -k "$warptile" --energy=none --benchmark-compare --history="$store"
@@ -286,15 +309,26 @@ while [ $# -gt 0 ]; do
       fi
       store="sqlite:///$WORK/phases-history.sqlite"
       routines="test_matmul_host_routine_time and pinned"
+      started_at=$(git rev-parse HEAD)
+      scratch_commit "phases: the tree as it is"
       for i in $(seq 1 "$2"); do
         step "phases-history-$i" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store"
       done
-      for name in clean-1 clean-2 clean-3 slowed; do
-        extra=(); [ "$name" = slowed ] && extra=(-p tests.plugins.host_kernel_slowdown --slow-host-kernel='*pinned*:10')
+      # three clean runs; a slowed one (fails, with its window); a commit whose trailer accepts the routines, and
+      # the slowed run again (accepted); once more (the accepted run is the new level: same)
+      for name in clean-1 clean-2 clean-3 slowed accepted after; do
+        extra=(); [[ "$name" =~ ^(slowed|accepted|after)$ ]] && \
+          extra=(-p tests.plugins.host_kernel_slowdown --slow-host-kernel='*pinned*:10')
+        [ "$name" = accepted ] && scratch_commit "phases: the matrix product inside the pinned routines 10% slower
+
+Accept-Slowdown: cases=*pinned* the phases step's meant 10% slower kernel"
         step "phases-$name" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store" \
           --benchmark-json="$WORK/phases-$name.json" --benchmark-report="$WORK/phases-$name.md" "${extra[@]}"
       done
-      python3 - "$WORK"/phases-{clean-1,clean-2,clean-3,slowed}.json <<'PY' | tee "$OUT/phases.md"
+      git reset -q --mixed "$started_at"
+      python3 -m harness.history changes --history="$store" > "$WORK/phases-changes.txt" 2>&1
+      echo "--- phases changes: exit $?"; head -40 "$WORK/phases-changes.txt"
+      python3 - "$WORK"/phases-{clean-1,clean-2,clean-3,slowed,accepted,after}.json <<'PY' | tee "$OUT/phases.md"
 import json, sys
 print("| run | routine | end to end | " + " | ".join(f"{p} (x, detectable)" for p in ("HtoD", "kernel", "DtoH", "host")) + " |")
 print("|---|---|---|---|---|---|---|")
@@ -307,7 +341,8 @@ for path in sys.argv[1:]:
         name = path.rsplit("phases-", 1)[-1].removesuffix(".json")
         print(f"| {name} | {b['param']} | {info.get('verdict')} x{info.get('ratio') or 0:.3f} | " + " | ".join(cells) + " |")
 PY
-      sed -n '/^## Host routines by phase/,$p' "$WORK/phases-slowed.md" >> "$OUT/phases.md"
+      sed -n '/^## Slower cases/,$p' "$WORK/phases-slowed.md" >> "$OUT/phases.md"
+      { echo; echo "## changes"; cat "$WORK/phases-changes.txt"; } >> "$OUT/phases.md"
       shift;;
     energy-all)
       step energy-all timeout 500 $PERF --profile nightly --energy=all --benchmark-json="$WORK/energy-all.json" \

@@ -114,6 +114,22 @@ def test_run_gpu_suites_without_nvidia_smi_is_one_sentence_and_non_zero(tmp_path
     assert "nvidia-smi is not on this machine" in result.stderr
 
 
+@pytest.mark.parametrize("step", ["phases", "nightlies"])
+@pytest.mark.parametrize("count", ["", "x", "0", "-1", "2.5"])
+def test_run_gpu_suites_wants_a_whole_number_of_runs_before_it_runs_anything(tmp_path, step, count):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")  # past the driver check: nothing may run after it
+    (fake / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin", "OUT": str(tmp_path / "out")}
+    args = [step, count] if count else [step]
+    result = subprocess.run(["bash", "scripts/run_gpu_suites.sh", *args], capture_output=True, text=True, cwd=ROOT,
+                            env=env)
+    assert result.returncode == 2
+    assert f"{step} N: N is the number of " in result.stderr and f"not '{count}'" in result.stderr
+    assert not list((tmp_path / "out" / "work").glob("*.log"))  # no step ran
+
+
 def test_no_script_puts_itself_on_sys_path():
     for path in (ROOT / "scripts").rglob("*.py"):
         assert "sys.path" not in path.read_text(), path
