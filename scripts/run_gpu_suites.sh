@@ -389,9 +389,10 @@ PY
   esac
   shift
 done
-{
-  errors=(); [ -e "$WORK/correctness.xml" ] && errors=(--errors "$WORK/correctness.xml")
-  python3 -m scripts.summarize "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done)
-} > "$OUT/tables.md" 2>&1
+errors=(); [ -e "$WORK/correctness.xml" ] && errors=(--errors "$WORK/correctness.xml")
+if [ ${#errors[@]} -gt 0 ] || [ ${#benches[@]} -gt 0 ]; then  # steps with no tables of their own: no tables.md
+  python3 -m scripts.summarize "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done) \
+    > "$OUT/tables.md" 2>&1
+fi
 tar czf "$OUT/run.tgz" -C "$WORK" . && rm -rf "$WORK"
 exit $status

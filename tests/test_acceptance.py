@@ -207,3 +207,4 @@ def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_a
                         f"--profile nightly`")
     assert f"`python -m harness.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
     assert bisect_command(CASE, Window(None, head, unknown="no"), "nightly") is None
+    assert bisect_command(CASE, Window(head, head), "nightly") is None  # no commit in the window: nothing to bisect

@@ -379,6 +379,7 @@ def test_from_an_accepted_run_on_the_reference_is_the_new_level_even_of_one_run(
     assert [run.name for run in verdict.references] == ["history run 0"]  # the accepted run's own name
     assert verdict.references[0].sass == "sass-2"
     assert "where a slowdown was accepted (tiles)" in verdict.reason
+    assert "; reference: 1 run of this GPU's history, from history run 0 on" in verdict.reason
     assert verdict.detectable == pytest.approx(0.015)  # the same-GPU floor, as for any history
 
 

@@ -92,8 +92,9 @@ def follow_slower_phases(state, record: CaseRecord,
 
 
 def bisect_command(case: str, found: Window, profile: str) -> str | None:
-    """The `bisect` command line for `case` over the window, ready to paste (None without a listed window)."""
-    if found.unknown or not found.base or not found.head:
+    """The `bisect` command line for `case` over the window, ready to paste (None without a listed window, or
+    for a window of no commits: nothing to bisect)."""
+    if found.unknown or not found.base or not found.head or not found.commits:
         return None
     return command_line(case, found.base, found.head, profile)
 

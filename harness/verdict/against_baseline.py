@@ -301,7 +301,8 @@ def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gp
     detectable = detectable_change(reference, record.samples, same_gpu=True,
                                    history=[run.median for run in spread_runs], reference_runs=len(newest),
                                    host_copies=bool(record.host_copies), floors=floors)
-    because = f"{detectable.because}; reference pooled from {len(newest)} runs of this GPU's history"
+    because = (f"{detectable.because}; reference pooled from {len(newest)} runs of this GPU's history" if len(newest) > 1
+               else f"{detectable.because}; reference: 1 run of this GPU's history")
     if accepted_start:
         because += f", from {level[0].run} on, where a slowdown was accepted ({level[0].accepted_reason})"
     if record.sass != newest[-1].sass:
