@@ -101,7 +101,10 @@ def _report_of(log: str, function: str) -> dict[str, int]:
             found["barriers"] = int(barriers.group(1)) if barriers else 0
             found["smem"] = int(smem.group(1)) if smem else 0
     if "registers" not in found:
-        raise ValueError(f"ptxas's report names no entry function {function!r}")
+        named = sorted(set(_FUNCTION.findall(log)))
+        what = (f"it names {', '.join(map(repr, named))}" if named else
+                f"NVRTC's log: {log.strip()[:200]!r}" if log.strip() else "NVRTC's log is empty")
+        raise ValueError(f"ptxas's report names no entry function {function!r} ({what})")
     return found
 
 

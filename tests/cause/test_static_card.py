@@ -397,8 +397,12 @@ def test_ptxas_figures_are_the_asked_functions_alone_and_an_absent_one_is_refuse
                                           "smem": 512}
     assert _report_of(PTXAS_TWO, "b") == {"stack": 0, "stores": 0, "loads": 0, "registers": 16, "barriers": 0,
                                           "smem": 0}
-    with pytest.raises(ValueError, match=r"^ptxas's report names no entry function 'c'$"):
+    with pytest.raises(ValueError, match=r"^ptxas's report names no entry function 'c' \(it names 'a', 'b'\)$"):
         _report_of(PTXAS_TWO, "c")
+    with pytest.raises(ValueError, match=r"^ptxas's report names no entry function 'c' \(NVRTC's log is empty\)$"):
+        _report_of("\n", "c")
+    with pytest.raises(ValueError, match=r"^ptxas's report names no entry function 'c' \(NVRTC's log: 'warning: x'\)$"):
+        _report_of(" warning: x\n", "c")
 
 
 def test_a_three_dimensional_block_multiplies_its_threads():
