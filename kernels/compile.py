@@ -126,21 +126,34 @@ def parse_ptxas_log(log: str) -> tuple[dict[str, int], int, int, int]:
     return registers, stores, loads, stack
 
 
+def _report_options() -> tuple[str, ...]:
+    """ptxas's report on, and NVRTC's own cache off where it has one (12.9 on): a compile that hits the cache
+    runs no ptxas and leaves the log empty (seen on the H200 hosts' NVRTC 13.0 once a process or a machine
+    had built the same program before)."""
+    from cupy.cuda import nvrtc
+
+    return ("-Xptxas=-v", "--no-cache") if tuple(nvrtc.getVersion()) >= (12, 9) else ("-Xptxas=-v",)
+
+
+def ptxas_report(source_text: str, name: str, options, arch: str) -> tuple[bytes, str]:
+    """(cubin, ptxas's report) of `source_text` built for `arch` (e.g. "sm_90") with `options`, by NVRTC alone
+    (no device needed); RuntimeError carrying NVRTC's log where it does not compile."""
+    from cupy.cuda import nvrtc
+
+    program = nvrtc.createProgram(source_text, name, [], [])
+    try:
+        nvrtc.compileProgram(program, [*options, f"-arch={arch}", *_report_options()])
+    except nvrtc.NVRTCError as error:
+        log = nvrtc.getProgramLog(program).rstrip("\x00")
+        raise RuntimeError(f"{name} ({arch}, options {list(options)}) does not compile:\n{log}") from error
+    return nvrtc.getCUBIN(program), nvrtc.getProgramLog(program).rstrip("\x00")
+
+
 def compile_report(source: str, arch: str, defines: tuple[tuple[str, int], ...] = ()) -> CompileReport:
     """Compile `source` to a cubin for `arch` (e.g. "sm_90") with NVRTC, no device needed.
 
     Raises RuntimeError carrying NVRTC's log when the source does not compile.
     """
-    from cupy.cuda import nvrtc
-
-    program = nvrtc.createProgram(load_source(source), source, [], [])
-    options = [*BASE_OPTIONS, *define_options(defines), f"-arch={arch}", "-Xptxas=-v"]
-    try:
-        nvrtc.compileProgram(program, options)
-    except nvrtc.NVRTCError as error:
-        log = nvrtc.getProgramLog(program)
-        raise RuntimeError(f"{source} ({arch}, {defines}) does not compile:\n{log}") from error
-    log = nvrtc.getProgramLog(program).rstrip("\x00")
-    cubin = nvrtc.getCUBIN(program)
+    cubin, log = ptxas_report(load_source(source), source, (*BASE_OPTIONS, *define_options(defines)), arch)
     registers, stores, loads, stack = parse_ptxas_log(log)
     return CompileReport(source, arch, defines, len(cubin), registers, stores, loads, stack, log)

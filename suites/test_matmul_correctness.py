@@ -156,3 +156,15 @@ def test_a_build_described_without_a_gpu_is_the_one_the_prepared_case_gives(name
     for m, n, k in ((1000, 1000, 1000), (1001, 1002, 1003)):
         prepared = prepare_matmul(name, random_device((m, k), 1), random_device((k, n), 2))
         assert build_for(name, m, n, k) == prepared.build(), (name, m, n, k)
+
+
+def test_a_cause_cards_build_of_a_kernel_the_suite_has_built_still_gets_ptxas_report():
+    """The static half compiles what the suite has already built in this process (the nightly's card): NVRTC's
+    own cache (12.9 on) would hand back a cubin with an empty log, and every card would read 'No card'."""
+    import kernels
+    from harness.cause.sides import Side, _profile
+    from suites.perf_cases import random_device
+
+    prepared = prepare_matmul("warptile_128x256", random_device((1000, 1000), 1), random_device((1000, 1000), 2))
+    profile = _profile(Side(kernels, prepared.build(), "1000x1000x1000"), "sm_90")[2]  # ValueError without it
+    assert profile.registers > 0 and profile.function == "matmul_warptile"

@@ -73,14 +73,9 @@ def launch_shape(launch: str) -> tuple[int, int]:
 @functools.lru_cache(maxsize=128)
 def compiled(source_text: str, options: tuple[str, ...], arch: str, name: str) -> tuple[bytes, str]:
     """(cubin, ptxas's report) of the source for `arch`; RuntimeError with NVRTC's log where it fails."""
-    from cupy.cuda import nvrtc
+    from kernels.compile import ptxas_report
 
-    program = nvrtc.createProgram(source_text, name, [], [])
-    try:
-        nvrtc.compileProgram(program, [*options, f"-arch={arch}", "-Xptxas=-v"])
-    except nvrtc.NVRTCError as error:
-        raise RuntimeError(f"{name} ({arch}) does not compile:\n{nvrtc.getProgramLog(program)}") from error
-    return nvrtc.getCUBIN(program), nvrtc.getProgramLog(program).rstrip("\x00")
+    return ptxas_report(source_text, name, options, arch)
 
 
 def _report_of(log: str, function: str) -> dict[str, int]:
