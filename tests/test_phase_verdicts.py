@@ -9,17 +9,17 @@ import pytest
 from harness.report.phases import phases_section
 from harness.timing.timer import TIMER_WALL
 from harness.verdict.noise import StoredResult, stored_phases
-from harness.verdict.phases import phase_fields, phase_timer, phase_verdicts
+from harness.verdict.phases import HOST_COPIES, phase_fields, phase_timer, phase_verdicts
 from harness.verdict.record import CaseRecord
 
 GPU = "GPU-a"
 CASE = "s.py::test_routine[pinned-tiled]"
 
 
-def cut(seed: int, kernel: float = 1.0, host: float = 1.0, n: int = 60) -> dict[str, list[float]]:
+def cut(seed: int, kernel: float = 1.0, host: float = 1.0, copy: float = 1.0, n: int = 60) -> dict[str, list[float]]:
     rng = np.random.default_rng(seed)
     noisy = lambda median, spread=0.003: list(median * (1 + spread * rng.standard_normal(n)))  # noqa: E731
-    return {"HtoD": noisy(80e-6), "kernel": noisy(250e-6 * kernel), "DtoH": noisy(80e-6),
+    return {"HtoD": noisy(80e-6 * copy), "kernel": noisy(250e-6 * kernel), "DtoH": noisy(80e-6),
             "host": noisy(150e-6 * host, 0.05)}
 
 
@@ -49,6 +49,18 @@ def test_a_slower_kernel_phase_is_slower_while_the_routine_end_to_end_could_not_
     fields = phase_fields("kernel", verdicts["kernel"])
     assert (fields["phase"], fields["label"], fields["fails"]) == ("kernel", "slower", True)
     assert fields["reference_median_s"] == pytest.approx(250e-6, rel=0.01)
+
+
+def test_a_copy_to_or_from_host_memory_is_judged_at_the_host_copy_floor_and_the_kernel_at_the_gpus():
+    history = [stored(i) for i in range(8)]
+    # a clean process on one H200 host: two routines' pinned HtoD 4.3-4.5% slower, nothing else moved
+    moody = phase_verdicts(record(copy=1.045), history, gpu_uuid=GPU)
+    assert moody["HtoD"].label == "same" and moody["HtoD"].detectable == pytest.approx(0.06)
+    assert "6% floor, host copies" in moody["HtoD"].reason and not moody["HtoD"].fails
+    assert moody["DtoH"].detectable == pytest.approx(0.06) and moody["kernel"].detectable < 0.03
+    assert phase_verdicts(record(copy=1.08), history, gpu_uuid=GPU)["HtoD"].label == "slower"
+    assert phase_verdicts(record(kernel=1.045), history, gpu_uuid=GPU)["kernel"].label == "slower"
+    assert HOST_COPIES == {"HtoD", "DtoH", "HtoH", "HtoA", "AtoH"}  # DtoD and memset stay on the GPU's floor
 
 
 def test_too_few_stored_runs_of_a_phase_is_new_and_the_host_phase_needs_eight():
@@ -103,7 +115,7 @@ def test_the_reports_cells_give_median_share_label_and_ratio_bold_where_it_fails
     assert lines[:5] == ["", "## Host routines by phase", "",
                          "Each routine's wall-clock samples cut by CUPTI's records (docs/method.md): medians, the "
                          "share of the routine's median, and each phase's verdict against this GPU's own runs (the "
-                         "GPU's floors for the kernel and the copies, the wall clock's 30% for the host).", ""]
+                         "GPU's floors for the kernel, the host-copy floor for the copies, the wall clock's 30% for the host).", ""]
     rows = [line for line in lines if line.startswith("| `")]
     assert len(rows) == 2 and rows[0].startswith("| `a.py::t`")  # sorted by case, the uncut record left out
     header = next(line for line in lines if line.startswith("| host routine"))

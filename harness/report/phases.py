@@ -35,7 +35,7 @@ def phases_section(records: list[CaseRecord]) -> str:
     lines = ["", "## Host routines by phase", "",
              "Each routine's wall-clock samples cut by CUPTI's records (docs/method.md): medians, the share of "
              "the routine's median, and each phase's verdict against this GPU's own runs (the GPU's floors for "
-             "the kernel and the copies, the wall clock's 30% for the host).", ""]
+             "the kernel, the host-copy floor for the copies, the wall clock's 30% for the host).", ""]
     lines += table(["host routine", "end to end", *names], rows)
     reasons = [f"- `{r.case}` {v['phase']}: {v['reason']}" for r in cut for v in r.phase_verdicts
                if v["label"] not in ("same", "new")]

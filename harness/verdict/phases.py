@@ -7,8 +7,13 @@ are judged one by one, each on its own samples as a case would be
 (`judge_against_history`: the newest runs of one level pooled, the spread the
 stored runs show, a one-sided Mann-Whitney test):
 
-- the kernel and each copy direction, timed by CUPTI's records, at the GPU's
-  floors (1.5% on the same GPU, more where the stored runs spread more);
+- the kernel, timed by CUPTI's records, at the GPU's floors (1.5% on the same
+  GPU, more where the stored runs spread more);
+- each copy to or from host memory (`HtoD`, `DtoH`, ...) at the host-copy floor
+  (6%, as the streams cases: harness/verdict/noise.py): on one H200 host a clean
+  process read two routines' pinned HtoD 4.3% and 4.5% slower than the three runs
+  before it, 150 -> 156 µs, while the other ten and the processes after it did
+  not move (NOTES.md, 2026-12-03); such a process's PCIe mood is not in its samples;
 - the host phase (the wall clock less the GPU's work) at the wall clock's 30%.
 
 Only against this GPU's own history, never a baseline of another host: a copy
@@ -30,6 +35,9 @@ from harness.verdict.labels import NEW, Verdict
 from harness.verdict.noise import NoiseFloors, StoredResult
 from harness.verdict.record import CaseRecord
 
+# the copy kinds CUPTI names (harness/timing/phases.py) that move host memory: judged at the host-copy floor
+HOST_COPIES = frozenset({"HtoD", "DtoH", "HtoH", "HtoA", "AtoH"})
+
 
 def phase_timer(phase: str) -> str:
     """The timer a phase's figures are of: the wall clock for the host phase, CUPTI's KERNEL kind else."""
@@ -46,7 +54,7 @@ def phase_verdicts(record: CaseRecord, history: Sequence[StoredResult], *, gpu_u
             continue
         timer, median = phase_timer(phase), statistics.median(samples)
         one = dataclasses.replace(record, case=f"{record.case} {phase}", samples=list(samples), median_s=median,
-                                  timer=timer, host_copies=False, phases={}, phase_verdicts=[])
+                                  timer=timer, host_copies=phase in HOST_COPIES, phases={}, phase_verdicts=[])
         runs = [dataclasses.replace(run, timer=timer, samples=run.phase(phase), median=statistics.median(run.phase(phase)))
                 for run in history if run.phase(phase) and not run.throttled]
         verdict = judge_against_history(one, runs, gpu_uuid=gpu_uuid, floors=floors)
