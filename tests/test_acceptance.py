@@ -190,6 +190,10 @@ def test_a_verdict_that_is_not_slower_or_names_no_stored_run_is_left_alone(repo)
     record = CaseRecord(case=CASE, median_s=1e-3, samples=[1e-3])
     same = Verdict(CASE, SAME, 1e-3, 1e-3, 1.0, 0.015, "")
     assert follow_slower(state_at(root), record, same) == (record, same)
+    for label in (SAME, "faster", "accepted", "throttled"):  # with references: labels sort on both sides of slower
+        judged = Verdict(CASE, label, 1e-3, 1e-3, 1.0, 0.015, "",
+                         references=(ReferenceRun("history run 6", "2026-12-02T10:00:00", base, "sass-old"),))
+        assert follow_slower(state_at(root), record, judged) == (record, judged)
     ref = Verdict(CASE, SLOWER, 1e-3, 1.1e-3, 1.1, 0.015, "", reference="origin/main")
     assert follow_slower(state_at(root), record, ref) == (record, ref)
 

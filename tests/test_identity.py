@@ -374,3 +374,11 @@ def test_only_the_file_wide_attribute_section_goes_through_the_per_kernel_filter
     filtered.clear()
     identity(source, options)
     assert filtered == []
+
+
+def test_a_symbol_belongs_to_the_kernel_of_its_name_or_of_its_subroutines_prefix_only():
+    kernels = {"matmul_tiled"}
+    assert kernel_identity._owner("matmul_tiled", kernels) == "matmul_tiled"
+    assert kernel_identity._owner("$matmul_tiled$__internal_0", kernels) == "matmul_tiled"
+    assert kernel_identity._owner("matmul_warptile", kernels) is None  # sorts after it: another kernel's
+    assert kernel_identity._owner("$other$__internal_0", kernels) is None

@@ -357,3 +357,11 @@ def test_ncu_is_asked_for_the_second_launch_of_the_kernel_with_the_clocks_left_a
 def test_a_unit_the_csv_reader_does_not_know_leaves_the_value_as_it_is():
     found = parse_csv("\n".join([HEADER, row("a", "inst", "12"), row("b", "Gbyte", "2"), 'not a row,"x"']))
     assert found == {"a": 12.0, "b": 2e9}
+
+
+@pytest.mark.parametrize("unit, factor", [("nsecond", 1e-9), ("usecond", 1e-6), ("msecond", 1e-3), ("second", 1.0),
+                                          ("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("byte", 1.0),
+                                          ("Kbyte", 1e3), ("Mbyte", 1e6), ("Gbyte", 1e9), ("Tbyte", 1e12), ("B", 1.0),
+                                          ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)])
+def test_each_unit_ncu_writes_is_an_exact_power_of_ten_of_seconds_or_bytes(unit, factor):
+    assert parse_csv("\n".join([HEADER, row("dram__bytes.sum", unit, "7")]))["dram__bytes.sum"] == 7 * factor

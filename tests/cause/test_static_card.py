@@ -7,6 +7,7 @@ static profile within 10 s; occupancy, the instruction classes and the card's te
 
 from __future__ import annotations
 
+import struct
 import time
 from collections import Counter
 
@@ -128,6 +129,11 @@ def test_a_cubin_one_byte_short_is_padded_to_its_program_headers():
     whole = sass.padded(cubin)
     assert len(whole) >= len(cubin) and sass.padded(whole) == whole
     assert sass.padded(b"not an ELF") == b"not an ELF"
+    # whatever bytes stand where an ELF header's program headers would be: not an ELF, not padded
+    below_magic = bytearray(64)  # its first bytes sort below b"\x7fELF"
+    struct.pack_into("<Q", below_magic, 0x20, 0x100)
+    struct.pack_into("<HH", below_magic, 0x36, 56, 1)
+    assert sass.padded(bytes(below_magic)) == bytes(below_magic)
 
 
 def test_without_nvdisasm_the_error_says_where_to_get_it(monkeypatch, tmp_path):

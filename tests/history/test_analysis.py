@@ -89,3 +89,5 @@ def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
     older, newer = a_step(one, 1, 2), a_step(one, 3, 4)
     found = failing_stretch(one, [older, newer])
     assert found.runs == 1 and found.step is newer
+    assert found.first is one.points[-1] and found.before is one.points[-2] and found.newest is one.points[-1]
+    assert found.commit_range == f"{one.points[-2].commit}..{one.points[-1].commit}"

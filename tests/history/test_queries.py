@@ -121,6 +121,18 @@ def test_an_accepted_case_is_a_reference_that_starts_a_level_and_an_acknowledged
                                                                              "the new level is meant")
 
 
+def test_an_acknowledgement_makes_its_own_case_a_reference_and_no_case_named_after_it(store):
+    for i in range(3):
+        store.record_run(make_document(i), outcome="passed", profile="nightly")
+    slow = store.record_run(judged(3, {0: "slower", 1: "slower", 2: "slower"}), outcome="failed", profile="nightly",
+                            other_failures=0)
+    store.acknowledge(case_name(1), slow, reason="meant")  # case 0's name sorts before it, case 2's after
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
+    assert [slow in {e.run_id for e in history[case_name(k)]} for k in range(3)] == [False, True, False]
+    newest = [list(store.case_series(case=case_name(k)).values())[0][-1] for k in range(3)]
+    assert [point.accepted_reason for point in newest] == [None, "meant", None]
+
+
 def test_the_window_of_twenty_reference_runs_counts_only_runs_that_may_be_references(store):
     # twenty-five failed nights of case 1 after five clean ones: its five clean runs are still its history,
     # so a slowdown that nobody accepted fails every night and never falls back to the baseline
