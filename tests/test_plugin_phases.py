@@ -4,6 +4,7 @@ recorded in the store, judged against its runs, a slower kernel phase failing th
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 from harness.storage.history import open_store
@@ -64,10 +65,12 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
     assert verdicts["kernel"]["label"] == "slower" and verdicts["kernel"]["ratio"] > 1.08
     assert verdicts["HtoD"]["label"] == "same" and verdicts["DtoH"]["label"] == "same"
     report = (tmp_path / "report.md").read_text()
-    assert "**slower** x1.1" in report
+    assert re.search(r"\*\*slower\*\* x1\.(099|10\d)", report)  # noisy fake samples: x1.099 or x1.10x
     # the card under the routine's block: the kernel phase first, with the time it gained
     card = report[report.index(f"#### Why `{CASE}` is slower"):]
-    assert "1. **kernel phase**: 100 µs -> 110 µs (x1.100, slower; detectable 1.5%)" in card
+    # the fake GPU's samples carry noise: the ratio reads x1.099-x1.101 (x1.101 failed this line one run in five)
+    assert re.search(r"1\. \*\*kernel phase\*\*: 100 µs -> 110 µs \(x1\.(099|100|101), slower; detectable 1\.5%\)",
+                     card), card
     assert "| kernel median (µs) |" in card
     # the store keeps the routine failed, as a slower case (never a reference), and the run usable for the rest
     with open_store(url) as store:

@@ -84,6 +84,13 @@ def opcodes(cubin: bytes, function: str | None = None) -> list[str]:
     With `function`, only that kernel's code (its `.text.<function>` section and the subroutines
     named after it); RuntimeError with nvdisasm's words where it cannot read the cubin.
     """
+    return list(_opcodes(cubin, function))
+
+
+@functools.lru_cache(maxsize=64)
+def _opcodes(cubin: bytes, function: str | None) -> tuple[str, ...]:
+    """`opcodes`, once per cubin and function in a process: nvdisasm takes most of a static card's time
+    (0.4-0.8 s a kernel), and a nightly's cases of one kernel at several shapes share one cubin."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as file:
         file.write(padded(cubin))
         file.flush()
@@ -97,7 +104,7 @@ def opcodes(cubin: bytes, function: str | None = None) -> list[str]:
         elif (instruction := _INSTRUCTION.search(line)) is not None:
             if function is None or section in (function, ) or (section or "").startswith(f"${function}$"):
                 found.append(instruction.group(1))
-    return found
+    return tuple(found)
 
 
 def class_of(opcode: str) -> str:
