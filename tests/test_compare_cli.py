@@ -95,6 +95,7 @@ def git(repo, *args):
                            "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.slow  # git worktrees and static builds in a subprocess: CI's second pass (tox -e unit -- -m slow)
 def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_path, monkeypatch):
     import shutil
     import tempfile

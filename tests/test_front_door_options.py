@@ -97,6 +97,7 @@ def compare(*paths) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow  # harness.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
 def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge_and_refuses_to_pass_on_so_few():
     # both files name the host "vm" and differ by GPU: "other GPU", not "other host"
     result = compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json")
@@ -106,6 +107,7 @@ def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge_and_r
     assert compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json", "--allow-partial").returncode == 0
 
 
+@pytest.mark.slow  # harness.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
 def test_compare_takes_run_numbers_of_a_baselines_folder():
     result = compare("2", "3", "--in", RUNS, "--allow-partial")
     assert result.returncode == 0 and result.stdout.startswith("4 of 86 cases judged")

@@ -120,6 +120,7 @@ def test_the_map_and_its_placeholder_come_together(tmp_path, capsys, arguments, 
 
 @pytest.mark.skipif(importlib.util.find_spec("coverage") is None,
                     reason="the map is built with coverage.py, in tox -e mutation's environment only")
+@pytest.mark.slow  # pytest under coverage.py in subprocesses: CI's second pass (tox -e unit -- -m slow)
 def test_a_built_map_names_the_test_that_ran_a_line_in_a_subprocess_and_leaves_out_a_failing_test(tmp_path):
     tests = tmp_path / "test_toy.py"
     tests.write_text(

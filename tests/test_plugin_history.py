@@ -15,6 +15,7 @@ def recorded(url: str) -> list:
         return store.runs()
 
 
+@pytest.mark.slow  # several plugin runs: CI's second pass (tox -e unit -- -m slow)
 def test_on_another_host_a_two_percent_slowdown_is_seen_against_its_own_history_not_the_baseline(suite, tmp_path):
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     assert run(suite, "--benchmark-save=first").returncode == 0  # the model's baseline, from another GPU

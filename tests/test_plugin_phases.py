@@ -7,6 +7,8 @@ import json
 import re
 import sqlite3
 
+import pytest
+
 from harness.storage.history import open_store
 from tests.test_plugin_end_to_end import output, run
 
@@ -34,6 +36,7 @@ def routine(folder) -> dict:
     return next(b["extra_info"] for b in doc["benchmarks"] if b["fullname"] == CASE)
 
 
+@pytest.mark.slow  # five plugin runs: CI's second pass (tox -e unit -- -m slow)
 def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fails_it(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
     (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
@@ -82,6 +85,7 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
         assert db.execute("SELECT outcome FROM cases ORDER BY id DESC LIMIT 1").fetchone() == ("failed",)
 
 
+@pytest.mark.slow  # seven plugin runs and a git repository: CI's second pass (tox -e unit -- -m slow)
 def test_a_slower_phase_names_its_window_and_a_trailer_naming_the_routine_accepts_it_from_then_on(tmp_path):
     from tests.test_regression_life import commit, git
 

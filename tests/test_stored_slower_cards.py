@@ -79,6 +79,7 @@ def slower(commit: str | None, sass: str = "base-sass") -> Verdict:
                    references=(ReferenceRun("history run 7", "2026-12-02T00:00:00", commit, sass),))
 
 
+@pytest.mark.slow  # a git worktree and four static builds: CI's second pass (tox -e unit -- -m slow)
 def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(reference_repo):
     import kernels
 

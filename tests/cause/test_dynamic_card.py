@@ -100,6 +100,7 @@ def test_an_unknown_metric_is_dropped_and_the_rest_asked_for_again(monkeypatch, 
     assert found.dropped == ("no_such_metric.sum",)
 
 
+@pytest.mark.slow  # 16 static builds and their disassembly: CI's second pass (tox -e unit -- -m slow)
 def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_profiles():
     """The static half made here, the dynamic half from the profiles measured on an H200 (tests/data/cause/)."""
     import json

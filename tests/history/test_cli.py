@@ -18,6 +18,7 @@ from harness.storage.history import open_store
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # one subprocess per command: CI's second pass (tox -e unit -- -m slow)
 def test_help_lists_every_command_and_each_command_has_help(capsys):
     done = subprocess.run([sys.executable, "-m", "harness.history", "--help"], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})

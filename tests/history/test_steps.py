@@ -46,6 +46,7 @@ def test_two_percent_step_found_at_its_run_in_95_of_100_series():
     assert found >= 95
 
 
+@pytest.mark.slow  # 100 simulated series: CI's second pass (tox -e unit -- -m slow)
 def test_two_percent_step_three_runs_before_the_newest_is_found_in_90_of_100_series():
     # measured 95 of 100 (NOTES.md); Welch's test alone on 3 runs found 33
     profiles = gpu_timed_profiles()
@@ -138,6 +139,7 @@ def test_newest_first_and_steps_in_newest():
     assert steps_in_newest(found[b.key], b, 10) == []
 
 
+@pytest.mark.slow  # a timing of 90 series: alone, not beside the other worker's load: CI's second pass (tox -e unit -- -m slow)
 def test_detection_over_200_runs_of_90_cases_takes_under_10_s():
     profiles = case_profiles()
     rng = np.random.default_rng(7)
