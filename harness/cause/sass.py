@@ -84,17 +84,17 @@ def opcodes(cubin: bytes, function: str | None = None) -> list[str]:
     With `function`, only that kernel's code (its `.text.<function>` section and the subroutines
     named after it); RuntimeError with nvdisasm's words where it cannot read the cubin.
     """
-    return list(_opcodes(cubin, function))
+    return list(_opcodes(cubin, function, nvdisasm()))
 
 
 @functools.lru_cache(maxsize=64)
-def _opcodes(cubin: bytes, function: str | None) -> tuple[str, ...]:
-    """`opcodes`, once per cubin and function in a process: nvdisasm takes most of a static card's time
-    (0.4-0.8 s a kernel), and a nightly's cases of one kernel at several shapes share one cubin."""
+def _opcodes(cubin: bytes, function: str | None, tool: str) -> tuple[str, ...]:
+    """`opcodes`, once per cubin, function and disassembler in a process: nvdisasm takes most of a static
+    card's time (0.4-0.8 s a kernel), and a nightly's cases of one kernel at several shapes share one cubin."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as file:
         file.write(padded(cubin))
         file.flush()
-        done = subprocess.run([nvdisasm(), "-c", file.name], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([tool, "-c", file.name], capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"nvdisasm could not read the cubin: {(done.stderr or done.stdout).strip()[:300]}")
     found, section = [], None
