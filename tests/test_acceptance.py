@@ -7,6 +7,7 @@ of a slower verdict with and without an acceptance in its window.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from types import SimpleNamespace
 
@@ -157,6 +158,8 @@ def test_a_trailer_in_the_window_accepts_a_case_whose_machine_code_changed_and_i
     record, verdict = follow_slower(state_at(root), record, slower_verdict(base))
     assert verdict.label == ACCEPTED and record.verdict == ACCEPTED
     assert record.accepted_reason.startswith("8-deep k tiles, 3% at 4096³, by the Accept-Slowdown trailer of ")
+    assert re.fullmatch(r"8-deep k tiles, 3% at 4096³, by the Accept-Slowdown trailer of [0-9a-f]{12}",
+                        record.accepted_reason)
     assert Window.from_dict(record.window).head == head and record.references[0]["name"] == "history run 6"
 
 

@@ -435,6 +435,11 @@ def test_a_busy_recording_keeps_replays_queued_counts_their_launches_and_reads_t
     assert 0 < trace.starved_s < 0.3
     assert trace.warm_until - trace.polls[0][0] == pytest.approx(0.1, abs=0.01)
     assert meter.seconds >= 0.3
+    assert meter.seconds < 5  # the recording's wall time, not a product of clock readings
+    # POWER_INSTANT once per INSTANT_EVERY_S (5 ms), not at every poll (0.2 ms apart with a fake NVML)
+    instants = [at for at, _ in trace.instant]
+    assert len(instants) >= 5
+    assert all(b - a >= 0.005 * 0.99 for a, b in zip(instants, instants[1:], strict=False))
 
 
 def test_a_measurement_gives_the_windows_and_the_conditions_of_its_replay(monkeypatch):

@@ -76,6 +76,7 @@ def test_the_block_holds_the_mean_its_interval_the_powers_and_the_work_per_joule
     assert block["active_joules_per_launch_above_idle"] == pytest.approx((block["active_watts_mean"] - 250) * 0.5e-3)
     assert (block["work_per_joule"], block["work_per_joule_unit"]) == (pytest.approx(2 / block["joules_per_launch"]),
                                                                        "GFLOP/J")
+    assert block["work_per_joule"] == pytest.approx(2 / block["joules_per_launch"], rel=1e-12)  # 1e9 FLOP a GFLOP
     assert (block["instant_watts_mean"], block["sampled_watts_mean"]) == (301.0, 299.0)
     assert (block["sm_clock_mhz_min"], block["sm_clock_mhz_max"], block["temperature_c_after"]) == (1975, 1980, 43.0)
     assert energy_block(measurement(idle=None), bytes_moved=3e9)["work_per_joule_unit"] == "GB/J"

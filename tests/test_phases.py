@@ -194,3 +194,14 @@ def test_the_host_kernel_slowdown_plugin_refuses_a_spec_that_is_no_pattern_and_p
                              "tests.plugins.host_kernel_slowdown", f"--slow-host-kernel={spec}", str(tmp_path)],
                             capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert result.returncode == 4 and "give PATTERN:PERCENT, PERCENT a positive number" in result.stderr
+
+
+def test_marks_and_kinds_are_matched_by_their_text_not_by_the_string_object():
+    # CUPTI's records and JSON give new string objects: a mark or a kind equal in text is the same mark or kind
+    fresh = "".join  # a string equal to, but not the object of, the one given
+    marks = [Activity("kernel", fresh(list(MARK_KERNEL)), at, at + 2_000) for at in (0, 1_000_000)]
+    records = [marks[0], *routine(5_000), marks[1], *routine(1_005_000)]
+    cut = by_sample(records, 2, "r")
+    assert [len(sample) for sample in cut] == [4, 4] and all(a.name != MARK_KERNEL for s in cut for a in s)
+    sets = [Activity(fresh(["mem", "set"]), "memset", at, at + 1_000) for at in (10_000, 20_000)]
+    assert phases_of([sets], [1e-3])["memset"] == [pytest.approx(2e-6)]

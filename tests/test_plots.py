@@ -156,3 +156,15 @@ def test_the_roofline_cublas_line_is_seen_dashed_red_at_its_rate(tmp_path, monke
     assert line.get_ydata()[0] == pytest.approx(2 * 4096**3 / 2.7e-3 / 1e12)
     assert line.get_linewidth() > 0 and line.get_linestyle() == "--" and line.get_visible()
     assert to_rgba(line.get_color()) == to_rgba("tab:red")
+
+
+def test_the_roofline_draws_its_roof_over_intensities_of_1_32_to_2048_flop_per_byte(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    drawn = {}
+    original = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", lambda self, *args, **kwargs: drawn.setdefault(
+        kwargs.get("label"), args) and original(self, *args, **kwargs))
+    plot_roofline(recorded(), tmp_path / "r.png")
+    (xs, roof, _), = [args for label, args in drawn.items() if label and label.startswith("measured copy")]
+    assert list(xs) == [2.0**i for i in range(-5, 12)] and roof[0] < roof[-1]

@@ -135,3 +135,13 @@ def test_a_gpu_folder_replaces_only_pytest_benchmarks_own_file_storage_and_sampl
     disabled = types.SimpleNamespace(disabled=True, _mode=None)
     benchmark.hand_samples(disabled, [1.0], "gpu")
     assert disabled._mode is None
+
+
+def test_the_cpu_is_named_by_the_text_after_the_colon_of_procs_first_model_name_line(monkeypatch):
+    import io
+
+    import harness.plugin.benchmark as benchmark
+
+    cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480C\n"
+    monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO(cpuinfo), raising=False)
+    assert benchmark._cpu()["brand_raw"] == "Intel(R) Xeon(R) Platinum 8480C"

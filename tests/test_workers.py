@@ -138,4 +138,6 @@ def test_timings_that_touch_do_not_overlap_and_a_case_without_timing_is_left_out
             {"fullname": "d", "extra_info": {}}, {"fullname": "e"}]
     # c starts before a ends (a still the latest end), not before b's
     assert workers.overlapping_timings(runs) == [("a", "b"), ("a", "c")]
+    tie = [timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 1.0, 2.0), timed("c", "0:6", 1.5, 3.0)]
+    assert workers.overlapping_timings(tie) == [("a", "b"), ("a", "c")]  # b ends with a: a stays the one named
     assert workers.overlapping_timings([timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 2.0, 3.0)]) == []

@@ -552,3 +552,9 @@ def test_a_kernel_name_of_100_characters_is_whole_and_one_longer_is_cut():
     nothing_head = case_card("c", Side(kernels, None), Side(kernels, None), "sm_90", launched=(("a", "b"), ()))
     assert nothing_head[4] == ("1. **library kernel**: the library launched `a`, `b` on the base and nothing CUPTI "
                                "saw on the head: it chose other kernels")
+
+
+def test_a_local_memory_instruction_is_counted_under_its_class_and_its_width(monkeypatch):
+    monkeypatch.setattr(sass, "opcodes", lambda cubin, function=None: ["STL.64", "LDL", "FFMA"])
+    assert sass.histogram(b"cubin") == Counter({"LDL/STL (local)": 2, "LDL/STL.64": 1, "LDL/STL.32": 1, "FFMA": 1,
+                                                "all": 3})
