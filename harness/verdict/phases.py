@@ -10,10 +10,10 @@ stored runs show, a one-sided Mann-Whitney test):
 - the kernel, timed by CUPTI's records, at the GPU's floors (1.5% on the same
   GPU, more where the stored runs spread more);
 - each copy to or from host memory (`HtoD`, `DtoH`, ...) at the host-copy floor
-  (6%, as the streams cases: harness/verdict/noise.py): on two H200 hosts, 5 of
-  72 clean routine-runs read their pinned HtoD 3.4-4.5% slower than the three runs
-  before them (150 -> 155-158 µs) while the other routines of the same processes
-  did not move (NOTES.md, 2026-12-03); such a process's PCIe mood is not in its
+  (6%, as the streams cases: harness/verdict/noise.py): on two H200 hosts, 6 of
+  72 clean routine-runs read their pinned HtoD 3.4-4.5% slower than the runs
+  before them (150 -> 155-158 µs), where a quiet history left the 1.5% floor to
+  judge them (NOTES.md, 2026-12-03); such a process's PCIe mood is not in its
   samples;
 - the host phase (the wall clock less the GPU's work) at the wall clock's 30%.
 
