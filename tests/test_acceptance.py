@@ -113,6 +113,8 @@ def test_on_github_the_window_links_its_compare_page(repo):
     found = window(root, base, head, env={"GITHUB_SERVER_URL": "https://github.com/", "GITHUB_REPOSITORY": "o/r"})
     assert found.link == f"https://github.com/o/r/compare/{base}...{head}"
     assert found.lines()[0].endswith(f"; https://github.com/o/r/compare/{base}...{head}")
+    for half in ({"GITHUB_SERVER_URL": "https://github.com/"}, {"GITHUB_REPOSITORY": "o/r"}):
+        assert window(root, base, head, env=half).link is None  # one of the two: no link, not a broken one
 
 
 def test_a_reference_commit_that_is_not_in_the_checkout_is_said_not_guessed(repo):

@@ -291,3 +291,18 @@ def test_under_xdist_the_workers_time_and_no_notice_says_benchmarks_are_disabled
     assert "automatically disabled" not in output(result)
     saved_run = json.loads((suite / "baselines" / FOLDER / "0001_two-workers.json").read_text())
     assert len(saved_run["benchmarks"]) == 3
+
+
+PROBE = """
+
+def pytest_sessionstart(session):
+    (session.config.rootpath / "compare-flag.txt").write_text(repr(session.config.option.benchmark_compare))
+"""
+
+
+def test_the_suite_judges_against_the_baseline_and_pytest_benchmark_is_left_no_compare_of_its_own(suite):
+    run(suite, "--benchmark-save=first")
+    (suite / "conftest.py").write_text((suite / "conftest.py").read_text() + PROBE)
+    result = run(suite, "--benchmark-compare", "--fake-gpu-seed=1")
+    assert result.returncode == 0, output(result)
+    assert (suite / "compare-flag.txt").read_text() == "False" and "3 same" in output(result)

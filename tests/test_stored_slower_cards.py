@@ -264,3 +264,17 @@ def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_fol
     assert _reference_machine_info(baseline, ReferenceRun("bad.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("missing.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("history run 7")) == {}  # no store: the folder's
+
+
+def test_a_host_routines_phase_card_lists_what_differs_from_its_newest_reference_runs_machine():
+    from harness.plugin.regression import card_of_phases
+    from harness.verdict.phases import phase_fields
+
+    routine = "suites/test_perf_matmul.py::test_matmul_host_routine_time[tiled16-pinned]"
+    reference = ReferenceRun("history run 7", "2026-12-02T00:00:00", "0" * 40, None)
+    slower_kernel = Verdict(f"{routine} kernel", SLOWER, 1e-4, 1.1e-4, 1.1, 0.015, "10% slower", references=(reference,))
+    record = CaseRecord(case=routine, median_s=5e-4, phases={"kernel": [1.1e-4]},
+                        phase_verdicts=[phase_fields("kernel", slower_kernel)])
+    state = state_in(None, Store())
+    card_of_phases(state, record)
+    assert any(line.startswith("Environment differences: driver 570.86.15 -> 580.159.04") for line in state.cards[routine])

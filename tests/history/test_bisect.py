@@ -337,3 +337,12 @@ def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeyp
     monkeypatch.setattr(cmd_bisect, "bisect", silent)
     assert main(["bisect", NODE, "HEAD~1..HEAD"]) == 1
     assert capsys.readouterr().err == "error: git log failed: exit 3\n"
+
+
+def test_a_git_command_that_fails_is_an_error_not_an_empty_answer(tmp_path):
+    import subprocess
+
+    from harness.history.bisect import _git
+
+    with pytest.raises(subprocess.CalledProcessError):
+        _git(tmp_path, "rev-parse", "--verify", "HEAD")  # no repository here

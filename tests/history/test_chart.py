@@ -132,6 +132,8 @@ def test_a_failed_run_is_a_red_triangle_an_accepted_one_an_orange_diamond_and_bo
     assert "verdict accepted (accepted: tiles, by a trailer)" in found["3"].find("title").text
     accepted = [line for line in svg.iter("line") if line.get("class") == "accepted"]
     assert [line.get("data-run") for line in accepted] == ["3"]
+    (label,) = [text for text in svg.iter("text") if (text.text or "").startswith("accepted")]
+    assert TOP < float(label.get("y")) <= TOP + 12  # inside the plot, under its top edge
 
 
 def test_a_step_is_a_dashed_line_midway_between_its_runs_labelled_with_its_commits():

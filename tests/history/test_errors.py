@@ -284,3 +284,11 @@ def test_another_error_of_the_switch_to_wal_is_raised_at_once():
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         connection._use_wal(cursor)
     assert cursor.switches == 1
+
+
+def test_a_sqlite_store_is_worked_in_the_callers_own_thread():
+    # only a PostgreSQL server can stop answering; SQLite's connections belong to the thread that made them
+    assert connection.deadline(make_url("sqlite:///h.sqlite"), "read", threading.current_thread) is \
+        threading.current_thread()
+    assert connection.deadline(make_url("postgresql://u@127.0.0.1/db"), "read", threading.current_thread) is not \
+        threading.current_thread()

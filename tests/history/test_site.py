@@ -175,3 +175,12 @@ def test_a_failed_run_is_a_red_dot_on_the_energy_line_too(tmp_path):
               dataclasses.replace(one.points[1], energy_j=1.1, outcome="failed", verdict="same"))
     line = energy_line(dataclasses.replace(one, points=points))
     assert line.count("<circle") == 1 and 'cx="160.0" cy="2.0"' in line
+
+
+def test_the_index_names_each_case_by_its_test_and_links_its_page_under_its_whole_node_id(tmp_path):
+    series, steps = _two_cases()
+    index = write_site(tmp_path, series, steps).read_text()
+    for one in series:
+        case = one.key.case
+        name = case.rsplit("::", 1)[-1]
+        assert "::" in case and f'title="{case}">{name}</a>' in index.replace("&#x27;", "'").replace("&quot;", '"')
