@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import sqlite3
 import sys
 import time
 
 import pytest
 
 from scripts import mutation_replay
+from tests.cosmic_ray_sessions import cosmic_ray_session
 
 pytestmark = pytest.mark.slow  # copies of the tree and timeouts: run by CI's second pass (tox -e unit -- -m slow)
 
@@ -50,18 +50,10 @@ def test_a_diff_of_another_version_of_the_file_is_refused():
 
 
 def session_file(tmp_path, rows):
-    """A cosmic-ray session with its two tables as cosmic-ray 8.7 writes them (the columns export reads)."""
-    path = tmp_path / "session.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("create table mutation_specs (module_path, operator_name, operator_args, occurrence, start_pos_row,"
-               " definition_name, job_id primary key)")
-    db.execute("create table work_results (worker_outcome, output, test_outcome, diff, job_id primary key)")
-    for job, module, outcome, diff in rows:
-        db.execute("insert into mutation_specs values (?, 'core/NumberReplacer', '\"{}\"', 0, 3, 'f', ?)", (module, job))
-        if outcome is not None:
-            db.execute("insert into work_results values ('NORMAL', '', ?, ?, ?)", (outcome, diff, job))
-    db.commit()
-    return path
+    """A session of NumberReplacer mutants at line 3: (job id, module, test outcome or None if pending, diff)."""
+    return cosmic_ray_session(tmp_path / "session.sqlite",
+                              [(job, module, "core/NumberReplacer", 3, 0) for job, module, _, _ in rows],
+                              [(job, "NORMAL", outcome, diff) for job, _, outcome, diff in rows if outcome is not None])
 
 
 def test_export_keeps_the_asked_outcome_and_module_once_each(tmp_path):

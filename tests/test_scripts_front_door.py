@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
 BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "time_changes": ["1"],
-                 "time_store": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "nightly_time": ["--wall", "3"],
+                 "time_store": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "mutation_filter": ["no-such.sqlite"], "nightly_time": ["--wall", "3"],
                  "cause_check": ["--size", "1"], "energy_check": ["measure", "--ab", "0"],
                  "mutation_replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"]}
 
