@@ -51,11 +51,15 @@ class Occupancy:
 
 
 def occupancy(arch: str, threads_per_block: int, registers_per_thread: int, shared_bytes_per_block: int) -> Occupancy:
-    """Blocks of this launch per multiprocessor of `arch` (ValueError for an unknown arch or no threads)."""
+    """Blocks of this launch per multiprocessor of `arch` (ValueError for an unknown arch, no threads, or a
+    negative count of registers or shared bytes)."""
     if arch not in ARCHS:
         raise ValueError(f"no occupancy limits for {arch!r}; known: {', '.join(sorted(ARCHS))}")
     if threads_per_block < 1:
         raise ValueError(f"a block needs threads, got {threads_per_block}")
+    if registers_per_thread < 0 or shared_bytes_per_block < 0:
+        raise ValueError(f"registers and shared bytes are counts, got {registers_per_thread} registers and "
+                         f"{shared_bytes_per_block} shared bytes")
     limits = ARCHS[arch]
     warps_per_block = math.ceil(threads_per_block / 32)
     per_warp = math.ceil(max(registers_per_thread, 1) * 32 / limits.register_unit) * limits.register_unit

@@ -366,30 +366,6 @@ def test_the_card_shows_its_note_three_causes_at_most_and_figures_as_numbers():
                      "| y | 2 | **3** |", "| z | 1.235 | **—** |", ""]
 
 
-def test_occupancy_rounds_registers_to_eight_a_thread_and_names_every_tied_limit():
-    # 256 threads, 32 registers: 8 warps a block of 1024 registers each, 65536 // 8192 = 8 blocks, as many as the
-    # 64 warps allow
-    full = occupancy("sm_90", 256, 32, 0)
-    assert (full.blocks, full.warps, full.limited_by, full.of_warps) == (8, 64, "registers and warps", 64)
-    assert full.fraction == 1.0 and full.words() == "8 blocks (64 of 64 warps) per SM, limited by registers and warps"
-    # 33 registers are 40 a thread: 1280 a warp, 65536 // 10240 = 6 blocks
-    assert (occupancy("sm_90", 256, 33, 0).blocks, occupancy("sm_90", 256, 33, 0).limited_by) == (6, "registers")
-    assert occupancy("sm_90", 256, 40, 0).blocks == 6 and occupancy("sm_90", 256, 41, 0).blocks == 5
-    assert occupancy("sm_90", 256, 64, 0).fraction == 0.5
-    # 33 threads are two warps; sm_86's 48 warps hold 24 such blocks, its 16 blocks limit them
-    small = occupancy("sm_86", 33, 16, 0)
-    assert (small.blocks, small.warps, small.limited_by, small.of_warps) == (16, 32, "blocks", 48)
-    assert occupancy("sm_86", 256, 16, 0).blocks == 6 and occupancy("sm_86", 256, 16, 0).limited_by == "warps"
-
-
-def test_occupancy_refuses_an_unknown_arch_and_a_block_without_threads():
-    with pytest.raises(ValueError, match=r"^no occupancy limits for 'sm_70'; known: sm_80, sm_86, sm_89, sm_90$"):
-        occupancy("sm_70", 256, 32, 0)
-    with pytest.raises(ValueError, match=r"^a block needs threads, got 0$"):
-        occupancy("sm_90", 0, 32, 0)
-    assert occupancy("sm_90", 1, 32, 0).warps == 32  # one thread is one warp: the 32-block limit
-
-
 PTXAS_TWO = ("ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
              "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
              "ptxas info    : Used 64 registers, used 2 barriers, 512 bytes smem, 380 bytes cmem[0]\n"
@@ -558,3 +534,96 @@ def test_a_local_memory_instruction_is_counted_under_its_class_and_its_width(mon
     monkeypatch.setattr(sass, "opcodes", lambda cubin, function=None: ["STL.64", "LDL", "FFMA"])
     assert sass.histogram(b"cubin") == Counter({"LDL/STL (local)": 2, "LDL/STL.64": 1, "LDL/STL.32": 1, "FFMA": 1,
                                                 "all": 3})
+
+
+def test_a_profile_is_a_value_that_cannot_be_changed_and_whose_repr_leaves_out_the_sass():
+    import dataclasses
+
+    profile = _profile({"FFMA": 100, "LDG": 8})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        profile.registers = 64
+    # the histogram (a Counter, which cannot be hashed) is no part of its identity: a profile can be a key
+    assert {profile: "base"}[_profile({"FFMA": 100, "LDG": 8})] == "base"
+    assert "sass" not in repr(profile) and "FFMA" not in repr(profile) and "registers=32" in repr(profile)
+
+
+def test_a_log_without_the_function_is_quoted_in_the_error_to_its_first_200_characters():
+    log = "error: " + "x" * 193 + "TAIL" + "y" * 100  # "TAIL" from the 201st character on
+    with pytest.raises(ValueError) as error:
+        _report_of(log, "k")
+    assert str(error.value) == f"ptxas's report names no entry function 'k' (NVRTC's log: {log[:200]!r})"
+    assert str(error.value).endswith("x')") and "TAIL" not in str(error.value)
+
+
+def test_the_same_build_is_compiled_once(monkeypatch):
+    import kernels.compile
+    from harness.cause.static import compiled
+
+    calls = []
+
+    def ptxas_report(source_text, name, options, arch):
+        calls.append((source_text, name, options, arch))
+        return b"cubin", "log"
+
+    monkeypatch.setattr(kernels.compile, "ptxas_report", ptxas_report)
+    source = f"// asked twice {time.time_ns()}"  # no earlier test's build
+    assert compiled(source, ("-O3",), "sm_90", "a.cu") == compiled(source, ("-O3",), "sm_90", "a.cu") == (
+        b"cubin", "log")
+    assert calls == [(source, "a.cu", ("-O3",), "sm_90")]
+    compiled(source, ("-O3",), "sm_80", "a.cu")  # another arch: another build
+    assert len(calls) == 2
+
+
+PTXAS_NO_SPILL_LINE = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+                       "ptxas info    : Used 32 registers, used 1 barriers, 16384 bytes smem\n")
+
+
+def test_a_profile_takes_each_figure_from_the_report_the_launch_and_the_cubin(monkeypatch):
+    from harness.cause import static
+    from harness.cause.occupancy import Occupancy
+
+    asked = []
+
+    def compiled(source_text, options, arch, name):
+        asked.append((source_text, options, arch, name))
+        return b"cubin", PTXAS_NO_SPILL_LINE
+
+    monkeypatch.setattr(static, "compiled", compiled)
+    monkeypatch.setattr(static, "_constant_bytes", lambda cubin, function: 548)
+    monkeypatch.setattr(static, "histogram", lambda cubin, function: Counter({"FFMA": 7, "all": 7}))
+    profile = static_profile("src", ["-O3"], "sm_90", "k", "grid=(4, 4, 1) block=(16, 16) shared=16384", "k.cu")
+    assert asked == [("src", ("-O3",), "sm_90", "k.cu")]
+    # a report without the stack frame line: no spills, no stack
+    assert (profile.function, profile.arch, profile.registers, profile.barriers) == ("k", "sm_90", 32, 1)
+    assert (profile.spill_stores, profile.spill_loads, profile.stack_bytes) == (0, 0, 0)
+    assert (profile.static_shared, profile.dynamic_shared, profile.constant_bytes, profile.threads) == (
+        16384, 16384, 548, 256)
+    # the block's shared memory is its static and dynamic bytes together: 32 KB + 1 KB = 33792 a block,
+    # 233472 // 33792 = 6 blocks of 8 warps (registers and warps would allow 8)
+    assert profile.occupancy == Occupancy(6, 48, "shared memory", 64)
+    assert profile.sass == Counter({"FFMA": 7, "all": 7})
+
+
+_OTHER = ('extern "C" __global__ void other(float *out, double a, double b, double c, double d)'
+          ' { out[threadIdx.x] = a + b + c + d; }\n')
+
+
+def test_the_constant_bytes_are_what_ptxas_reports_in_constant_banks():
+    import re
+
+    from harness.cause.static import _constant_bytes, compiled
+
+    # sm_80's ptxas names each bank's bytes: the kernel's parameters at 0x160 (352) + two pointers and an
+    # int (20) = 372 bytes of cmem[0]; 256 floats of __constant__ data are the file's 1024 bytes of cmem[3]
+    for source in (_SCALE % "2.0f", "__constant__ float table[256];\n" + _SCALE % "table[i & 255]"):
+        cubin, log = compiled(source, BASE_OPTIONS, "sm_80", "k.cu")
+        reported = sum(int(n) for n in re.findall(r"(\d+) bytes cmem\[\d\]", log))
+        assert _constant_bytes(cubin, "k") == reported and reported in (372, 372 + 1024)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_another_kernels_parameter_bank_is_not_counted(arch):
+    launch = "block=(256, 1) shared=0"
+    alone = static_profile(_SCALE % "2.0f", BASE_OPTIONS, arch, "k", launch).constant_bytes
+    beside = static_profile(_OTHER + _SCALE % "2.0f", BASE_OPTIONS, arch, "k", launch).constant_bytes
+    assert beside == alone
