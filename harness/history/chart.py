@@ -64,10 +64,9 @@ def nice_ticks(low: float, high: float, count: int = Y_TICKS) -> list[float]:
 def tick_labels(values: Sequence[float]) -> list[str]:
     """Labels of durations (seconds) in one unit, with the fewest decimals that keep them all different
     and each within 1% of the ticks' step of its value (so 2.9305 ms is not written 2.930 ms)."""
-    top = max(abs(v) for v in values) if values else 0
-    unit, scale = next(((u, s) for u, s in _UNITS if top / s < 1000), _UNITS[-1])
+    unit, scale = _unit_of(max(abs(v) for v in values) if values else 0)
     scaled = [v / scale for v in values]
-    gaps = [b - a for a, b in zip(scaled, scaled[1:], strict=False) if b != a]
+    gaps = [abs(b - a) for a, b in zip(scaled, scaled[1:], strict=False) if b != a]  # in any order
     tolerance = min(gaps) / 100 if gaps else 0.0
     for decimals in range(0, 9):
         labels = [f"{v:.{decimals}f}" for v in scaled]
@@ -78,9 +77,15 @@ def tick_labels(values: Sequence[float]) -> list[str]:
     return [f"{label} {unit}" for label in labels]
 
 
+def _unit_of(seconds: float) -> tuple[str, float]:
+    """(unit, its seconds) that writes `seconds` under a thousand: 1 µs is 1.000 µs, not 1000 ns (in floating
+    point 1e-6 / 1e-9 is 999.9999999999999, so the quotient is rounded before it is compared)."""
+    return next(((u, s) for u, s in _UNITS if round(seconds / s, 9) < 1000), _UNITS[-1])
+
+
 def precise(seconds: float) -> str:
     """4 significant figures: enough to see a 0.2% move in a tooltip or the runs table."""
-    unit, scale = next(((u, s) for u, s in _UNITS if seconds / s < 1000), _UNITS[-1])
+    unit, scale = _unit_of(seconds)
     value = seconds / scale
     return f"{value:.{max(0, 3 - math.floor(math.log10(value)))}f} {unit}" if value > 0 else f"0 {unit}"
 
