@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 import types
 
@@ -354,6 +355,8 @@ def test_launches_per_replay_round_the_10_ms_graph_and_queue_at_least_three():
     assert (replay.per_launch, replay.queued) == (2, 13)
     # 10 ms / 6 ms rounds to 2: ceil(0.1 / 12 ms) = 9
     assert (Replay(lambda s: None, UploadingStream(), launch_s=6e-3).queued) == 9
+    # two launches a replay are already worth a graph
+    assert Replay(lambda s: None, UploadingStream(), launch_s=4e-3).how == "a CUDA graph of 2 launches"
     assert Replay(lambda s: None, RefusingStream(), launch_s=0.0151).per_launch == 1  # 0.66 rounds to 1
 
 
@@ -396,6 +399,216 @@ def test_a_measurements_launch_time_is_its_windows_seconds_over_their_launches()
     windows = (Window(0.0, 0.5, 1.0, 100), Window(0.5, 2.0, 1.0, 200))
     m = energy.EnergyMeasurement(windows, "r", None, (None, None), None)
     assert m.launch_s == pytest.approx(2.0 / 300) and m.joules_per_launch == [0.01, 0.005]
+
+
+class Clock:
+    """The `time` of harness.timing.energy, by hand: perf_counter from 1000 s, the epoch 1.7e9 s before
+    it, and a sleep that moves it on by exactly what was asked (`stall_s` more, once, at `stall_at`: a
+    host that hung in a driver call). A recording still going after ten seconds never ends: an error."""
+
+    def __init__(self, stall_at: float | None = None, stall_s: float = 0.0):
+        self.now, self.stall_at, self.stall_s = 1000.0, stall_at, stall_s
+
+    def perf_counter(self):
+        return self.now
+
+    def time(self):
+        return 1.7e9 + self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+        if self.stall_at is not None and self.now >= self.stall_at:
+            self.now, self.stall_at = self.now + self.stall_s, None
+        if self.now > 1010.0:
+            raise RuntimeError("the recording went on for ten seconds")
+
+
+class ClockedPower(CountingPower):
+    """CountingPower on a Clock (30 J every 100 ms: 300 W) that notes when NVML's samples were asked for;
+    each answer is one sample stamped with the epoch's microseconds, as NVML's are."""
+
+    def __init__(self, clock):
+        self.clock, self.started, self.reads, self.since, self.asked_at = clock, clock.now, 0, [], []
+
+    def counter_mj(self):
+        return int((self.clock.now - self.started) / COUNTER_PERIOD_S) * 30_000
+
+    def samples(self, since_us):
+        self.asked_at.append(self.clock.now)
+        return [(round(self.clock.time() * 1e6), 300.0)]
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(energy, "time", clock)
+    return clock
+
+
+def test_a_recording_asks_for_nvmls_samples_once_a_second_and_places_them_on_the_hosts_clock(clock):
+    power = ClockedPower(clock)
+    meter = energy.EnergyMeter(power)
+    trace = meter._record(None, busy_s=2.5, warm_s=0.0)
+    # NVML holds about 2.4 s of samples: asked at the start, every second, and once more after the last poll
+    assert [at - 1000.0 for at in power.asked_at] == pytest.approx([0.0, 1.0, 2.0, 2.5], abs=1e-3)
+    assert trace.samples_clock == "epoch"  # the samples' timestamps are the epoch's: placed by it
+    assert [t for t, _ in trace.samples] == pytest.approx(power.asked_at, abs=1e-5)
+    assert meter.seconds == pytest.approx(2.5, abs=1e-3)  # the recording's wall time
+    meter._record(None, busy_s=0.5, warm_s=0.0)
+    assert meter.seconds == pytest.approx(3.0, abs=2e-3)  # the recordings' times add up
+
+
+def test_a_recording_reads_the_sm_clock_and_its_throttle_reasons_twice_a_second(clock, monkeypatch):
+    read_at = []
+
+    def clock_state():
+        read_at.append(clock.now)
+        return types.SimpleNamespace(sm_clock_mhz=1980 - len(read_at), throttle=(f"reason {len(read_at)}",))
+
+    monkeypatch.setattr(energy, "clock_state", clock_state)
+    clocks, throttle = [], set()
+    energy.EnergyMeter(ClockedPower(clock))._record(None, busy_s=1.2, warm_s=0.0, clocks=clocks, throttle=throttle)
+    assert [at - 1000.0 for at in read_at] == pytest.approx([0.0, 0.5, 1.0], abs=1e-3)
+    assert clocks == [1979, 1978, 1977] and throttle == {"reason 1", "reason 2", "reason 3"}
+
+
+def test_the_idle_power_is_measured_over_one_second_once_per_process(clock):
+    meter = energy.EnergyMeter(ClockedPower(clock))
+    assert meter.idle_w() == pytest.approx(300.0, rel=1e-3)
+    assert meter.seconds == pytest.approx(1.0, abs=1e-3)
+    polls = meter.idle_trace.polls
+    assert polls[-1][0] - polls[0][0] == pytest.approx(1.0, abs=1e-3)
+    assert meter.idle_w() == pytest.approx(300.0, rel=1e-3) and meter.seconds == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.parametrize(("readings", "changes"), [
+    ([1, 2, 3], 2),  # each poll's reading against the one before
+    ([int("123456789"), int("123456789")], 0),  # NVML's reads are new ints: equal is no change
+    ([5000, 100], 1),  # a counter that started again (the driver reloaded) changed too
+])
+def test_a_replay_without_a_window_counts_the_counters_changes_between_consecutive_polls(readings, changes):
+    trace = Trace(polls=[(0.1 * i, mj) for i, mj in enumerate(readings)])
+    with pytest.raises(EnergyError, match=rf"\({len(readings)} polls, {changes} counter changes, 0 replays"):
+        energy._found([], trace, "k")
+
+
+def test_energy_needs_both_nvml_and_a_device_handle(monkeypatch):
+    unavailable = (None, "NVML is not available (nvidia-ml-py missing, or no NVML device for this CUDA device)")
+    monkeypatch.setattr(energy, "nvml_module", lambda: FakeNvml())
+    monkeypatch.setattr(energy, "nvml_handle", lambda device=None: None)
+    assert open_power() == unavailable  # NVML without a device for this CUDA device
+    monkeypatch.setattr(energy, "nvml_module", lambda: None)
+    monkeypatch.setattr(energy, "nvml_handle", lambda device=None: "handle")
+    assert open_power() == unavailable
+    monkeypatch.setattr(energy, "nvml_module", lambda: FakeNvml())
+    power, why = open_power()
+    assert why == "" and power.counter_mj() == 123456789
+
+
+def test_a_measurement_without_its_conditions_says_nothing_waited_and_its_traces_stay_out_of_its_repr():
+    m = energy.EnergyMeasurement((Window(0.0, 0.5, 150.0, 500.0),), "r", None, (None, None), None,
+                                 traces=(Trace(polls=[(0.0, 1), (0.1, 2)]),))
+    assert (m.starved_s, m.windows_added, m.sm_clock_mhz, m.throttle) == (0.0, 0, (), ())
+    assert "traces" not in repr(m) and "polls" not in repr(m)  # thousands of polls: never printed
+
+
+def test_a_cap_of_hundreds_of_extra_windows_stops_once_they_are_measured(monkeypatch):
+    plan = EnergyPlan(windows=100, ticks_per_window=5, warm_s=0.3, extra_windows=300)
+    meter, m = measured(monkeypatch, [[1.0] * 100] * 5, lambda values: False, plan)
+    assert len(m.windows) == 400 and m.windows_added == 300 and len(meter.batches) == 1
+
+
+class SerialGpu:
+    """A GPU on a Clock that runs the replays one after another, `replay_s` each, and CuPy's events on it:
+    an event is done once the work launched before it is, at once on an idle GPU."""
+
+    def __init__(self, clock, replay_s):
+        self.clock, self.replay_s, self.busy_until, self.events, self.starts = clock, replay_s, clock.now, [], []
+
+    def run(self, stream):
+        """One replay launched: it starts when the GPU is free or now, whichever is later."""
+        self.starts.append(max(self.busy_until, self.clock.now))
+        self.busy_until = self.starts[-1] + self.replay_s
+
+    def Event(self):  # noqa: N802 (CuPy's name)
+        return SerialGpu.Recorded(self)
+
+    class Recorded:
+        def __init__(self, gpu):
+            self.gpu = gpu
+
+        def record(self, stream):
+            self.at = max(self.gpu.busy_until, self.gpu.clock.now)
+            self.gpu.events.append(self)
+
+        @property
+        def done(self):
+            return self.gpu.clock.now >= self.at
+
+
+def busy_recording(monkeypatch, clock, busy_s=0.31, launch_s=0.02):
+    """A recording of a replay of one launch of `launch_s` on a SerialGpu: (trace, gpu, meter)."""
+    import sys
+
+    gpu = SerialGpu(clock, launch_s)
+    cuda = types.SimpleNamespace(Event=gpu.Event, get_elapsed_time=lambda first, event: (event.at - first.at) * 1e3)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    replay = Replay(gpu.run, RefusingStream(), launch_s=launch_s)
+    assert replay.per_launch == 1 and replay.queued == math.ceil(energy.QUEUED_S / launch_s)
+    meter = energy.EnergyMeter(ClockedPower(clock))
+    return meter._record(replay, busy_s=busy_s, warm_s=0.0), gpu, meter
+
+
+def test_a_busy_recording_sees_each_replay_done_at_the_next_poll_and_queues_none_after_its_time(monkeypatch, clock):
+    trace, gpu, meter = busy_recording(monkeypatch, clock)
+    # five replays of 20 ms queued until 0.31 s: the last of twenty done at 0.4 s, when the recording ends
+    assert [count for _, _, count in trace.done] == list(range(1, 21)) and len(gpu.events) == 20
+    assert gpu.events[-1].at == pytest.approx(1000.4) and meter.seconds == pytest.approx(0.4, abs=1e-3)
+    assert all(0 <= seen - event.at <= energy.POLL_S * 1.01 for (seen, _, _), event in zip(trace.done, gpu.events,
+                                                                                            strict=True))
+    assert [gpu_s for _, gpu_s, _ in trace.done] == pytest.approx([0.02 * i for i in range(20)])
+    assert trace.starved_s == 0.0  # five replays always queued: the GPU never waited
+
+
+def test_no_replay_is_queued_at_the_very_end_of_the_busy_time(monkeypatch, clock):
+    monkeypatch.setattr(energy, "POLL_S", 2**-12)  # polls on a binary grid: one lands exactly on every 1/64 s
+    trace, gpu, _ = busy_recording(monkeypatch, clock, busy_s=20 / 64, launch_s=1 / 64)
+    # seven replays of 1/64 s queued at 0; replay k + 7 at the poll that sees replay k done (k/64 s) while
+    # that is before 20/64 s: the last, 26, at 19/64 s
+    assert len(gpu.events) == 26 and gpu.events[-1].at == 1000.0 + 26 / 64
+
+
+def idle_between_replays(gpu):
+    """The SerialGpu's idle time between its first replay's start and its last one's end."""
+    return sum(later - (earlier + gpu.replay_s) for earlier, later in zip(gpu.starts, gpu.starts[1:], strict=False))
+
+
+def test_a_host_stall_that_runs_the_gpu_dry_counts_the_gpus_wait_until_more_is_queued(monkeypatch):
+    clock = Clock(stall_at=1000.1, stall_s=0.15)
+    monkeypatch.setattr(energy, "time", clock)
+    trace, gpu, _ = busy_recording(monkeypatch, clock)
+    # five replays of 20 ms kept queued: at the stall the GPU holds work until 0.18 s, and waits until the first
+    # poll after the stall (0.1 s + a poll + 0.15 s) queues more
+    assert trace.starved_s == pytest.approx(0.1 + energy.POLL_S + 0.15 - 0.18, abs=1e-9)
+    assert trace.starved_s == pytest.approx(idle_between_replays(gpu), abs=1e-9)
+
+
+class SlowPolls(Clock):
+    """A host whose every poll takes 150 ms (NVML's calls running long): longer than the 100 ms kept queued."""
+
+    def sleep(self, seconds):
+        super().sleep(0.15)
+
+
+def test_polls_slower_than_the_queued_work_count_every_wait_of_the_gpu():
+    # each poll finds every replay done: the GPU waits 50 ms of every 150 ms, and each wait ends at a refill
+    clock = SlowPolls()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(energy, "time", clock)
+        trace, gpu, _ = busy_recording(monkeypatch, clock, busy_s=1.0)
+    waits = idle_between_replays(gpu)
+    assert waits == pytest.approx(0.05 * 6, abs=1e-9)  # refills at 0.15, 0.30, ..., 0.90 s: six waits
+    assert trace.starved_s == pytest.approx(waits, abs=1e-9)
 
 
 class _Event:
@@ -452,3 +665,4 @@ def test_a_measurement_gives_the_windows_and_the_conditions_of_its_replay(monkey
     assert (m.temperature_c, m.power_limit_w, m.throttle) == ((40.0, 40.0), 700.0, ("sw power cap",))
     assert set(m.sm_clock_mhz) == {1980} and m.idle_w == pytest.approx(300.0, rel=0.05)
     assert m.starved_s == m.traces[0].starved_s
+

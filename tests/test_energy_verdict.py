@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import harness.verdict.energy as energy_verdict
 from harness.timing.energy import EnergyMeasurement
 from harness.timing.power_trace import Window
 from harness.verdict.energy import (
@@ -140,6 +141,8 @@ def test_the_reference_is_this_gpus_newest_runs_of_the_same_code_back_to_the_new
     assert [r.run for r in energy_reference(history, GPU, "s1")] == ["history run 8", "history run 7"]
     assert [r.run for r in energy_reference(history[:6], GPU, "s1")] == ["history run 6", "history run 1"]
     assert len(energy_reference([run(i) for i in range(1, 9)], GPU, "s1")) == REFERENCE_RUNS
+    newest = ["history run 8", "history run 7", "history run 6"]  # the newest three
+    assert [r.run for r in energy_reference([run(i) for i in range(1, 9)], GPU, "s1")] == newest
     assert energy_reference(history, None, "s1") == []
 
 
@@ -266,6 +269,9 @@ def test_a_ratio_past_the_floor_without_a_significant_welch_test_is_the_same():
     assert verdict.label == SAME and verdict.p_value == 1.0 and verdict.ratio == 1.5
     constant = judge_energy("c", [1.0, 1.0], [_stored(1, (1.0, 1.0))])  # no variance: no p either
     assert constant.label == SAME and constant.p_value == 1.0
+    # nor is half the reference less energy on one window alone
+    half = judge_energy("c", [0.5], _reference_runs())
+    assert half.label == SAME and half.p_value == 1.0 and half.ratio == 0.5
 
 
 def test_the_detectable_change_is_3_times_the_noise_of_both_means_and_the_spread_between_runs():
@@ -350,3 +356,130 @@ def test_the_interval_text_in_joules_without_between_runs():
     block = {"joules_per_launch": 2.0, "joules_per_launch_low": 1.9, "joules_per_launch_high": 2.1,
              "confidence": 0.99, "between_runs_high": None}
     assert interval_text(block) == "2 J (99% 1.9-2.1, ±5.0% this run)"
+
+
+def test_two_windows_give_the_interval_the_between_runs_spread_and_its_text():
+    # 0.30 and 0.32 J a launch: mean 0.31, sample sd 0.01 x sqrt 2, standard error 0.01
+    found = (Window(0.0, 0.5, 150.0, 500.0), Window(0.5, 1.0, 160.0, 500.0))
+    block = energy_block(EnergyMeasurement(found, "r", None, (None, None), None))
+    half = stats.t.ppf(0.975, 1) * 0.01
+    assert block["joules_per_launch"] == pytest.approx(0.31, rel=1e-12)
+    assert (block["joules_per_launch_low"], block["joules_per_launch_high"]) == pytest.approx((0.31 - half, 0.31 + half))
+    spread = stats.t.ppf(0.975, RUN_TO_RUN_DOF) * math.hypot(0.01 / 0.31, RUN_TO_RUN_SD)
+    assert block["between_runs_low"] == pytest.approx(0.31 * math.exp(-spread), rel=1e-12)
+    assert block["between_runs_high"] == pytest.approx(0.31 * math.exp(spread), rel=1e-12)
+    # 12.706 x 0.01 = ±41.0% of 0.31 this run; sinh(2.179 x hypot(3.23%, 0.62%)) = ±7.2% between runs
+    assert interval_text(block) == "0.31 J (95% 0.1829-0.4371, ±41.0% this run; ±7.2% between runs)"
+
+
+def test_an_interval_exactly_as_narrow_as_the_target_is_precise_enough(monkeypatch):
+    values = [0.99, 1.01] * 3
+    mean, low, high = mean_interval(values)
+    monkeypatch.setattr(energy_verdict, "TARGET_HALF_WIDTH", (high - low) / 2 / mean)
+    assert precise_enough(values)
+    monkeypatch.setattr(energy_verdict, "TARGET_HALF_WIDTH", math.nextafter((high - low) / 2 / mean, 0.0))
+    assert not precise_enough(values)
+
+
+def test_the_measurement_and_the_verdicts_inputs_can_be_named_and_their_options_only_by_name():
+    assert energy_block(measurement=measurement(), flops=2e9) == energy_block(measurement(), flops=2e9)
+    current = [1.1875, 1.3125] * 3
+    named = judge_energy(case="c", current=current, reference_runs=_reference_runs())
+    assert named.label == MORE_ENERGY and named.ratio == 1.25
+    with pytest.raises(TypeError):
+        judge_energy("c", current, _reference_runs(), 0.3)  # a floor given without its name
+    paired = judge_energy_paired(case="c", base=[1.0] * 3, head=[1.05, 1.051, 1.049])
+    assert paired.label == MORE_ENERGY
+    with pytest.raises(TypeError):
+        judge_energy_paired("c", [1.0] * 3, [1.05, 1.051, 1.049], 0.1)
+
+
+def test_the_reference_compares_machine_code_and_outcome_by_value():
+    asked = "".join(["s", "1"])  # the hash of this run: equal to the stored runs' "s1", another object
+    history = [run(1, sass="s0"), run(2, outcome="accepted"), run(3, outcome="".join(["fail", "ed"])), run(4)]
+    # s0 is other machine code, a failed run is never a reference, an accepted one is
+    assert [r.run for r in energy_reference(history, GPU, asked)] == ["history run 4", "history run 2"]
+
+
+# ten stored runs of windows 0.999 and 1.001: their means all 1, their own spread none
+STEADY = [_stored(i, (0.999, 1.001)) for i in range(1, 11)]
+
+
+@pytest.mark.parametrize(("level", "label"), [(1.018, SAME), (1.022, MORE_ENERGY), (0.982, SAME),
+                                              (0.978, LESS_ENERGY), (0.99, SAME)])
+def test_against_steady_runs_the_2_percent_floor_is_the_detectable_change(level, label):
+    current = [level - 0.001, level + 0.001] * 3
+    verdict = judge_energy("c", current, STEADY)
+    pooled = [0.999, 1.001] * 10
+    se_now = np.std(current, ddof=1) / math.sqrt(6) / level
+    se_ref = np.std(pooled, ddof=1) / math.sqrt(20)
+    spread = math.sqrt(12 * 0.0062**2 / 21)  # the prior, pooled with nine degrees of freedom of no spread
+    noise = 3 * math.sqrt(se_now**2 + se_ref**2 + (1 + 1 / 10) * spread**2)
+    assert noise == pytest.approx(0.0148, abs=2e-4)  # under the floor: the floor decides
+    assert verdict.detectable == 0.02 and "(detectable 2.0%, 2% floor;" in verdict.reason
+    assert verdict.ratio == pytest.approx(level, rel=1e-12)
+    more = stats.ttest_ind(current, pooled, equal_var=False, alternative="greater").pvalue
+    less = stats.ttest_ind(current, pooled, equal_var=False, alternative="less").pvalue
+    assert verdict.p_value == pytest.approx(min(more, less)) and min(more, less) < 1e-6  # all significant
+    assert verdict.label == label
+
+
+@pytest.mark.parametrize(("current", "label", "alternative"), [([1.1875, 1.3125] * 3, MORE_ENERGY, "greater"),
+                                                               ([0.6875, 0.8125] * 3, LESS_ENERGY, "less")])
+def test_a_welch_p_equal_to_alpha_is_not_significant(monkeypatch, current, label, alternative):
+    p = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative=alternative).pvalue
+    assert judge_energy("c", current, _reference_runs(), floor=0.1).label == label
+    monkeypatch.setattr(energy_verdict, "ALPHA", p)
+    at = judge_energy("c", current, _reference_runs(), floor=0.1)
+    assert at.label == SAME and at.p_value == p
+
+
+def test_two_windows_on_either_side_are_enough_for_a_welch_test():
+    current = [1.30, 1.31]
+    verdict = judge_energy("c", current, _reference_runs())
+    p = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="greater").pvalue
+    assert verdict.label == MORE_ENERGY and verdict.p_value == pytest.approx(p) and p < 0.01
+    current = [1.199, 1.201] * 3
+    verdict = judge_energy("c", current, [_stored(1, (0.999, 1.001))])
+    p = stats.ttest_ind(current, [0.999, 1.001], equal_var=False, alternative="greater").pvalue
+    assert verdict.label == MORE_ENERGY and verdict.p_value == pytest.approx(p) and p < 0.01
+
+
+def test_the_p_value_is_welchs_not_students_where_sizes_and_spreads_differ():
+    current = [1.3, 1.5, 1.4]  # sd 0.1 over three windows, the reference's 0.068 over six
+    welch = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="greater").pvalue
+    student = stats.ttest_ind(current, REFERENCE * 3, equal_var=True, alternative="greater").pvalue
+    assert welch == pytest.approx(4.2e-3, rel=0.05) and student < welch / 10
+    verdict = judge_energy("c", current, _reference_runs())
+    assert verdict.label == MORE_ENERGY and verdict.p_value == pytest.approx(welch, rel=1e-9)
+
+
+@pytest.mark.parametrize("head", [[1.05, 1.051, 1.049], [0.95, 0.951, 0.949]])
+def test_an_ab_ratio_exactly_at_the_floor_is_the_same(head):
+    verdict = judge_energy_paired("c", [1.0] * 3, head)
+    floor = abs(verdict.ratio - 1)  # exact: the ratio is within [0.5, 2]
+    assert verdict.label != SAME and (verdict.ci_low > 1 or verdict.ci_high < 1)
+    assert judge_energy_paired("c", [1.0] * 3, head, floor=floor).label == SAME
+
+
+def _pairs_with_an_interval_edge_at_one(mean: float) -> list[float]:
+    """Heads over bases of 1 whose log ratios are mean - d, mean, mean + d with d = |mean| sqrt 3 / t, so that
+    the 99% interval of their mean has an end at 1; the middle head is moved by ulps until that end is 1 exactly."""
+    d = abs(mean) * math.sqrt(3) / stats.t.ppf(0.995, 2)
+    low, middle, high = (math.exp(x) for x in (mean - d, mean, mean + d))
+    up = down = middle
+    for _ in range(100):
+        for head in ([low, up, high], [low, down, high]):
+            verdict = judge_energy_paired("c", [1.0] * 3, head)
+            if 1.0 in (verdict.ci_low, verdict.ci_high):
+                return head
+        up, down = math.nextafter(up, 2.0), math.nextafter(down, 0.0)
+    raise AssertionError(f"no head puts an end of the interval at 1 for a mean log ratio of {mean}")
+
+
+@pytest.mark.parametrize("mean", [0.1, -0.1])
+def test_an_ab_interval_that_reaches_one_is_not_wholly_past_it(mean):
+    verdict = judge_energy_paired("c", [1.0] * 3, _pairs_with_an_interval_edge_at_one(mean))
+    assert verdict.ratio == pytest.approx(math.exp(mean)) and abs(verdict.ratio - 1) > 0.015
+    assert (verdict.ci_low if mean > 0 else verdict.ci_high) == 1.0
+    assert verdict.label == SAME

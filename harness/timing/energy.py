@@ -290,19 +290,18 @@ class EnergyMeter:
         trace.warm_until = started + warm_s
         next_instant = next_samples = next_clocks = started
         raw_samples: list[tuple[int, float]] = []
-        starved_since = None
+        waits: list = []  # (the event after the last replay done, an event before the next): the GPU's waits
         while True:
             now = time.perf_counter()
             while queue and queue[0][0].done:
                 event, count = queue.popleft()
                 events.append((now, event, count))
             if replay is not None:
-                if not queue and events:
-                    starved_since = starved_since if starved_since is not None else now
-                elif starved_since is not None:
-                    trace.starved_s += now - starved_since
-                    starved_since = None
                 if now < started + busy_s:
+                    if not queue and events:  # every queued replay done: the GPU waits until the stream gets more
+                        resumed = cupy.cuda.Event()
+                        resumed.record(replay.stream)  # the idle stream reaches it at once
+                        waits.append((events[-1][1], resumed))
                     while len(queue) < replay.queued:
                         replay.launch()
                         launches += replay.per_launch
@@ -334,6 +333,9 @@ class EnergyMeter:
             first = events[0][1]
             trace.done = [(seen, cupy.cuda.get_elapsed_time(first, event) / 1e3, count)
                           for seen, event, count in events]
+        # the GPU's own clock between the end of its work and the next work: a poll that runs long (NVML's calls)
+        # cannot stretch or hide a wait, as times seen by the host would
+        trace.starved_s = sum(cupy.cuda.get_elapsed_time(done, resumed) for done, resumed in waits) / 1e3
         trace.samples, trace.samples_clock = _on_host_clock(raw_samples, epoch, time.perf_counter())
         return trace
 

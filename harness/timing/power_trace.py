@@ -40,8 +40,9 @@ class Trace:
     polls: (time, energy counter in mJ), one per poll; instant: (time, POWER_INSTANT in W), read
     every few ms; samples: (time, W) of NVML's 50 Hz power samples, placed on the host's clock;
     done: (time seen done, GPU seconds since the first event, launches finished by then), one per
-    replay (empty for an idle period); starved_s: how long every queued replay was already done
-    (the GPU waited for the host); warm_until: no window starts before it.
+    replay (empty for an idle period); starved_s: how long the GPU waited for the host with every queued
+    replay done (by CUDA events: the last replay's end to the next work's start); warm_until: no window
+    starts before it.
     """
 
     polls: list[tuple[float, float]] = field(default_factory=list)
