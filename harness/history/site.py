@@ -130,7 +130,7 @@ def _line(values: Sequence[tuple[float, bool]], css: str, colour: str) -> str:
         return ""
     numbers = [value for value, _ in values]
     low, high = min(numbers), max(numbers)
-    span = (high - low) or high * 1e-3
+    span = (high - low) or abs(high) * 1e-3 or 1.0  # a flat line along the bottom, of zeros too
     step = SPARK_WIDTH / max(len(numbers) - 1, 1)
     xy = [(i * step, SPARK_HEIGHT - 2 - (m - low) / span * (SPARK_HEIGHT - 4)) for i, m in enumerate(numbers)]
     dots = "".join(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2" fill="#d62728"/>'

@@ -61,3 +61,36 @@ def test_a_routine_whose_phases_gained_nothing_says_no_difference_explains_it():
     routine = [fields("kernel", "slower", 99e-6, 100e-6)]  # a ratio test can flag what the medians do not show
     assert phase_causes(routine) == []
     assert "No difference the card reads explains it" in "\n".join(phase_card("r", routine, None, "run 1"))
+
+
+def test_a_phase_judged_slower_ranks_first_even_with_a_sliver_of_the_time_gained():
+    routine = [fields("HtoD", "same", 199.8e-6, 100e-6), fields("kernel", "slower", 100.2e-6, 100e-6)]  # 0.2%
+    lines = phase_card("r", routine, None, "run 1")
+    assert [line.split("**")[1] for line in lines if line[:3] in ("1. ", "2. ")] == ["kernel phase", "HtoD phase"]
+
+
+def test_a_phase_whose_median_equals_its_reference_gained_nothing_and_is_no_cause():
+    assert phase_causes([fields("kernel", "slower", 100e-6, 100e-6)]) == []
+    routine = [fields("kernel", "slower", 100e-6, 100e-6), fields("HtoD", "same", 160e-6, 150e-6)]
+    assert [c.key for c in phase_causes(routine)] == ["HtoD phase"]
+
+
+def test_the_phases_after_one_without_a_reference_are_still_causes():
+    routine = [fields("host", "new", 300e-6, None), fields("DtoH", "same", 73e-6, 74e-6),
+               fields("kernel", "slower", 110e-6, 100e-6)]
+    assert [c.key for c in phase_causes(routine)] == ["kernel phase"]
+
+
+def test_a_phase_within_its_noise_that_gained_exactly_five_percent_of_the_time_is_named():
+    routine = [fields("HtoD", "same", 2.0, 1.0), fields("kernel", "slower", 20.0, 1.0)]  # 1 s of 20 s gained
+    assert [c.key for c in phase_causes(routine)] == ["HtoD phase", "kernel phase"]
+
+
+def test_the_detectable_change_is_given_in_percent_to_a_tenth():
+    (cause,) = phase_causes([fields("kernel", "slower", 110e-6, 100e-6, detectable=0.1)])
+    assert "(x1.100, slower; detectable 10.0%)" in cause.words
+
+
+def test_medians_either_side_of_a_rounding_edge_are_shown_in_microseconds_to_4_figures_and_marked():
+    lines = phase_card("r", [fields("kernel", "slower", 1.00050001e-3, 1.00049999e-3)], None, "run 1")
+    assert "| kernel median (µs) | 1000 | **1001** |" in lines

@@ -184,3 +184,41 @@ def test_the_index_names_each_case_by_its_test_and_links_its_page_under_its_whol
         case = one.key.case
         name = case.rsplit("::", 1)[-1]
         assert "::" in case and f'title="{case}">{name}</a>' in index.replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def _one_run_in_each_state():
+    """Four runs, oldest first: passed, accepted, failed, run failed (a correctness test failed in its run)."""
+    one = a_series(1e-3, 2e-3, 3e-3, 4e-3)
+    passed, accepted, failed, run_failed = one.points
+    points = (passed, dataclasses.replace(accepted, outcome="failed", accepted_reason="intended"),
+              dataclasses.replace(failed, outcome="failed"), dataclasses.replace(run_failed, run_failed=True))
+    assert [p.state for p in points] == ["passed", "accepted", "failed", "run failed"]
+    return dataclasses.replace(one, points=points)
+
+
+def test_only_a_failed_run_is_a_red_dot_on_the_sparkline_not_an_accepted_a_passed_or_a_run_failed_one():
+    line = sparkline(_one_run_in_each_state())
+    assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', line) == [("106.7", "10.0")]
+
+
+def test_only_a_failed_run_is_a_red_dot_on_the_energy_line():
+    one = _one_run_in_each_state()
+    measured = dataclasses.replace(one, points=tuple(dataclasses.replace(p, energy_j=1.0 + i / 10)
+                                                     for i, p in enumerate(one.points)))
+    assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', energy_line(measured)) == [("106.7", "10.0")]
+
+
+@pytest.mark.parametrize("energy_j", [0.0, 2.5])
+def test_a_flat_energy_line_is_drawn_along_the_bottom_even_at_zero(energy_j):
+    one = _one_run_in_each_state()
+    flat = dataclasses.replace(one, points=tuple(dataclasses.replace(p, energy_j=energy_j) for p in one.points))
+    heights = {y for _, y in re.findall(r'([\d.]+),([\d.]+)', energy_line(flat).split('points="')[1].split('"')[0])}
+    assert heights == {"26.0"}  # every run 2 px above the bottom: no span to divide by, whatever the value
+
+
+def test_the_index_carries_the_filter_script_and_a_case_page_no_script(tmp_path):
+    one = a_series(1e-3, 2e-3)
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert index.count("<script>") == 1 and "getElementById('filter-kernel')" in index.split("<script>")[1]
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    assert "<script" not in page
