@@ -109,6 +109,7 @@ def test_a_matmuls_least_traffic_is_a_b_and_c_once_each():
     from harness.report.plots import _least_matmul_bytes
 
     assert _least_matmul_bytes("2x3x4") == 4 * (2 * 4 + 4 * 3 + 2 * 3)  # m x n x k: A m·k, B k·n, C m·n floats
+    assert _least_matmul_bytes("3x5x7") == 4 * (21 + 35 + 15)
 
 
 def test_the_roofline_is_drawn_at_120_dpi(tmp_path):
@@ -168,3 +169,219 @@ def test_the_roofline_draws_its_roof_over_intensities_of_1_32_to_2048_flop_per_b
     plot_roofline(recorded(), tmp_path / "r.png")
     (xs, roof, _), = [args for label, args in drawn.items() if label and label.startswith("measured copy")]
     assert list(xs) == [2.0**i for i in range(-5, 12)] and roof[0] < roof[-1]
+
+
+# ---- what the roofline and the trend draw, read back from their figures ----------------------------------------
+
+H200_PEAK_TFLOPS = 2 * 128 * 132 * 1980e6 / 1e12  # FP32 FMA lanes x SMs x max SM clock: 66.9 TFLOP/s
+
+
+def loaded(doc):
+    """`doc` as a stored run is read back: through JSON, so that no string is the suite's own constant."""
+    return json.loads(json.dumps(doc))
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The figures the plots close, kept open to be read."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kept = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    yield kept
+    for fig in kept:
+        close(fig)
+
+
+def matmul(kernel, m, n, k, median, group="matmul"):
+    shape = f"{m}x{n}x{k}"
+    return case(f"test_matmul_time[{kernel}-{shape}]", group, median, kernel=kernel, shape=shape,
+                flops=2.0 * m * n * k, ceiling="cuBLAS", ceiling_rate=51e12)
+
+
+def add(kernel, nbytes, median, ceiling_rate, ceiling="device copy", **info):
+    return case(f"test_add_time[{kernel}-{nbytes}]", "add", median, kernel=kernel, bytes=nbytes, ceiling=ceiling,
+                ceiling_rate=ceiling_rate, **info)
+
+
+def roofline_run(gpu=GPU):
+    # 12 bytes per addition: 11718750000 bytes in 2**-10 s is 1e12 additions a second, exactly 1 TFLOP/s
+    return loaded({
+        "datetime": "2026-12-01T08:30:00+00:00",
+        "machine_info": {"gpu": gpu},
+        "benchmarks": [
+            # a host-copy pipeline first: it has no place on a DRAM roofline, and the cases after it still do
+            add("vector_add_streams", 120e6, 1.7e-3, 76e9, ceiling="overlap bound, 16 chunk(s)", chunks=16),
+            add("host_routine", 64e6, 1e-3, None, ceiling=None),
+            matmul("blocked", 4096, 2048, 1024, 2 * 4096 * 2048 * 1024 / 55e12),  # 55 TFLOP/s
+            matmul("cublas", 4096, 2048, 1024, 2 * 4096 * 2048 * 1024 / 50e12),  # 50 TFLOP/s
+            matmul("warptile", 1024, 512, 256, 2 * 1024 * 512 * 256 / 20e12),  # 20 TFLOP/s, the smaller size
+            matmul("warptile", 4096, 2048, 1024, 2 * 4096 * 2048 * 1024 / 52e12),  # 52 TFLOP/s
+            add("vec4", 11718750000, 2**-10, 4e12),
+            add("vec4", 11718750000 / 2, 2**-10, 3e12),
+        ],
+    })
+
+
+def intensity(m, n, k):
+    """FLOP per byte of a matmul that reads A (m·k) and B (k·n) and writes C (m·n) once, 4-byte floats."""
+    return 2 * m * n * k / (4 * (m * k + k * n + m * n))
+
+
+def test_the_roofline_places_each_matmul_at_its_intensity_and_each_add_at_one_flop_per_12_bytes(figures, tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    points = [tuple(c.get_offsets()[0]) for c in ax.collections]
+    assert [c.get_sizes().tolist() for c in ax.collections] == [[12]] * 6
+    big, small = intensity(4096, 2048, 1024), intensity(1024, 512, 256)
+    assert points == [pytest.approx(p, rel=1e-12) for p in [
+        (big, 55.0), (big, 50.0), (small, 20.0), (big, 52.0), (1 / 12, 1.0), (1 / 12, 0.5)]]
+    assert points[4] == (1 / 12, 1.0)  # exactly: the add's bytes a second over 12 bytes per addition, in TFLOP/s
+
+
+def test_a_matmul_record_without_its_shape_is_left_off_the_roofline_and_the_rest_is_drawn(figures, tmp_path):
+    run = roofline_run()
+    shapeless = case("test_matmul_time[odd]", "matmul", 1e-3, kernel="odd", flops=2e9, ceiling="cuBLAS",
+                     ceiling_rate=51e12)
+    plot_roofline(loaded({**run, "benchmarks": [shapeless, *run["benchmarks"]]}), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    assert len(ax.collections) == 6 and "odd" not in [t.get_text() for t in ax.texts]
+
+
+def test_the_roofline_labels_only_the_largest_size_of_each_kernel(figures, tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    big = intensity(4096, 2048, 1024)
+    labels = [(t.get_text(), pytest.approx(t.xy, rel=1e-12)) for t in ax.texts]
+    assert labels == [("blocked", (big, 55.0)), ("cublas", (big, 50.0)), ("warptile", (big, 52.0)),
+                      ("vec4", (1 / 12, 1.0))]
+    for text in ax.texts:  # beside its point, in small type
+        assert text.xyann == (6, 0) and text.anncoords == "offset points"
+        assert text.get_fontsize() == 6 and text.get_va() == "center"
+
+
+def test_the_roofline_draws_cublas_own_rate_even_where_other_kernels_are_faster(figures, tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    (line,) = [line for line in ax.lines if line.get_label().startswith("cuBLAS")]
+    assert line.get_label() == "cuBLAS SGEMM 50.0 TFLOP/s (measured)"
+    assert line.get_ydata() == [pytest.approx(50.0, rel=1e-12)] * 2
+    assert line.get_linewidth() == 1
+
+
+def test_the_roof_rises_with_the_fastest_device_copy_up_to_the_datasheet_peak(figures, tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    (roof,) = [line for line in ax.lines if line.get_label().startswith("measured copy")]
+    assert roof.get_label() == "measured copy 4.00 TB/s, datasheet FP32 peak"
+    xs = [2.0**i for i in range(-5, 12)]
+    assert list(roof.get_xdata()) == xs
+    # 4 TB/s reach 4 FLOP per byte-second: the roof is 4x TFLOP/s until the datasheet's 66.9 TFLOP/s
+    assert list(roof.get_ydata()) == [min(4 * x, H200_PEAK_TFLOPS) for x in xs]
+    assert roof.get_ydata()[-1] == H200_PEAK_TFLOPS and roof.get_ydata()[8] == 32.0
+    assert roof.get_linewidth() == 1 and roof.get_linestyle() == "-" and roof.get_color() == "k"
+
+
+@pytest.mark.parametrize("gpu", [{"name": "NVIDIA H200", "compute_capability": "9.0", "sm_clock_max_mhz": 1980},
+                                 {}], ids=["without an SM count", "without GPU facts"])
+def test_the_roof_has_no_peak_where_the_gpus_peak_is_unknown(figures, tmp_path, gpu):
+    plot_roofline(roofline_run(gpu), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    (roof,) = [line for line in ax.lines if line.get_label().startswith("measured copy")]
+    assert list(roof.get_ydata()) == [4 * 2.0**i for i in range(-5, 12)]
+
+
+def test_the_roofline_is_log_log_titled_with_the_gpu_and_the_runs_day(figures, tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "r.png")
+    ax = figures[0].axes[0]
+    assert ax.get_title() == ("NVIDIA H200: kernels of the suite (2026-12-01); matmul at every size, the largest "
+                              "labelled")
+    assert ax.title.get_fontsize() == 9
+    assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
+    assert ax.get_yscale() == "log" and ax.yaxis.get_transform().base == 10
+    assert ax.get_xlabel() == "arithmetic intensity (FLOP per byte of least DRAM traffic)"
+    assert ax.get_ylabel() == "TFLOP/s"
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["measured copy 4.00 TB/s, datasheet FP32 peak",
+                                                          "cuBLAS SGEMM 50.0 TFLOP/s (measured)"]
+    assert {t.get_fontsize() for t in legend.get_texts()} == {7}
+    for axis in (ax.xaxis, ax.yaxis):  # major and minor grid lines, thin
+        for ticks in (axis.get_major_ticks(), axis.get_minor_ticks()):
+            for tick in ticks:
+                assert tick.gridline.get_visible() and tick.gridline.get_linewidth() == 0.3
+    assert ax.get_xgridlines() and ax.get_ygridlines()
+
+
+def test_the_performance_table_leaves_out_wall_clock_cases_and_cases_without_work():
+    run = roofline_run()
+    run["benchmarks"] += loaded([
+        add("host_routine_timed", 64e6, 1e-3, None, ceiling=None, timer="wall clock"),
+        case("test_launch_time[empty]", "launch", 3e-6, kernel="empty", timer="cupti concurrent kernel"),
+    ])
+    rows = performance_table(run).splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "vector_add_streams (chunks 16)", "host_routine", "blocked", "cublas", "warptile", "warptile", "vec4", "vec4"]
+    assert rows[1] == "| host_routine |  | 1.00 ms | 64 GB/s |  |  |"
+
+
+def test_the_plots_make_the_folders_they_are_written_to(tmp_path):
+    plot_roofline(roofline_run(), tmp_path / "a" / "b" / "r.png")
+    plot_trend([roofline_run()], tmp_path / "c" / "d" / "t.png")
+    assert (tmp_path / "a" / "b" / "r.png").exists() and (tmp_path / "c" / "d" / "t.png").exists()
+
+
+def trend_runs():
+    def run(when, scale):
+        return loaded({"datetime": when, "machine_info": {"gpu": GPU}, "benchmarks": [
+            case("test_add_time[8192-vec[4]]", "add", 2e-3 * scale, kernel="vec4", timer="cupti kernel"),
+            case("test_add_time[scalar]", "add", 4e-3 * scale, kernel="scalar", timer="cupti kernel"),
+            case("test_launch", None, 5e-6 * scale, timer="cupti kernel"),
+        ]})
+
+    # stored out of order: each line is drawn oldest first
+    return [run("2026-11-29T12:00:00+00:00", 1.25), run("2026-11-28T12:00:00+00:00", 1.0),
+            run("2026-11-30T12:00:00+00:00", 1.5)]
+
+
+def test_a_trend_keeps_every_run_timed_by_the_same_timer_and_groups_the_ungrouped():
+    series = trend_series(trend_runs())
+    assert sorted(series) == ["add", "ungrouped"]
+    points = series["add"]["test_add_time[scalar]"]
+    assert [(when.day, median) for when, median in points] == [(29, 5e-3), (28, 4e-3), (30, 6e-3)]
+    assert [when.day for when, _ in series["ungrouped"]["test_launch"]] == [29, 28, 30]
+
+
+def test_the_trend_draws_a_panel_per_group_a_line_per_case_in_milliseconds(figures, tmp_path):
+    from datetime import UTC, datetime
+
+    cases = plot_trend(trend_runs(), tmp_path / "t.png")
+    assert cases == 3
+    (fig,) = figures
+    assert len(fig.axes) == 2
+    add_panel, ungrouped = fig.axes
+    days = [datetime(2026, 11, day, 12, tzinfo=UTC) for day in (28, 29, 30)]
+    # a line per case, named by its parameters, sorted: a parameter that ends in "]" keeps it
+    assert [line.get_label() for line in add_panel.lines] == ["8192-vec[4]", "scalar"]
+    vec, scalar = add_panel.lines
+    assert list(scalar.get_xdata()) == days  # oldest first, whatever the order the runs were given in
+    assert list(scalar.get_ydata()) == pytest.approx([4.0, 5.0, 6.0], rel=1e-12)
+    assert list(vec.get_ydata()) == pytest.approx([2.0, 2.5, 3.0], rel=1e-12)
+    (launch,) = ungrouped.lines
+    assert launch.get_label() == "test_launch" and list(launch.get_ydata()) == pytest.approx([5e-3, 6.25e-3, 7.5e-3])
+    for line in add_panel.lines + ungrouped.lines:
+        assert line.get_marker() == "o" and line.get_markersize() == 3 and line.get_linewidth() == 1
+
+
+def test_each_trend_panel_is_titled_by_its_group_on_a_log_scale_with_a_small_legend(figures, tmp_path):
+    plot_trend(trend_runs(), tmp_path / "t.png")
+    for ax, group in zip(figures[0].axes, ["add", "ungrouped"], strict=True):
+        assert ax.get_title() == group and ax.title.get_fontsize() == 9
+        assert ax.get_ylabel() == "median, ms" and ax.get_yscale() == "log"
+        legend = ax.get_legend()
+        assert {t.get_fontsize() for t in legend.get_texts()} == {5} and legend._ncols == 3
+        gridlines = ax.get_xgridlines() + ax.get_ygridlines()
+        assert gridlines and all(line.get_visible() and line.get_linewidth() == 0.3 for line in gridlines)

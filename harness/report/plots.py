@@ -48,24 +48,24 @@ def plot_roofline(doc: dict, path: Path) -> None:
     gpu = doc.get("machine_info", {}).get("gpu", {})
     fig, ax = plt.subplots(figsize=(8, 5.5))
     copy_rates, cublas, largest = [], [], {}
-    records = _gpu_records(doc)
+    # matrix products (with their shape) and the elementwise adds against the device copy; the host-copy
+    # pipelines are left out: no DRAM roofline applies to them
+    records = [r for r in _gpu_records(doc) if (r.flops is not None and r.shape) or r.ceiling == "device copy"]
 
     def size(r: CaseRecord) -> float:
-        return _least_matmul_bytes(r.shape) if r.flops is not None else r.bytes
+        return _least_matmul_bytes(r.shape) if r.flops is not None and r.shape else r.bytes
 
     for r in records:
         largest[r.kernel] = max(largest.get(r.kernel, 0), size(r))
     for r in records:
-        if r.flops is not None and r.shape:  # matrix products
+        if r.flops is not None and r.shape:
             intensity = r.flops / _least_matmul_bytes(r.shape)
             tflops = r.rate
             if r.kernel == "cublas":
                 cublas.append(tflops)
-        elif r.ceiling == "device copy":  # elementwise adds against the device copy
+        else:
             copy_rates.append(r.ceiling_rate)
             intensity, tflops = 1 / ADD_BYTES_PER_FLOP, r.bytes / r.median_s / ADD_BYTES_PER_FLOP / 1e12
-        else:  # host-copy pipelines: no DRAM roofline applies
-            continue
         ax.scatter(intensity, tflops, s=12)
         # label the largest size of each kernel only; smaller sizes sit left of it
         if size(r) == largest[r.kernel]:
@@ -128,7 +128,7 @@ def plot_trend(docs: list[dict], path: Path) -> int:
         for name, points in sorted(series[group].items()):
             points.sort()
             ax.plot([p[0] for p in points], [p[1] * 1e3 for p in points], marker="o", ms=3, lw=1,
-                    label=name.split("[", 1)[-1].rstrip("]"))
+                    label=name.split("[", 1)[-1].removesuffix("]"))
         ax.set_title(group, fontsize=9)
         ax.set_ylabel("median, ms")
         ax.set_yscale("log")
