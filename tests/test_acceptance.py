@@ -217,3 +217,27 @@ def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_a
     assert f"`python -m harness.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
     assert bisect_command(CASE, Window(None, head, unknown="no"), "nightly") is None
     assert bisect_command(CASE, Window(head, head), "nightly") is None  # no commit in the window: nothing to bisect
+
+
+def test_an_acceptance_is_a_value_equal_ones_hash_alike_and_it_cannot_be_changed():
+    import dataclasses
+
+    one, same = Acceptance("meant", ("warptile",), "a"), Acceptance("meant", ("warptile",), "a")
+    assert one == same and len({one, same}) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.reason = "other"
+
+
+@pytest.mark.parametrize("label", ["throttled", "unchanged", "new", "faster", "other GPU"])
+def test_a_verdict_of_any_label_but_slower_is_not_accepted(label):
+    verdict = Verdict(CASE, label, 1e-3, 1.03e-3, 1.03, 0.015, "why")
+    assert accepted(verdict, Acceptance("meant")) is verdict
+
+
+def test_a_slower_verdict_read_back_from_json_is_accepted():
+    import json
+
+    # a stored record's label: a new string, equal to the word the verdict wrote
+    label = json.loads(json.dumps({"label": SLOWER}))["label"]
+    done = accepted(Verdict(CASE, label, 1e-3, 1.03e-3, 1.03, 0.015, "3.0% slower"), Acceptance("meant"))
+    assert done.label == ACCEPTED and done.reason == "3.0% slower; accepted: meant"

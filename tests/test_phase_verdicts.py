@@ -151,3 +151,49 @@ def test_a_phase_without_samples_is_not_judged_and_fields_keep_every_figure():
     references = phase_fields("kernel", judged)["references"]
     assert len(references) == judged.reference_runs > 0
     assert references == [run.as_dict() for run in judged.references]
+
+
+def test_a_phases_share_is_its_median_over_the_routines_in_whole_percent():
+    # 0.8 ms of a 1 ms routine is 80%; 0.2 ms is 20%: no other scale of the share rounds to both
+    routine = _judged("a.py::t", 1e-3, {"kernel": [0.8e-3], "host": [0.2e-3]}, [])
+    row = next(line for line in phases_section([routine]).splitlines() if line.startswith("| `"))
+    assert [c.strip() for c in row.strip("|").split("|")] == ["`a.py::t`", "1.00 ms", "800 µs (80%)", "200 µs (20%)"]
+
+
+def test_a_stored_routines_phase_cells_carry_the_verdict_of_their_own_phase():
+    import json
+
+    # as a stored run gives them back: the phases' names and the verdicts' are strings read apart
+    stored_run = json.loads(json.dumps({
+        "phases": {"HtoD": [0.1e-3], "kernel": [0.5e-3], "DtoH": [0.1e-3]},
+        "verdicts": [_fields("HtoD", "same", 1.001, False), _fields("kernel", "slower", 1.25, True, "25% slower"),
+                     _fields("DtoH", "faster", 0.8, False, "20% faster")]}))
+    routine = _judged("a.py::t", 1e-3, stored_run["phases"], stored_run["verdicts"])
+    row = next(line for line in phases_section([routine]).splitlines() if line.startswith("| `"))
+    assert [c.strip() for c in row.strip("|").split("|")] == [
+        "`a.py::t`", "1.00 ms", "100 µs (10%, same x1.001)", "500 µs (50%, **slower** x1.250)",
+        "100 µs (10%, faster x0.800)"]
+
+
+def test_a_phase_without_samples_before_others_leaves_the_others_judged():
+    routine = record()
+    routine.phases = {"memset": [], **routine.phases}
+    verdicts = phase_verdicts(routine, [stored(i) for i in range(8)], gpu_uuid=GPU)
+    assert list(verdicts) == ["HtoD", "kernel", "DtoH", "host"]
+
+
+def test_phase_names_read_back_from_json_keep_the_host_on_the_wall_clocks_floor():
+    import json
+
+    # a record read back from its JSON: its phase names are new strings, equal to the recorder's words
+    routine = record()
+    routine.phases = json.loads(json.dumps(routine.phases))
+    host = next(name for name in routine.phases if name == "host")
+    assert phase_timer(host) == TIMER_WALL
+    verdicts = phase_verdicts(routine, [stored(i) for i in range(8)], gpu_uuid=GPU)
+    assert verdicts["host"].detectable >= 0.30 and verdicts["kernel"].detectable < 0.03
+
+
+def test_the_gpu_of_a_phase_verdict_is_given_by_name():
+    with pytest.raises(TypeError):
+        phase_verdicts(record(), [stored(i) for i in range(3)], GPU)

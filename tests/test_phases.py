@@ -57,6 +57,7 @@ def test_records_are_cut_at_the_marks_in_any_order_and_the_marks_left_out():
 
 @pytest.mark.parametrize("records, samples, dropped, words", [
     ([mark(0), *routine(5_000)], 2, 0, "1 sample marks in CUPTI's records for 2 samples"),
+    ([mark(0), *routine(5_000), mark(500_000)], 1, 0, "2 sample marks in CUPTI's records for 1 samples"),
     ([*routine(0), mark(500_000)], 1, 0, "ran before the first sample's mark"),
     ([mark(0), *routine(5_000)], 1, 3, "CUPTI dropped 3 activity records"),
 ])
@@ -83,6 +84,8 @@ def test_phases_sum_each_kind_per_sample_and_the_host_is_the_wall_clock_less_the
     assert phases["HtoD"][1] == 0.0 and phases[HOST_PHASE][1] == 0.0
     with pytest.raises(ValueError, match="2 samples of activities for 1 wall-clock samples"):
         phases_of(cut, [0.5e-3])
+    with pytest.raises(ValueError, match="^2 samples of activities for 3 wall-clock samples$"):
+        phases_of(cut, [0.5e-3] * 3)
 
 
 class Recorder:
@@ -205,3 +208,28 @@ def test_marks_and_kinds_are_matched_by_their_text_not_by_the_string_object():
     assert [len(sample) for sample in cut] == [4, 4] and all(a.name != MARK_KERNEL for s in cut for a in s)
     sets = [Activity(fresh(["mem", "set"]), "memset", at, at + 1_000) for at in (10_000, 20_000)]
     assert phases_of([sets], [1e-3])["memset"] == [pytest.approx(2e-6)]
+
+
+def test_records_read_back_from_json_are_cut_at_their_marks():
+    # a stored routine's records (tests/data/cupti/*.json): every kind and name is a string json made
+    import json
+
+    records = [mark(0), *routine(5_000), mark(1_000_000), *routine(1_005_000, kernel_ns=200_000)]
+    stored = activities_from_json(json.loads(json.dumps([list(a) for a in records])))
+    cut = by_sample(stored, 2, "r")
+    assert [[a.name for a in sample] for sample in cut] == [["memcpy HTOD", "memcpy HTOD", "matmul_tiled",
+                                                             "memcpy DTOH"]] * 2
+    assert phases_of(cut, [1e-3, 1e-3])["kernel"] == pytest.approx([100e-6, 200e-6], rel=1e-12)
+
+
+def test_a_routine_timed_hundreds_of_times_is_cut_into_as_many_samples():
+    samples = 300  # past the integers Python keeps one object of
+    records = [a for i in range(samples) for a in (mark(i * 1_000_000), *routine(i * 1_000_000 + 5_000))]
+    cut = by_sample(records, samples, "r")
+    assert len(cut) == samples and {len(sample) for sample in cut} == {4}
+    phases = phases_of(cut, [0.5e-3] * samples)
+    assert {name: len(values) for name, values in phases.items()} == dict.fromkeys(
+        ["HtoD", "kernel", "DtoH", HOST_PHASE], samples)
+    assert phases[HOST_PHASE][-1] == pytest.approx(0.5e-3 - 250e-6, rel=1e-12)
+    with pytest.raises(TimingError, match=f"^r: {samples - 1} sample marks in CUPTI's records for {samples} samples$"):
+        by_sample(records[5:], samples, "r")

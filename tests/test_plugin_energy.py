@@ -304,3 +304,61 @@ def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
     assert noticed.notices == ["energy of the profile's energy cases not measured: no counter"]
     with pytest.raises(pytest.UsageError, match=r"^--energy: no counter$"):
         _open_energy_meter(state("all", None), [])
+
+
+def test_energy_options_as_argparse_gives_them_measure_all_or_none():
+    # argparse's strings are equal to, not the objects of, the words the plugin compares with
+    big = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
+    assert not energy_wanted(types.SimpleNamespace(energy="".join("none"), profile=PROFILES["nightly"]), big)
+    assert energy_wanted(types.SimpleNamespace(energy="".join("all"), profile=PROFILES["quick"]), "s.py::anything")
+
+
+def test_a_profiles_energy_case_is_matched_by_its_test_name_under_a_class_or_without_a_file():
+    state = types.SimpleNamespace(energy="profile", profile=PROFILES["nightly"])
+    assert energy_wanted(state, "suites/test_perf_matmul.py::TestTimes::test_matmul_time[4096x4096x4096-cublas]")
+    assert energy_wanted(state, "test_matmul_time[4096x4096x4096-cublas]")
+    assert not energy_wanted(state, "test_matmul_time[1024x1024x1024-cublas]")
+
+
+def _paired_state(factor: float, energy_fails: bool = True):
+    config = types.SimpleNamespace(getoption=lambda name: {"fake_gpu_energy": [f"*head*:{factor}"],
+                                                           "fake_gpu_seed": 0, "fake_gpu_energy_noise": 0.002}[name])
+    return types.SimpleNamespace(energy="all", energy_meter=FakeEnergyMeter(config), energy_fails=energy_fails,
+                                 ref=types.SimpleNamespace(ref="origin/main"), problems=[])
+
+
+@pytest.mark.parametrize("factor, energy_fails, label, fails", [
+    (1.05, True, "more energy", True),
+    (1.05, False, "more energy", False),  # --energy-verdict report: said, not failed
+    (1.0, True, "same", False),
+    (0.95, True, "less energy", False),
+])
+def test_an_energy_ab_fails_its_case_only_on_more_energy_where_the_run_says_so(factor, energy_fails, label, fails):
+    state = _paired_state(factor, energy_fails)
+    record = CaseRecord(case="s.py::test_k[head]", median_s=1e-3, flops=1e9)
+    judged = with_paired_energy(state, record, lambda s: None, lambda s: None, None, 1e-3)
+    assert (judged.energy_verdict["label"], judged.energy_verdict["fails"]) == (label, fails)
+    # five interleaved periods of each side: the fake meter gives one window a period
+    assert f"the base over {5} interleaved pairs" in judged.energy_verdict["reason"]
+    assert len(judged.energy["window_joules_per_launch"]) == 5
+
+
+def test_less_energy_against_the_stored_runs_passes_where_more_would_fail():
+    from harness.plugin.energy import with_energy
+    from harness.verdict.noise import StoredResult
+
+    # the case now about 0.3045 J a launch (_Meter), this GPU's stored runs at 0.4: less energy
+    runs = [StoredResult(gpu_uuid="GPU-x", timer="cupti kernel", median=2e-3, run=f"history run {i}",
+                         started_at=f"2026-12-0{i}T00:00:00", energy=(0.399, 0.4, 0.401)) for i in range(1, 4)]
+    record = CaseRecord(case="s.py::k", median_s=2e-3, flops=1e9)
+    less = with_energy(_energy_state(_Meter(), store=object(), own_history={"s.py::k": runs}), record, None, None,
+                       wall=False).energy_verdict
+    assert (less["label"], less["fails"]) == ("less energy", False)
+
+
+def test_whether_a_case_is_a_wall_clock_one_is_given_by_name():
+    from harness.plugin.energy import with_energy
+
+    record = CaseRecord(case="s.py::k", median_s=2e-3)
+    with pytest.raises(TypeError):
+        with_energy(_energy_state(_Meter()), record, None, None, True)
