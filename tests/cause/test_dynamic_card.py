@@ -6,7 +6,10 @@ profiles are made up to show one cause each.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import subprocess
+import time
 
 import pytest
 
@@ -196,6 +199,8 @@ def test_divergence_is_a_cause_from_1_2_times_fewer_threads_per_instruction():
     assert cause.key == "divergence" and cause.score == pytest.approx(40 * math.log2(32 / 26.6))
     assert cause.words == "divergence: 32.0 -> 26.6 active threads per instruction"
     assert dynamic_causes(profile_of(), profile_of(**{threads: 0.0})) == []  # not measured on the head
+    (exactly,) = dynamic_causes(profile_of(**{threads: 24.0}), profile_of(**{threads: 20.0}))  # 24 = 1.2 x 20
+    assert exactly.key == "divergence" and exactly.score == pytest.approx(40 * math.log2(1.2))
 
 
 def test_the_barrier_stalls_share_scores_100_times_its_rise():
@@ -204,6 +209,13 @@ def test_the_barrier_stalls_share_scores_100_times_its_rise():
     assert cause.words == "stall_barrier 9% -> 50% of stalls"
     # 0.2 of 2.2 (9.09%) -> 0.32 of 2.32 (13.8%): under 5 points more
     assert dynamic_causes(profile_of(), profile_of(**{STALL_METRIC.format("barrier"): 0.32})) == []
+    # none of the base's stalls at a barrier, 0.1 of the head's 2.0: 5 points exactly
+    base = profile_of(**{STALL_METRIC.format("barrier"): 0.0})
+    head = profile_of(**{STALL_METRIC.format("barrier"): 0.1, STALL_METRIC.format("long_scoreboard"): 1.9})
+    (exactly,) = dynamic_causes(base, head)
+    assert exactly.key == "barriers" and exactly.score == pytest.approx(100 * 0.05)
+    head = profile_of(**{STALL_METRIC.format("barrier"): 0.099, STALL_METRIC.format("long_scoreboard"): 1.901})
+    assert dynamic_causes(base, head) == []
 
 
 def test_achieved_occupancy_is_a_cause_from_1_2_times_lower():
@@ -246,6 +258,14 @@ def test_the_figures_are_the_metrics_named_ncu_and_the_duration_in_microseconds(
     assert dynamic.figures(Profile("k", {})) == {"ncu duration (µs)": 0.0}
 
 
+def test_the_figures_of_ncus_csv_are_every_metric_but_the_duration_which_is_in_microseconds():
+    found = parse_csv("\n".join([HEADER, row("dram__bytes.sum", "Kbyte", "3"), row("gpu__time_duration.sum", "ms", "1.5"),
+                                  row("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "61.5")]))
+    assert dynamic.figures(Profile("k", found)) == {
+        "ncu dram__bytes.sum": 3e3, "ncu sm__throughput.avg.pct_of_peak_sustained_elapsed": 61.5,
+        "ncu duration (µs)": pytest.approx(1500.0, rel=1e-12)}
+
+
 def test_an_ncu_that_refuses_a_metric_three_times_says_which(tmp_path):
     fake = tmp_path / "ncu"
     # refuses the first metric it is asked for, every time
@@ -281,3 +301,96 @@ def test_a_unit_the_csv_reader_does_not_know_leaves_the_value_as_it_is():
                                           ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)])
 def test_each_unit_ncu_writes_is_an_exact_power_of_ten_of_seconds_or_bytes(unit, factor):
     assert parse_csv("\n".join([HEADER, row("dram__bytes.sum", unit, "7")]))["dram__bytes.sum"] == 7 * factor
+
+
+def test_a_row_without_a_number_is_passed_over_and_the_rows_after_it_read():
+    found = parse_csv("\n".join([HEADER, row("dram__bytes.sum", "byte", "n/a"), row("lts__t_bytes.sum", "Kbyte", "2")]))
+    assert found == {"lts__t_bytes.sum": 2e3}
+
+
+def test_a_profile_is_a_value_that_took_no_time_unless_told():
+    made = Profile("k", {"dram__bytes.sum": 1.0})
+    assert made.seconds == 0.0 and made.dropped == () and made.notes == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.kernel = "other"  # type: ignore[misc]
+
+
+def test_the_command_and_kernel_may_be_named_and_the_options_must_be(monkeypatch):
+    monkeypatch.setattr(dynamic.shutil, "which", lambda name: None)
+    with pytest.raises(dynamic.ProfilerMissing):
+        dynamic.profile(command=["true"], kernel="k")
+    with pytest.raises(TypeError):
+        dynamic.profile(["true"], "k", ("dram__bytes.sum",))  # type: ignore[misc]
+
+
+class FakeNcu:
+    """subprocess.run for ncu: refuses the metrics in `refuse` once each, then prints `stdout`; each run takes
+    `seconds` on a clock of its own (time.perf_counter)."""
+
+    def __init__(self, monkeypatch, stdout: str, *, refuse: tuple[str, ...] = (), seconds: float = 0.0):
+        self.stdout, self.refuse, self.seconds, self.now, self.calls = stdout, list(refuse), seconds, 100.0, []
+        monkeypatch.setattr(dynamic.subprocess, "run", self.run)
+        monkeypatch.setattr(time, "perf_counter", lambda: self.now)
+
+    def run(self, args, **kwargs):
+        self.calls.append((args, kwargs))
+        self.now += self.seconds
+        if self.refuse:
+            return subprocess.CompletedProcess(args, 1, "", f"==ERROR== Failed to find metric {self.refuse.pop(0)}\n")
+        return subprocess.CompletedProcess(args, 0, self.stdout, "")
+
+
+def test_ncu_has_five_minutes_a_run_unless_told_otherwise(monkeypatch):
+    fake = FakeNcu(monkeypatch, "\n".join([HEADER, row("dram__bytes.sum", "byte", "8")]))
+    dynamic.profile(["true"], "k", ncu="ncu")
+    dynamic.profile(["true"], "k", ncu="ncu", timeout=20)
+    assert [kwargs["timeout"] for _, kwargs in fake.calls] == [300, 20]
+
+
+def test_the_profiles_seconds_are_those_of_all_of_ncus_runs(monkeypatch):
+    # one run refuses a metric and the next answers: 2.5 s each on the clock
+    FakeNcu(monkeypatch, "\n".join([HEADER, row("dram__bytes.sum", "byte", "8")]), refuse=("b.sum",), seconds=2.5)
+    found = dynamic.profile(["true"], "k", metrics=("dram__bytes.sum", "b.sum"), ncu="ncu")
+    assert found.seconds == pytest.approx(5.0) and found.dropped == ("b.sum",)
+
+
+def test_an_ncu_that_profiled_nothing_is_named_with_at_most_400_characters_of_what_it_printed(monkeypatch):
+    FakeNcu(monkeypatch, "x" * 390 + "\n" + "y" * 30)
+    with pytest.raises(dynamic.ProfilerMissing) as missing:
+        dynamic.profile(["true"], "k", ncu="ncu")
+    assert str(missing.value) == "ncu profiled nothing (exit 0): " + ("x" * 390 + " / " + "y" * 30)[:400]
+
+
+def test_a_stalls_cycles_are_its_stalls_per_issue_times_the_instructions_issued():
+    # the head issues twice the instructions: barrier 0.2 x 1e6 -> 0.5 x 2e6, long scoreboard 2 x 1e6 -> 2 x 2e6
+    base = profile_of()
+    head = profile_of(**{"smsp__inst_issued.sum": 2e6, STALL_METRIC.format("barrier"): 0.5})
+    changes = {"barrier": 0.5 * 2e6 - 0.2 * 1e6, "long_scoreboard": 2.0 * 2e6 - 2.0 * 1e6}
+    total = sum(changes.values())
+    (first, _, _, first_explains), (second, _, _, second_explains), *rest = stall_shares(base, head)
+    assert (first, first_explains) == ("long_scoreboard", pytest.approx(changes["long_scoreboard"] / total))
+    assert (second, second_explains) == ("barrier", pytest.approx(changes["barrier"] / total))
+    assert {explained for *_, explained in rest} == {0.0}
+
+
+def test_a_stall_that_fell_is_ranked_below_those_that_did_not_change():
+    base = profile_of()
+    head = profile_of(**{STALL_METRIC.format("barrier"): 0.1, STALL_METRIC.format("wait"): 0.5})
+    ranked = [(reason, explained) for reason, _, _, explained in stall_shares(base, head)]
+    # 0.5e6 more cycles of wait and 0.1e6 fewer of barrier: 0.4e6 more in all
+    assert ranked[0] == ("wait", pytest.approx(0.5 / 0.4))
+    assert ranked[-1] == ("barrier", pytest.approx(-0.1 / 0.4))
+    assert {explained for _, explained in ranked[1:-1]} == {0.0}
+
+
+def test_bank_conflicts_of_a_profile_without_lsu_instructions_are_counted_per_one_instruction():
+    lsu = "sm__inst_executed_pipe_lsu.sum"
+    (cause,) = dynamic_causes(profile_of(**{lsu: 0.0}), profile_of(**{lsu: 0.0, LD_CONFLICTS: 3.0}))
+    assert cause.key == "bank conflicts" and cause.score == pytest.approx(40 * math.log2((1 + 3.0) / (1 + 0.0)))
+
+
+def test_sectors_of_a_profile_without_global_load_requests_are_counted_per_one_request():
+    sectors, requests = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+    # the base's 4 sectors a request, the head's 8 sectors with no request counted: 8 a request
+    (cause,) = dynamic_causes(profile_of(), profile_of(**{sectors: 8.0, requests: 0.0}))
+    assert cause.key == "uncoalesced global loads" and cause.score == pytest.approx(40 * math.log2(8.0 / 4.0))
