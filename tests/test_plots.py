@@ -1,6 +1,7 @@
 """harness.report.plots: the performance table, the roofline and the trend plot from stored runs."""
 
 import json
+import warnings
 
 import pytest
 
@@ -377,7 +378,9 @@ def test_the_trend_draws_a_panel_per_group_a_line_per_case_in_milliseconds(figur
 
 
 def test_each_trend_panel_is_titled_by_its_group_on_a_log_scale_with_a_small_legend(figures, tmp_path):
-    plot_trend(trend_runs(), tmp_path / "t.png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns where a call contradicts itself (a grid off with line widths)
+        plot_trend(trend_runs(), tmp_path / "t.png")
     for ax, group in zip(figures[0].axes, ["add", "ungrouped"], strict=True):
         assert ax.get_title() == group and ax.title.get_fontsize() == 9
         assert ax.get_ylabel() == "median, ms" and ax.get_yscale() == "log"

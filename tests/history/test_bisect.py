@@ -346,3 +346,11 @@ def test_a_git_command_that_fails_is_an_error_not_an_empty_answer(tmp_path):
 
     with pytest.raises(subprocess.CalledProcessError):
         _git(tmp_path, "rev-parse", "--verify", "HEAD")  # no repository here
+
+
+def test_the_result_counts_the_check_of_bad_among_the_probes():
+    probes = [Probe("c" * 40, GOOD, "same"), Probe("d" * 40, BAD, "slower"), Probe("e" * 40, GOOD, "same")]
+    result = BisectResult(first_bad="d" * 40, last_good="c" * 40, candidates=["c" * 40, "d" * 40, "e" * 40, "f" * 40],
+                          probes=probes, checked=Probe("f" * 40, BAD, "slower"))
+    assert result_lines(result)[-1].endswith("(last good cccccccccccc; 4 candidates, 4 probes)")  # 3 and the check
+    assert result_lines(dataclasses.replace(result, checked=None))[-1].endswith("4 candidates, 3 probes)")

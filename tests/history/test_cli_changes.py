@@ -230,6 +230,21 @@ def test_a_case_failing_in_its_newest_run_is_open_before_it_is_a_step_with_its_w
     assert changes(history_url) == 0
 
 
+def test_since_keeps_a_failing_case_whose_first_failed_run_is_at_or_after_that_moment(history_url, capsys):
+    with open_store(history_url) as store:
+        for i in range(6):
+            store.record_run(make_document(i, cases=CASES), outcome="passed", profile="quick")
+        doc = make_document(6, cases=CASES, case_slower={STEPPED_CASE: STEP})
+        doc["benchmarks"][STEPPED_CASE]["extra_info"]["verdict"] = "slower"
+        store.record_run(doc, outcome="failed", profile="quick", other_failures=0)
+    failing = "slower (the nightly's verdict) since run"
+    for since in ("2026-12-01T05:30", "2026-12-01T06:00"):  # run 6 started at 06:00 (synthetic.START + 6 hours)
+        changes(history_url, "--since", since)
+        assert failing in capsys.readouterr().out
+    changes(history_url, "--since", "2026-12-01T06:01")
+    assert failing not in capsys.readouterr().out
+
+
 def fake_analysis(monkeypatch, one: Series, steps: list[Step], detectable: float = 0.015) -> None:
     analysis = Analysis(series=[one], detectable={one.key: Detectable(detectable, "same GPU")}, steps={one.key: steps},
                         acknowledged={})

@@ -292,3 +292,16 @@ def test_a_sqlite_store_is_worked_in_the_callers_own_thread():
         threading.current_thread()
     assert connection.deadline(make_url("postgresql://u@127.0.0.1/db"), "read", threading.current_thread) is not \
         threading.current_thread()
+
+
+def test_a_query_password_echoed_alone_in_a_drivers_message_is_hidden_and_nothing_else_is():
+    from sqlalchemy.engine import make_url
+
+    from harness.storage.history.connection import scrub
+
+    message = 'FATAL: password "hunter2" rejected for 127.0.0.1:9'
+    url = make_url("postgresql://suite@127.0.0.1:9/h?password=hunter2")
+    assert scrub(message, url) == 'FATAL: password "***" rejected for 127.0.0.1:9'
+    # a key given twice is a tuple of values: each one hidden
+    twice = make_url("postgresql://suite@127.0.0.1:9/h?password=hunter2&password=swordfish")
+    assert scrub("tried hunter2, then swordfish", twice) == "tried ***, then ***"
