@@ -333,8 +333,7 @@ class EnergyMeter:
             first = events[0][1]
             trace.done = [(seen, cupy.cuda.get_elapsed_time(first, event) / 1e3, count)
                           for seen, event, count in events]
-        # the GPU's own clock between the end of its work and the next work: a poll that runs long (NVML's calls)
-        # cannot stretch or hide a wait, as times seen by the host would
+        # on the GPU's clock: a poll that runs long (NVML's calls) cannot hide a wait or stretch it, as the host's could
         trace.starved_s = sum(cupy.cuda.get_elapsed_time(done, resumed) for done, resumed in waits) / 1e3
         trace.samples, trace.samples_clock = _on_host_clock(raw_samples, epoch, time.perf_counter())
         return trace
