@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+TIME_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))  # (unit, its seconds), smallest first
 MISSING = "—"  # a table cell with no value
 
 
@@ -22,7 +22,7 @@ def format_duration(seconds: float) -> str:
         return str(seconds)
     if seconds == 0:
         return "0 s"
-    for unit, scale in _UNITS:
+    for unit, scale in TIME_UNITS:
         value = seconds / scale
         rounded = abs(float(f"{value:.3g}"))
         if rounded < 1000 or unit == "s":

@@ -25,6 +25,8 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 
+from harness.units import TIME_UNITS
+
 from .series import Point, Series, SeriesKey
 from .steps import STEP, Step
 
@@ -34,7 +36,6 @@ WIDTH, HEIGHT = 960, 360
 LEFT, RIGHT, TOP, BOTTOM = 84, 48, 34, 64
 X_LABELS = 8
 Y_TICKS = 5
-_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
 
 
 def _e(text) -> str:
@@ -80,7 +81,7 @@ def tick_labels(values: Sequence[float]) -> list[str]:
 def _unit_of(seconds: float) -> tuple[str, float]:
     """(unit, its seconds) that writes `seconds` under a thousand: 1 µs is 1.000 µs, not 1000 ns (in floating
     point 1e-6 / 1e-9 is 999.9999999999999, so the quotient is rounded before it is compared)."""
-    return next(((u, s) for u, s in _UNITS if round(seconds / s, 9) < 1000), _UNITS[-1])
+    return next(((u, s) for u, s in TIME_UNITS if round(seconds / s, 9) < 1000), TIME_UNITS[-1])
 
 
 def precise(seconds: float) -> str:
