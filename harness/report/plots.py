@@ -48,18 +48,22 @@ def plot_roofline(doc: dict, path: Path) -> None:
     gpu = doc.get("machine_info", {}).get("gpu", {})
     fig, ax = plt.subplots(figsize=(8, 5.5))
     copy_rates, cublas, largest = [], [], {}
+
+    def matmul(r: CaseRecord) -> bool:
+        return r.flops is not None and bool(r.shape)
+
     # matrix products (with their shape) and the elementwise adds against the device copy; the host-copy
     # pipelines are left out: no DRAM roofline applies to them
-    records = [r for r in _gpu_records(doc) if (r.flops is not None and r.shape) or r.ceiling == "device copy"]
+    records = [r for r in _gpu_records(doc) if matmul(r) or r.ceiling == "device copy"]
 
     def size(r: CaseRecord) -> float:
-        return _least_matmul_bytes(r.shape) if r.flops is not None and r.shape else r.bytes
+        return _least_matmul_bytes(r.shape) if matmul(r) else r.bytes
 
     for r in records:
         largest[r.kernel] = max(largest.get(r.kernel, 0), size(r))
     for r in records:
-        if r.flops is not None and r.shape:
-            intensity = r.flops / _least_matmul_bytes(r.shape)
+        if matmul(r):
+            intensity = r.flops / size(r)
             tflops = r.rate
             if r.kernel == "cublas":
                 cublas.append(tflops)
