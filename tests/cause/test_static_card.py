@@ -2,19 +2,18 @@
 
 The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
 by the static card, for both architectures the suite builds for; every kernel of the registry gets a
-static profile within 10 s; occupancy, the instruction classes and the card's text on known inputs.
+static profile within 10 s; occupancy and the card's text on known inputs. The instruction classes and
+nvdisasm: tests/cause/test_sass.py.
 """
 
 from __future__ import annotations
 
-import struct
 import time
 from collections import Counter
 
 import pytest
 
 from harness.cause import occupancy as occupancy_module
-from harness.cause import sass
 from harness.cause.card import Cause, card, merged, static_causes
 from harness.cause.occupancy import occupancy
 from harness.cause.static import StaticProfile, _report_of, launch_shape, static_profile
@@ -106,48 +105,6 @@ def test_a_launch_text_gives_its_threads_and_dynamic_shared_memory():
     assert launch_shape("grid=(64, 1, 1) block=(32, 8, 1)") == (256, 0)
     with pytest.raises(ValueError, match="names no block"):
         launch_shape("chunks=4 grids=[(1, 1, 1)]")
-
-
-@pytest.mark.parametrize("opcode, kind, width", [
-    ("FFMA", "FFMA", 32), ("LDG.E.128.CONSTANT", "LDG", 128), ("LDS.64", "LDS", 64), ("STS.128", "STS", 128),
-    ("BAR.SYNC.DEFER_BLOCKING", "BAR", 32), ("BRA", "branch", 32), ("IMAD.WIDE.U32", "integer", 32),
-    ("LDL.LU", "LDL/STL (local)", 32), ("STG.E.U8", "STG", 8), ("I2F.U32", "conversion", 32), ("NOP", "other", 32),
-    # a base named in a class is that class's, though it begins with another class's (LDG, SHF): these were
-    # counted as LDG and integer until a mutant (len(prefix) > 3) showed the prefix rule deciding them
-    ("LDGSTS.E.BYPASS.128", "LDC/LDGSTS", 128), ("LDGDEPBAR", "LDC/LDGSTS", 32), ("SHFL.BFLY", "predicate/move", 32),
-    ("F2FP.BF16.F32.PACK_AB", "conversion", 32),  # a variant of a named base still falls into its class
-])
-def test_each_opcode_falls_into_its_class_with_its_width(opcode, kind, width):
-    assert sass.class_of(opcode) == kind and sass.width_of(opcode) == width
-
-
-def test_a_cubin_one_byte_short_is_padded_to_its_program_headers():
-    entry = MATMUL_KERNELS["tiled32"]
-    from harness.cause.static import compiled
-
-    cubin, _ = compiled(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), "sm_90", "t.cu")
-    whole = sass.padded(cubin)
-    assert len(whole) >= len(cubin) and sass.padded(whole) == whole
-    assert sass.padded(b"not an ELF") == b"not an ELF"
-    # whatever bytes stand where an ELF header's program headers would be: not an ELF, not padded
-    below_magic = bytearray(64)  # its first bytes sort below b"\x7fELF"
-    struct.pack_into("<Q", below_magic, 0x20, 0x100)
-    struct.pack_into("<HH", below_magic, 0x36, 56, 1)
-    assert sass.padded(bytes(below_magic)) == bytes(below_magic)
-
-
-def test_without_nvdisasm_the_error_says_where_to_get_it(monkeypatch, tmp_path):
-    sass.nvdisasm.cache_clear()
-    monkeypatch.setenv(sass.ENV, str(tmp_path / "none"))
-    monkeypatch.setattr(sass.sys, "path", [str(tmp_path)])
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
-    monkeypatch.setattr(sass.Path, "is_file", lambda self: False)
-    try:
-        with pytest.raises(sass.DisassemblerMissing, match="install the nvidia-cuda-nvdisasm wheel"):
-            sass.nvdisasm()
-    finally:
-        sass.nvdisasm.cache_clear()
 
 
 def test_the_card_leads_with_the_three_strongest_causes_then_every_figure_and_the_environment():
@@ -406,59 +363,6 @@ def test_a_profiles_figures_name_every_field_and_each_sass_class_in_order():
     assert list(profile.figures())[-2:] == ["SASS BAR", "SASS FFMA"]
 
 
-LISTING = """\
-\t.section\t.text.k,"ax",@progbits
-        /*0000*/                   MOV R1, c[0x0][0x28] ;
-        /*0010*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;
-        /*0020*/                   LDS.U16 R8, [R9] ;
-\t.section\t.text.$k$helper,"ax",@progbits
-        /*0000*/                   FFMA R1, R2, R3, R4 ;
-\t.section\t.text.other,"ax",@progbits
-        /*0000*/                   FFMA R1, R2, R3, R4 ;
-        /*0010*/                   EXIT ;
-"""
-
-
-@pytest.fixture
-def fake_nvdisasm(monkeypatch, tmp_path):
-    listing = tmp_path / "listing.txt"
-    listing.write_text(LISTING)
-    tool = tmp_path / "nvdisasm"
-    tool.write_text(f'#!/bin/sh\ncase "$(head -c 3 "$2")" in NUL*) echo "bad cubin" >&2; exit 2;; esac\ncat {listing}\n')
-    tool.chmod(0o755)
-    monkeypatch.setenv(sass.ENV, str(tool))
-    sass.nvdisasm.cache_clear()
-    yield
-    sass.nvdisasm.cache_clear()
-
-
-def test_a_functions_opcodes_are_its_sections_and_its_subroutines_and_the_histogram_counts_widths(fake_nvdisasm):
-    assert sass.opcodes(b"cubin") == ["MOV", "LDG.E.128", "LDS.U16", "FFMA", "FFMA", "EXIT"]
-    assert sass.opcodes(b"cubin", "k") == ["MOV", "LDG.E.128", "LDS.U16", "FFMA"]
-    assert sass.opcodes(b"cubin", "other") == ["FFMA", "EXIT"]
-    assert sass.histogram(b"cubin", "k") == Counter({"predicate/move": 1, "LDG": 1, "LDG.128": 1, "LDS": 1,
-                                                     "LDS.16": 1, "FFMA": 1, "all": 4})
-
-
-def test_a_cubin_nvdisasm_refuses_is_an_error_with_its_words(fake_nvdisasm):
-    with pytest.raises(RuntimeError, match=r"^nvdisasm could not read the cubin: bad cubin$"):
-        sass.opcodes(b"NUL and the rest")
-
-
-def test_a_cubin_is_padded_to_the_end_of_its_program_headers_and_a_short_one_left_alone():
-    import struct
-
-    header = bytearray(64)
-    header[:4] = b"\x7fELF"
-    struct.pack_into("<Q", header, 0x20, 64)  # program headers at 64: two of 56 bytes end at 176
-    struct.pack_into("<HH", header, 0x36, 56, 2)
-    assert sass.padded(bytes(header)) == bytes(header) + b"\0" * 112
-    assert sass.padded(bytes(header) + b"\1" * 200) == bytes(header) + b"\1" * 200  # longer already
-    assert sass.padded(b"\x7fELF" + b"\0" * 59) == b"\x7fELF" + b"\0" * 59  # 63 bytes: no header to read
-    assert (sass.width_of("LDG.E.S16"), sass.width_of("LDG.E.S8"), sass.width_of("LD.E.64")) == (16, 8, 64)
-    assert sass.class_of("LD.E.64") == "LDG" and sass.class_of("HGMMA.64x128x16.F32") == "MMA"
-
-
 def _tiled_sides(shape="1024x1024x1024"):
     import kernels
     from harness.cause.sides import Side
@@ -528,12 +432,6 @@ def test_a_kernel_name_of_100_characters_is_whole_and_one_longer_is_cut():
     nothing_head = case_card("c", Side(kernels, None), Side(kernels, None), "sm_90", launched=(("a", "b"), ()))
     assert nothing_head[4] == ("1. **library kernel**: the library launched `a`, `b` on the base and nothing CUPTI "
                                "saw on the head: it chose other kernels")
-
-
-def test_a_local_memory_instruction_is_counted_under_its_class_and_its_width(monkeypatch):
-    monkeypatch.setattr(sass, "opcodes", lambda cubin, function=None: ["STL.64", "LDL", "FFMA"])
-    assert sass.histogram(b"cubin") == Counter({"LDL/STL (local)": 2, "LDL/STL.64": 1, "LDL/STL.32": 1, "FFMA": 1,
-                                                "all": 3})
 
 
 def test_a_profile_is_a_value_that_cannot_be_changed_and_whose_repr_leaves_out_the_sass():
