@@ -173,3 +173,27 @@ def test_occupancy_refuses_an_unknown_arch_a_block_without_threads_and_negative_
                                              rf"{shared} shared bytes$"):
             occupancy("sm_90", 256, registers, shared)
     assert occupancy("sm_90", 256, 0, 0).blocks == 8  # none of either is a count
+
+
+def test_occupancy_follows_the_calculators_rules():
+    # tiled32: 1024 threads of 32 registers: two blocks, as many as the warps allow
+    tiled = occupancy("sm_90", 1024, 32, 8192)
+    assert (tiled.blocks, tiled.warps, tiled.limited_by) == (2, 64, "registers and warps")
+    # warptile_128x256: 256 threads of 245 registers (248 a thread, 7936 a warp): one block
+    assert occupancy("sm_90", 256, 245, 49664).words() == "1 blocks (8 of 64 warps) per SM, limited by registers"
+    # 120 KB a block: one of them in sm_90's 228 KB; 170 KB is more than sm_80 gives a block (163 KB): none
+    assert occupancy("sm_90", 1024, 32, 120 * 1024).limited_by == "shared memory"
+    assert occupancy("sm_80", 256, 32, 170 * 1024).blocks == 0
+    assert occupancy("sm_90", 256, 16, 0).limited_by == "warps"  # 8 blocks of 8 warps; registers would allow 16
+    with pytest.raises(ValueError, match="no occupancy limits for 'sm_70'"):
+        occupancy("sm_70", 256, 32, 0)
+
+
+def test_sm_89_gives_a_block_at_most_99_kb_of_shared_memory():
+    assert occupancy("sm_89", 128, 32, 101376).blocks == 1 and occupancy("sm_89", 128, 32, 101377).blocks == 0
+
+
+def test_shared_memory_is_given_in_128_byte_units_with_the_systems_kilobyte():
+    # 56 KB + 1 KB reserved = 57 KB exactly, four of them in sm_90's 228 KB (the occupancy calculator's)
+    assert occupancy("sm_90", 128, 32, 56 * 1024).blocks == 4
+    assert occupancy("sm_90", 128, 32, 56 * 1024 + 1).blocks == 3  # one byte more: another 128-byte unit

@@ -2,8 +2,8 @@
 
 The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
 by the static card, for both architectures the suite builds for; every kernel of the registry gets a
-static profile within 10 s; occupancy and the card's text on known inputs. The instruction classes and
-nvdisasm: tests/cause/test_sass.py.
+static profile within 10 s; the card's causes and text on known inputs. The instruction classes and
+nvdisasm: tests/cause/test_sass.py; the occupancy calculator: tests/cause/test_occupancy.py.
 """
 
 from __future__ import annotations
@@ -85,18 +85,7 @@ def test_the_constant_bytes_are_the_kernels_parameter_bank_and_the_files_constan
     assert short > 0 and longer == short and table == short + 1024
 
 
-def test_occupancy_follows_the_calculators_rules():
-    # tiled32: 1024 threads of 32 registers: two blocks, as many as the warps allow
-    tiled = occupancy("sm_90", 1024, 32, 8192)
-    assert (tiled.blocks, tiled.warps, tiled.limited_by) == (2, 64, "registers and warps")
-    # warptile_128x256: 256 threads of 245 registers (248 a thread, 7936 a warp): one block
-    assert occupancy("sm_90", 256, 245, 49664).words() == "1 blocks (8 of 64 warps) per SM, limited by registers"
-    # 120 KB a block: one of them in sm_90's 228 KB; 170 KB is more than sm_80 gives a block (163 KB): none
-    assert occupancy("sm_90", 1024, 32, 120 * 1024).limited_by == "shared memory"
-    assert occupancy("sm_80", 256, 32, 170 * 1024).blocks == 0
-    assert occupancy("sm_90", 256, 16, 0).limited_by == "warps"  # 8 blocks of 8 warps; registers would allow 16
-    with pytest.raises(ValueError, match="no occupancy limits for 'sm_70'"):
-        occupancy("sm_70", 256, 32, 0)
+def test_every_architecture_the_card_builds_for_has_occupancy_limits():
     assert set(occupancy_module.ARCHS) >= set(ARCHS)
 
 
@@ -177,16 +166,6 @@ def test_narrower_loads_need_fewer_wide_ones_and_more_32_bit_ones():
     fewer = _profile({"LDG.128": 4, "LDG.32": 1, "FFMA": 100})  # fewer loads of both widths: not narrower
     assert "narrower loads" in [cause.key for cause in static_causes(base, narrower)]
     assert "narrower loads" not in [cause.key for cause in static_causes(base, fewer)]
-
-
-def test_sm_89_gives_a_block_at_most_99_kb_of_shared_memory():
-    assert occupancy("sm_89", 128, 32, 101376).blocks == 1 and occupancy("sm_89", 128, 32, 101377).blocks == 0
-
-
-def test_shared_memory_is_given_in_128_byte_units_with_the_systems_kilobyte():
-    # 56 KB + 1 KB reserved = 57 KB exactly, four of them in sm_90's 228 KB (the occupancy calculator's)
-    assert occupancy("sm_90", 128, 32, 56 * 1024).blocks == 4
-    assert occupancy("sm_90", 128, 32, 56 * 1024 + 1).blocks == 3  # one byte more: another 128-byte unit
 
 
 def test_a_report_without_a_barrier_count_means_no_barriers():
