@@ -76,7 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.session.is_file():
         parser.error(f"no such session file: {args.session}")
-    skipped, left = skip_annotations(args.session, args.root)
+    try:
+        skipped, left = skip_annotations(args.session, args.root)
+    except sqlite3.DatabaseError as error:  # not SQLite, or no mutation_specs table: before cosmic-ray init
+        parser.error(f"{args.session} is not a cosmic-ray session ({error}): make one with cosmic-ray init")
+    except FileNotFoundError as error:
+        parser.error(f"a module of the session is not under --root {args.root}: {error.filename}")
     print(f"{skipped} mutants inside annotations marked skipped; {left} pending")
     return 0
 

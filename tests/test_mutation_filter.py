@@ -89,3 +89,20 @@ def test_the_command_says_how_many_it_skipped_and_refuses_a_missing_session(tmp_
         mutation_filter.main([str(tmp_path / "missing.sqlite")])
     assert exit_info.value.code == 2
     assert "no such session file" in capsys.readouterr().err
+
+
+def test_a_file_that_is_no_session_and_a_root_without_its_modules_are_usage_errors(tmp_path, capsys):
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database")
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    session = cosmic_ray_session(tmp_path / "session.sqlite", [("a", "pkg/mod.py", "core/NumberReplacer", 5, 0)])
+    for argv, words in (([str(text)], "is not a cosmic-ray session (file is not a database)"),
+                        ([str(empty)], "is not a cosmic-ray session (no such table: mutation_specs)"),
+                        ([str(session), "--root", str(tmp_path / "elsewhere")], "a module of the session is not "
+                                                                                  "under --root")):
+        with pytest.raises(SystemExit) as exit_info:
+            mutation_filter.main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and words in err and "Traceback" not in err
+
