@@ -38,6 +38,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -139,6 +140,22 @@ def statement_lines(source: str, line: int) -> tuple[int, int] | None:
     return innermost.lineno, innermost.end_lineno
 
 
+# the process groups of the test commands running now: stopping the replay (SIGTERM, Ctrl-C) kills them, so
+# that a hung mutant's tests, each in a session of its own, do not outlive the replay that started them
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def _stop(signum: int, frame: object) -> None:
+    with _RUNNING_LOCK:
+        for group in _RUNNING:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    raise SystemExit(128 + signum)
+
+
 def _copy_tree(target: Path) -> None:
     shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*SKIPPED), symlinks=True, dirs_exist_ok=True)
 
@@ -154,12 +171,17 @@ def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = Fa
     # process under it), not the shell alone: a mutant that loops forever must not outlive its turn
     process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=env, start_new_session=True)
+    with _RUNNING_LOCK:
+        _RUNNING.add(process.pid)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         return "timeout", ""
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(process.pid)
     tail = (stdout + stderr).strip().splitlines()[-3:]
     return ("survived" if process.returncode == 0 else "killed"), " | ".join(tail)
 
@@ -225,6 +247,16 @@ def _described(mutant: dict) -> dict:
 
 def run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path, private_tmp: bool = False,
         coverage_map: dict | None = None) -> int:
+    earlier = {signum: signal.signal(signum, _stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _run(mutants, command, workers, timeout, out, private_tmp, coverage_map)
+    finally:
+        for signum, handler in earlier.items():
+            signal.signal(signum, handler)
+
+
+def _run(mutants: list[dict], command: str, workers: int, timeout: float, out: Path, private_tmp: bool,
+         coverage_map: dict | None) -> int:
     with tempfile.TemporaryDirectory(prefix="mutation-replay-") as scratch:
         trees = []
         for index in range(workers):

@@ -131,6 +131,34 @@ def test_a_timeout_kills_every_process_of_the_command(toy_tree, tmp_path):
     assert not marker.exists()
 
 
+def test_stopping_the_replay_kills_the_test_commands_it_started(toy_tree, tmp_path):
+    import os
+    import signal
+    import threading
+    out, started, marker = tmp_path / "results.jsonl", tmp_path / "started", tmp_path / "still-running"
+    # the mutant's command says it has started, then would write the marker 4 s later unless killed
+    hung = (f"{sys.executable} -c \"import pkg.mod, sys; sys.exit(pkg.mod.f() != 1)\" || "
+            f"({sys.executable} -c \"import time, pathlib; pathlib.Path('{started}').write_text(''); "
+            f"time.sleep(4); pathlib.Path('{marker}').write_text('')\"; true)")
+
+    def stop_when_started():
+        deadline = time.monotonic() + 20
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    stopper = threading.Thread(target=stop_when_started)
+    stopper.start()
+    with pytest.raises(SystemExit) as stopped:
+        mutation_replay.run(mutants(("return 1", "return 2")), hung, workers=1, timeout=30, out=out)
+    stopper.join()
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert started.exists()
+    time.sleep(5)
+    assert not marker.exists()
+    assert signal.getsignal(signal.SIGTERM) is not mutation_replay._stop  # the caller's handler is back
+
+
 def test_a_sample_is_drawn_by_its_seed_from_the_job_ids_in_order_leaving_out_earlier_ones(tmp_path):
     import random
 
