@@ -2,12 +2,13 @@
 
 The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
 by the static card, for both architectures the suite builds for; every kernel of the registry gets a
-static profile within 10 s; the card's causes and text on known inputs. The instruction classes and
+static profile within 10 s of CPU time; the card's causes and text on known inputs. The instruction classes and
 nvdisasm: tests/cause/test_sass.py; the occupancy calculator: tests/cause/test_occupancy.py.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 
@@ -58,13 +59,20 @@ def test_a_variant_whose_edit_no_longer_applies_says_so():
 @pytest.mark.parametrize("name", [n for n, k in MATMUL_KERNELS.items() if k.source])
 def test_every_kernel_of_the_registry_gets_a_static_profile_for_both_builds_within_10_s(name):
     entry = MATMUL_KERNELS[name]
-    started = time.perf_counter()
+    started = _cpu_seconds()
     for arch in ARCHS:
         found = static_profile(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), arch,
                                entry.function, f"block={entry.threads} shared={entry.shared_bytes}", entry.source)
         assert found.registers > 0 and found.spill_stores == 0 and found.occupancy.blocks >= 1
         assert found.sass["all"] > 20 and found.sass["FFMA"] > 0 and found.constant_bytes > 0
-    assert time.perf_counter() - started < 10
+    assert _cpu_seconds() - started < 10
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the children it waited for (nvdisasm): the build's own cost, which
+    a loaded machine does not inflate as it does the wall clock (the bar failed once under a load of 7)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 _SCALE = ('extern "C" __global__ void k(float *out, const float *in, int n) {'
