@@ -116,7 +116,7 @@ class PrefixSumL2(BaseCost):
     """ruptures' least-squares cost (CostL2) from prefix sums: O(1) a segment, not a variance each time."""
 
     model = "l2_prefix_sums"
-    min_size = 2
+    min_size = 1  # as CostL2's: a level of one run has a cost (0); Pelt's own min_size sets the fewest runs
 
     def fit(self, signal):
         self.signal = np.asarray(signal, dtype=float).reshape(len(signal), -1)

@@ -157,6 +157,9 @@ def test_a_step_is_judged_on_at_most_a_window_of_runs_either_side():
     series = synthetic_series(noise, relative_medians(noise, 100, np.random.default_rng(48), step_at=40, step=0.03))
     (step,) = detect_steps(series, SAME_GPU_FLOOR, window=30)
     assert (step.index, step.runs_before, step.runs_after) == (40, 30, 30)  # 60 runs follow the step, 40 precede it
+    logs = np.log(series.medians())  # the ratio of the medians of those 30 runs after to the 30 before, no others
+    assert step.ratio == pytest.approx(math.exp(np.median(logs[40:70]) - np.median(logs[10:40])), rel=1e-12)
+    assert detect_steps(series, SAME_GPU_FLOOR) == [step]  # the default window: 30 runs (detect_steps' signature)
 
 
 def test_the_best_hinge_of_a_straight_rise_is_at_its_first_run():
@@ -183,11 +186,12 @@ def test_a_side_of_fewer_than_8_runs_is_judged_by_the_series_noise_scale_not_its
 LOGS = np.log([1.00, 1.02, 0.99, 1.05, 1.01, 0.97, 1.03, 1.00, 1.04, 0.98])
 
 
-def _creep_after_a_step():
+def _creep_after_a_step(runs_before: int = 20):
+    """`runs_before` runs, a 5% step, 10 runs at the new level, then a 1.2% creep over 30 runs."""
     rng = np.random.default_rng(21)
-    level = np.r_[np.zeros(20), np.full(40, math.log(1.05))]
-    level[30:] += np.linspace(0, math.log(1.012), 31)[1:]
-    return a_series(*list(1e-3 * np.exp(level + rng.normal(0, 2.5e-3, 60))))
+    level = np.r_[np.zeros(runs_before), np.full(40, math.log(1.05))]
+    level[runs_before + 10:] += np.linspace(0, math.log(1.012), 31)[1:]
+    return a_series(*list(1e-3 * np.exp(level + rng.normal(0, 2.5e-3, runs_before + 40))))
 
 
 def _rss(design, y):
@@ -207,7 +211,7 @@ def _step_over_creep(y, min_runs):
             best_t, ramp_rss = tstat, rss
     step_rss = min(((y[:at] - y[:at].mean()) ** 2).sum() + ((y[at:] - y[at:].mean()) ** 2).sum()
                    for at in range(min_runs, n - min_runs + 1))
-    return (ramp_rss - step_rss) / (steps_module.STEP_OVER_CREEP * step_rss / (n - 2))
+    return (ramp_rss - step_rss) / (8.0 * step_rss / (n - 2))  # STEP_OVER_CREEP: 8 residual variances (NOTES.md)
 
 
 def test_the_noise_scale_is_1_4826_mads_of_the_successive_differences_over_root_two():
@@ -244,19 +248,21 @@ def test_a_large_change_that_is_not_significant_is_dropped():
     assert steps_module._merge(logs, [10], 0.015, 1e-3, 30, 0.1) == []
 
 
-def test_of_failing_change_points_equally_significant_the_smaller_change_goes_first():
-    """The merge drops the weakest failing change point: highest p, then the smallest change."""
-    logs = np.log(np.r_[np.full(10, 1.0), np.full(10, 1.016), np.full(10, 1.02)])
+@pytest.mark.parametrize("sign", [1, -1], ids=["slower", "faster"])
+def test_of_failing_change_points_equally_significant_the_smaller_change_goes_first(sign):
+    """The merge drops the weakest failing change point: highest p, then the smallest change (|ratio - 1|, so
+    also for ratios below 1: 0.996 is a smaller change than 0.984)."""
+    logs = sign * np.log(np.r_[np.full(10, 1.0), np.full(10, 1.016), np.full(10, 1.02)])
     judged = [steps_module._judge(logs, 0, 10, 20, 30, 1e-4), steps_module._judge(logs, 10, 20, 30, 30, 1e-4)]
     assert judged[0][1] == judged[1][1]  # the premise: a tie on p (flat levels)
     # dropping the later, smaller change leaves the 10-run level against the 20 after it: 1.8%, a step
     assert steps_module._merge(logs, [10, 20], 0.017, 1e-3, 30, 1e-4) == [10]
 
 
-@pytest.mark.parametrize("sign", [1, -1], ids=["up", "down"])
-def test_an_exact_hinge_is_found_at_its_bend_with_an_infinite_t(sign):
+@pytest.mark.parametrize("slope", [2.0**-10, -(2.0**-10), -1.0], ids=["up", "down", "down-by-e-a-run"])
+def test_an_exact_hinge_is_found_at_its_bend_with_an_infinite_t(slope):
     """A noise-free flat line bent into a ramp: the fit is exact at the bend, its t infinite either way."""
-    n, bend, slope = 32, 12, sign * 2.0**-10  # dyadic values: the exact fit leaves a residual of exactly 0
+    n, bend = 32, 12  # dyadic values: the exact fit leaves a residual of exactly 0
     logs = np.r_[np.zeros(bend), slope * np.arange(1, n - bend + 1)]
     found_bend, found_slope, se, tstat = steps_module._creep(logs, 0, n, 10)
     assert found_bend == bend - 1 and found_slope == pytest.approx(slope) and se == 0
@@ -317,10 +323,12 @@ def test_a_falling_creep_is_faster():
     assert [(s.kind, s.direction) for s in detect_steps(a_series(*list(medians)), 0.015)] == [(CREEP, FASTER)]
 
 
-def test_a_level_of_min_size_runs_can_be_a_candidate():
-    """`min_size` is the fewest runs at a level, also for PELT's cost: with 2, a 2-run level is cut out."""
-    logs = np.r_[np.zeros(6), np.ones(2), np.zeros(6)]
-    assert steps_module._candidates(logs, 0.01, 2) == [6, 8]
+@pytest.mark.parametrize("min_size", [1, 2])
+def test_a_level_of_min_size_runs_can_be_a_candidate(min_size):
+    """`min_size` is the fewest runs at a level, also for PELT's cost: with 2, a 2-run level is cut out, with 1 a
+    single run (the cost itself asks for no more than one run a segment, as ruptures' CostL2)."""
+    logs = np.r_[np.zeros(6), np.ones(min_size), np.zeros(6)]
+    assert steps_module._candidates(logs, 0.01, min_size) == [6, 6 + min_size]
 
 
 def test_a_ramp_is_no_creep_when_one_step_fits_better_by_more_than_eight_residual_variances():
@@ -350,9 +358,9 @@ def test_a_ramp_is_no_creep_when_one_step_fits_better_by_more_than_eight_residua
     assert agrees(below) and agrees(above)
 
 
-@pytest.mark.parametrize("limit", [0.0, 1.0])
+@pytest.mark.parametrize("limit", [0.0, 1.0, -0.01])
 def test_the_detectable_change_is_a_fraction_strictly_between_0_and_1(limit):
-    """0 would report any change, 1 no change at all: both are refused."""
+    """0 would report any change, 1 no change at all, a negative one is no size of change: all are refused."""
     with pytest.raises(ValueError, match="detectable"):
         detect_steps(a_series(*QUIET), limit)
 
@@ -390,14 +398,30 @@ def test_from_min_runs_for_welch_a_side_a_step_is_judged_by_welchs_test(runs):
     assert p == pytest.approx(stats.ttest_ind(logs[runs:], logs[:runs], equal_var=False).pvalue, rel=1e-9, abs=0)
 
 
-def test_two_flat_sides_at_different_levels_are_certainly_a_change_and_at_one_level_none():
-    from harness.history.steps import MIN_RUNS_FOR_WELCH, _judge
+@pytest.mark.parametrize(("runs", "median", "ratio"), [
+    (steps_module.MIN_RUNS_FOR_WELCH, 1.0, 1.03),
+    (11, 1.234e-3, 1.03),  # a real median's log: Welch's test would see a rounding spread, not none
+    (11, 1.234e-3, 1 / 1.03),  # faster
+])
+def test_two_flat_sides_at_different_levels_are_certainly_a_change_and_at_one_level_none(runs, median, ratio):
+    from harness.history.steps import _judge
 
-    n = MIN_RUNS_FOR_WELCH
-    apart = np.array([0.0] * n + [0.03] * n)
-    ratio, p = _judge(apart, 0, n, 2 * n, n, 0.01)
-    assert ratio == pytest.approx(math.exp(0.03)) and p == 0.0
-    assert _judge(np.zeros(2 * n), 0, n, 2 * n, n, 0.01) == (1.0, 1.0)
+    n = runs
+    apart = np.log([median] * n + [median * ratio] * n)
+    found, p = _judge(apart, 0, n, 2 * n, n, 0.01)
+    assert found == pytest.approx(ratio) and p == 0.0
+    assert _judge(np.log([median] * (2 * n)), 0, n, 2 * n, n, 0.01) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("flat", ["before", "after"])
+def test_one_flat_side_beside_a_varying_one_is_judged_by_welchs_test(flat):
+    """Only two constant sides are certainly apart: one constant side beside one that varies is Welch's test,
+    here of a change of 0.2% within the other side's 1% spread (no change to speak of)."""
+    n = steps_module.MIN_RUNS_FOR_WELCH
+    varying, level = np.random.default_rng(9).normal(0.002, 0.01, n), np.zeros(n)
+    left, right = (level, varying) if flat == "before" else (varying, level)
+    _, p = steps_module._judge(np.r_[left, right], 0, n, 2 * n, 30, 0.01)
+    assert p == pytest.approx(stats.ttest_ind(right, left, equal_var=False).pvalue, rel=1e-9) and p > 0.05
 
 
 def test_pelt_finds_no_candidate_in_pure_noise_at_the_penalty_of_3_log_n():
@@ -410,3 +434,127 @@ def test_pelt_finds_no_candidate_in_pure_noise_at_the_penalty_of_3_log_n():
         logs = 0.01 * np.random.default_rng(seed).standard_normal(300)
         found += len(_candidates(logs, noise_scale(logs), 3))
     assert found == 0
+
+
+@pytest.mark.parametrize(("gain", "cut"), [(3.2, True), (2.8, False)])
+def test_a_clean_step_is_a_candidate_when_it_lowers_the_cost_by_more_than_3_log_n(gain, cut):
+    """PELT's penalty is PENALTY x log(n) (module docstring, point 3; 3 from NOTES.md's figures): a split of
+    20 runs into 10 and 10 apart by h (in units of the scale) lowers the least-squares cost by 10 x 10 / 20 x h^2."""
+    n = 20
+    height = math.sqrt(gain * math.log(n) / 5)
+    assert steps_module._candidates(np.r_[np.zeros(10), np.full(10, height)], 1.0, 3) == ([10] if cut else [])
+
+
+def test_a_rise_of_less_than_4_standard_errors_is_no_creep():
+    """CREEP_T = 4 (set on synthetic clean histories, NOTES.md): a 0.7% rise over 20 runs whose slope reads 3.4
+    standard errors, a better fit than any one step, is not reported."""
+    rng = np.random.default_rng(53)
+    logs = np.r_[np.zeros(20), np.linspace(0, math.log(1.01), 21)[1:]] + rng.normal(0, 4e-3, 40)
+    bend, slope, _, tstat = steps_module._creep(logs, 0, 40, 10)
+    assert 3 < tstat < 4 and math.exp(slope * (39 - bend)) > 1.005  # the premise: all but its t makes a creep
+    assert detect_steps(a_series(*list(1e-3 * np.exp(logs))), SAME_GPU_FLOOR) == []
+
+
+def test_a_creep_needs_a_t_of_at_least_creep_t_and_a_rise_of_at_least_creep_detectable(monkeypatch):
+    """Module docstring, point 5: "a t-statistic of at least CREEP_T", "a total rise of at least creep_detectable":
+    a creep exactly at either threshold is reported, one a float above it is not."""
+    series = _creep_after_a_step()
+    step, creep = detect_steps(series, 0.015)
+    rise = abs(creep.ratio - 1)
+    assert detect_steps(series, 0.015, creep_detectable=rise) == [step, creep]
+    assert detect_steps(series, 0.015, creep_detectable=np.nextafter(rise, 1)) == [step]
+    *_, tstat = steps_module._creep(np.log(series.medians()), step.index, len(series), 10)
+    monkeypatch.setattr(steps_module, "CREEP_T", abs(tstat))
+    assert detect_steps(series, 0.015) == [step, creep]
+    monkeypatch.setattr(steps_module, "CREEP_T", np.nextafter(abs(tstat), math.inf))
+    assert detect_steps(series, 0.015) == [step]
+
+
+def test_a_creep_after_a_step_is_found_when_the_level_before_it_is_too_short_for_one():
+    """Every stretch between steps is searched for a creep, also after one too short to hold any (8 runs)."""
+    found = detect_steps(_creep_after_a_step(runs_before=8), 0.015)
+    assert [(s.kind, s.direction, s.index) for s in found] == [(STEP, SLOWER, 8), (CREEP, SLOWER, 47)]
+
+
+@pytest.mark.parametrize(("min_size", "medians", "index"), [
+    (3, [1e-3] * 3 + [1.05e-3] * 3, 3),  # six runs: three at each level, the fewest that hold a step
+    (1, [1e-3, 1.05e-3], 1),  # at min_size 1, two runs
+])
+def test_a_step_with_min_size_runs_either_side_is_found(min_size, medians, index):
+    (step,) = detect_steps(a_series(*medians), SAME_GPU_FLOOR, min_size=min_size)
+    assert (step.kind, step.index, step.runs_before, step.runs_after) == (STEP, index, index, len(medians) - index)
+    assert detect_steps(a_series(*medians[:-1]), SAME_GPU_FLOOR, min_size=min_size) == []  # one run fewer: none
+
+
+def test_at_min_size_1_a_change_in_the_newest_run_alone_is_a_step():
+    """`min_size`: the fewest runs at a level. At the default 3 a newest run 5% slow is not told from a slow run;
+    at 1 it is a step of its own."""
+    medians = list(1e-3 * np.exp(np.random.default_rng(5).normal(0, 1e-3, 20))) + [1.05e-3]
+    assert detect_steps(a_series(*medians), SAME_GPU_FLOOR) == []
+    (step,) = detect_steps(a_series(*medians), SAME_GPU_FLOOR, min_size=1)
+    assert (step.kind, step.direction, step.index, step.runs_after) == (STEP, SLOWER, 20, 1)
+
+
+def test_the_first_change_point_is_judged_on_the_runs_from_the_first():
+    """The stretch before the first change point starts at run 0: 3 runs before a change of 2.85 scales give
+    |z| = 3.49 (p < 1e-3, a step); without the first run, 2 would give 3.12 (p > 1e-3)."""
+    logs = np.r_[np.zeros(3), np.full(3, 0.0285)]
+    assert steps_module._merge(logs, [3], 0.015, 1e-3, 30, 0.01) == [3]
+
+
+def test_a_step_needs_a_p_value_below_alpha_and_a_change_of_at_least_the_detectable_one():
+    """Module docstring, point 4: a p-value "not below alpha" or a ratio "not at least detectable away from 1" is
+    dropped: a step at p = alpha is not reported, one whose change is exactly the detectable one is."""
+    series = _series(0, 42, step_at=STEP_AT, step=0.03)
+    (step,) = detect_steps(series, SAME_GPU_FLOOR)
+    assert 0 < step.p_value < 1e-6
+    assert detect_steps(series, SAME_GPU_FLOOR, alpha=step.p_value) == []
+    assert detect_steps(series, SAME_GPU_FLOOR, alpha=np.nextafter(step.p_value, 1)) == [step]
+    assert detect_steps(series, abs(step.ratio - 1)) == [step]
+    assert detect_steps(series, np.nextafter(abs(step.ratio - 1), 1)) == []
+
+
+def test_by_default_a_step_needs_a_p_value_below_1_in_1000():
+    """detect_steps' default alpha, 1e-3: a 3% step in 2.5% noise with p = 0.0016 is reported only when asked."""
+    rng = np.random.default_rng(22)
+    logs = np.r_[np.zeros(20), np.full(20, math.log(1.03))] + rng.normal(0, 0.025, 40)
+    series = a_series(*list(1e-3 * np.exp(logs)))
+    (step,) = detect_steps(series, SAME_GPU_FLOOR, alpha=0.01)
+    assert step.index == 20 and 1e-3 < step.p_value < 0.01
+    assert detect_steps(series, SAME_GPU_FLOOR) == []
+
+
+def test_detect_steps_takes_its_options_by_keyword_only():
+    """alpha, window, ... are keywords (detect_all hands them on as such): a third positional argument is refused."""
+    with pytest.raises(TypeError):
+        detect_steps(a_series(*QUIET), SAME_GPU_FLOOR, 0.5)
+
+
+@pytest.mark.parametrize(("runs", "creep_min_runs"), [(2, 1), (30, 10)])
+def test_identical_medians_are_no_creep_even_when_any_rise_counts(runs, creep_min_runs):
+    """A flat fit has slope 0 and no error: its t is 0, so no creep even at creep_detectable 0 (any rise), and at
+    creep_min_runs 1 on two runs."""
+    assert detect_steps(a_series(*[1e-3] * runs), SAME_GPU_FLOOR, creep_min_runs=creep_min_runs,
+                        creep_detectable=0.0) == []
+
+
+def test_a_creep_over_three_runs_has_its_interval_and_p_on_one_degree_of_freedom():
+    """creep_min_runs 2 on three runs: the bend at the first and a straight line through them (n - 2 = 1 degree
+    of freedom for the slope's standard error, its t interval and its p-value)."""
+    series = a_series(1e-3, 1.01e-3, 1.0205e-3)
+    (creep,) = detect_steps(series, SAME_GPU_FLOOR, creep_min_runs=2)
+    assert (creep.kind, creep.before, creep.after) == (CREEP, series.points[0], series.points[2])
+    (_, slope), (rss,), *_ = np.linalg.lstsq(np.c_[np.ones(3), np.arange(3.0)], np.log(series.medians()), rcond=None)
+    se, tcrit = math.sqrt(rss / 1 / 2), stats.t.ppf(0.975, 1)  # 2: the sum of squares of the runs 0, 1, 2 centred
+    assert creep.ratio == pytest.approx(math.exp(2 * slope), rel=1e-9)
+    assert creep.ratio_low == pytest.approx(math.exp(2 * (slope - tcrit * se)), rel=1e-9)
+    assert creep.ratio_high == pytest.approx(math.exp(2 * (slope + tcrit * se)), rel=1e-9)
+    assert creep.p_value == pytest.approx(2 * stats.t.sf(slope / se, 1), rel=1e-6)
+
+
+@pytest.mark.parametrize(("at", "exact"), [(3, True), (7, True), (2, False), (8, False)])
+def test_the_best_step_under_a_ramp_leaves_min_runs_at_each_level(at, exact):
+    """The one step a creep is weighed against has at least `min_size` runs each side (10 runs, 3 a side: steps
+    at runs 3 to 7): a clean step there fits exactly, one nearer an end is fitted at the nearest allowed run."""
+    residual = steps_module._best_step_residual(np.r_[np.zeros(at), np.ones(10 - at)], 3)
+    assert (residual == 0) == exact and residual >= 0
