@@ -17,7 +17,7 @@ from backends import (  # noqa: F401 (pytest fixtures)
     store_fixture,
 )
 from sqlalchemy.engine import make_url
-from synthetic import make_document
+from synthetic import GPU_A, case_name, make_document
 
 from harness.history.cli import main
 from harness.storage.history import HistoryError, connection, default_path, open_store, resolve_url
@@ -172,6 +172,62 @@ class FreezingProxy:
                 sink.sendall(data)
             except OSError:
                 return
+
+
+def _within(seconds: float, work) -> BaseException | None:
+    """What `work()` raised (None: it returned) where it ended within ``seconds``; fails the test where it hangs
+    (its thread is left blocked in the driver, a daemon)."""
+    ended: list = []
+
+    def run():
+        try:
+            work()
+            ended.append(None)
+        except BaseException as exc:  # handed to the test's thread
+            ended.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert ended, f"still waiting after {seconds} s for a server that stopped answering"
+    return ended[0]
+
+
+@pytest.fixture(name="frozen_store")
+def frozen_store_fixture(postgres_url, monkeypatch):
+    """A PostgreSQL store of one run (id 1), whose server stops answering (FreezingProxy) once it is opened."""
+    url = make_url(postgres_url)
+    proxy = FreezingProxy((url.host, url.port))
+    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "1")
+    with open_store(through) as store:
+        store.record_run(make_document(0), outcome="passed", profile="nightly")
+        proxy.frozen.set()
+        yield store
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", [
+    lambda store: store.schema_version(),
+    lambda store: store.record_run(make_document(1), outcome="passed", profile="nightly"),
+    lambda store: store.runs(),
+    lambda store: store.acknowledge(case_name(0), 1, reason="intended"),
+    lambda store: store.acknowledgements(),
+    lambda store: store.export_run(1),
+    lambda store: store.reference_history([GPU_A], profile="nightly", limit_runs=5),
+    lambda store: store.case_series(),
+    lambda store: store.case_record(case_name(0), 1),
+], ids=["schema_version", "record_run", "runs", "acknowledge", "acknowledgements", "export_run",
+        "reference_history", "case_series", "case_record"])
+def test_every_read_and_write_gives_up_on_a_server_that_stops_answering(frozen_store, call):
+    raised = _within(5, lambda: call(frozen_store))
+    assert isinstance(raised, HistoryError) and "the server did not answer for 1 s" in str(raised)
+
+
+@pytest.mark.slow
+def test_a_postgresql_store_that_wrote_closes_at_once_when_its_server_stops_answering(frozen_store):
+    # only SQLite checkpoints a log at close; a PostgreSQL store just lets its connections go
+    assert _within(5, frozen_store.close) is None
 
 
 @pytest.mark.slow

@@ -36,6 +36,7 @@ def test_recorded_runs_get_increasing_ids_and_are_listed_newest_first(store):
         f"{2:040x}", "main", False, "nightly", "NVIDIA H200", (GPU_A,), "synthetic-host", "passed", "run 2", 3)
     assert newest.started_at.isoformat() == make_document(2)["datetime"]
     assert [run.id for run in store.runs(outcome="failed")] == [ids[1]]
+    assert [run.id for run in store.runs(outcome="passed")] == [ids[2], ids[0]]
     assert [run.id for run in store.runs(limit=1)] == [ids[2]]
 
 
@@ -187,6 +188,7 @@ def test_series_of_a_gpu_model_are_that_models_only(store):
 def test_a_series_point_carries_its_runs_fields_in_their_places(store):
     """Each field of a series key and point comes from its own column (case, timer; run id, commit, samples)."""
     doc = make_document(3, cases=1, samples=9)
+    doc["commit_info"]["branch"] = "release/2.1"
     run_id = store.record_run(doc, outcome="passed", profile="nightly")
     ((key, (point,)),) = store.case_series().items()
     bench = doc["benchmarks"][0]
@@ -194,6 +196,7 @@ def test_a_series_point_carries_its_runs_fields_in_their_places(store):
                                                            "nightly")
     assert (point.run_id, point.commit, point.gpu_uuid, point.sass) == (str(run_id), doc["commit_info"]["id"], GPU_A,
                                                                        bench["extra_info"]["sass"])
+    assert point.branch == "release/2.1"
     assert point.median_s == pytest.approx(statistics.median(bench["stats"]["data"]))
     assert point.low_s <= point.median_s <= point.high_s
     assert (point.sample_count, point.throttled) == (9, False)
