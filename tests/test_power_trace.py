@@ -46,10 +46,21 @@ def test_a_change_is_timed_between_the_two_polls_that_saw_it():
     assert counter_changes(polls) == [(pytest.approx(0.15), 7), (pytest.approx(0.35), 9)]
 
 
+def test_a_counter_that_goes_back_changed_too():
+    # a driver reload restarts the counter: the update still came, and it keeps the counter's rhythm
+    polls = [(0.0, 5), (0.1, 7), (0.2, 2), (0.3, 2)]
+    assert counter_changes(polls) == [(pytest.approx(0.05), 7), (pytest.approx(0.15), 2)]
+
+
 def test_the_events_are_placed_by_the_soonest_seen_one():
     # GPU clock 10 s behind; seen 3, 1 and 2 ms late: the offset is the 1 ms one's
     times, launches = launch_timeline([(10.003, 0.0, 5), (10.011, 0.010, 10), (10.022, 0.020, 15)])
     assert list(times) == pytest.approx([10.001, 10.011, 10.021]) and list(launches) == [5, 10, 15]
+
+
+def test_an_event_row_of_another_shape_is_refused_not_read_in_part():
+    with pytest.raises(ValueError):
+        launch_timeline([(10.003, 0.0, 5, "extra"), (10.011, 0.010, 10, "extra"), (10.022, 0.020, 15)])
 
 
 def test_windows_span_whole_counter_periods_and_give_the_power_and_energy_per_launch():
@@ -84,6 +95,13 @@ def test_an_idle_trace_has_windows_without_launches():
 def test_a_window_needs_one_period_or_more():
     with pytest.raises(ValueError, match="one counter period or more"):
         windows_of(synthetic(), 0)
+
+
+def test_a_window_is_a_value_that_cannot_be_changed_and_can_be_a_key():
+    window = windows_of(synthetic(), 5)[0]
+    with pytest.raises(AttributeError):
+        window.joules = 0.0
+    assert {window: "first"}[window] == "first"
 
 
 def test_a_trace_survives_json():
@@ -196,18 +214,29 @@ def test_the_first_change_is_off_past_twice_the_limit_and_only_where_it_is_the_f
     dropped = [(0.0, 0), (0.125, 1), (0.225, 2), (0.325, 3), (0.425, 4)]  # 25 ms off, its neighbour 12.5
     assert list(on_grid(dropped)) == [False, True, True, True, True]
     assert list(on_grid([(0.0, 0), (0.5, 1)])) == [True, True]  # two changes cannot be judged
+    # three can: periods of 100 and 150 ms put both ends 50 ms off (past twice the limit), and neither bounds a window
+    assert list(on_grid([(0.0, 0), (0.1, 1), (0.25, 2)])) == [False, True, False]
+
+
+def test_two_changes_seen_late_together_are_both_off_the_grid():
+    # a poll loop that stalled over two updates in a row: each is as far off its neighbours' midpoint as
+    # the other (and as they are), so a tie is off; periods of 1/8 s, late by 1/32 s: 1/64 s off, exactly
+    changes = [(i / 8 + (1 / 32 if i in (3, 4) else 0.0), i) for i in range(9)]
+    good = on_grid(changes)
+    assert not good[3] and not good[4]
+    assert good[[0, 1, 6, 7, 8]].all()
 
 
 def test_a_window_takes_readings_after_its_start_up_to_its_end_and_a_change_at_warm_until_starts_one():
     polls = [(0.0, 0), (0.25, 0), (0.5, 100_000), (0.75, 100_000), (1.0, 200_000), (1.25, 200_000), (1.5, 350_000)]
-    trace = Trace(polls=polls, instant=[(0.375, 10.0), (0.5, 20.0), (0.875, 30.0)],
-                  samples=[(0.375, 1.0), (0.625, 2.0)], warm_until=0.375)
+    trace = Trace(polls=polls, instant=[(0.375, 10.0), (0.5, 20.0), (0.875, 30.0), (1.5, 40.0)],
+                  samples=[(0.375, 1.0), (0.625, 2.0), (1.4, 3.0)], warm_until=0.375)
     # changes at 0.375 (100 J), 0.875 (200 J), 1.375 (350 J): two windows of one period
     first, second = windows_of(trace, 1)
     assert (first.start_s, first.end_s, first.joules, first.launches) == (0.375, 0.875, 100.0, 0.0)
     assert first.instant_w == 25.0 and first.sampled_w == 2.0  # readings at its start belong to none
     assert (second.start_s, second.end_s, second.joules) == (0.875, 1.375, 150.0)
-    assert second.instant_w is None and second.sampled_w is None and second.power_w == 300.0
+    assert second.instant_w is None and second.sampled_w is None and second.power_w == 300.0  # none after its end
     assert idle_power(trace) == 250.0  # one window of both periods: 250 J in 1 s
     trace.warm_until = 0.376
     assert [w.start_s for w in windows_of(trace, 1)] == [0.875]

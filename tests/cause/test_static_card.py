@@ -8,6 +8,7 @@ nvdisasm: tests/cause/test_sass.py; the occupancy calculator: tests/cause/test_o
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import Counter
@@ -220,26 +221,44 @@ def test_more_branches_score_15_times_log2_of_their_ratio():
 
 
 def test_new_spills_score_100_plus_log2_of_one_plus_the_bytes_and_say_both_sides():
-    # 8 + 7 bytes more: 100 + log2(16) = 104
-    base = _profile({"FFMA": 100, "LDL/STL (local)": 0})
+    # 8 + 7 bytes more: 100 + log2(16) = 104; the base's code has no local memory instruction, so its histogram
+    # holds no such class (a histogram counts the classes the code has) and the card reads 0
+    base = _profile({"FFMA": 100})
     head = _profile({"FFMA": 100, "LDL/STL (local)": 3}, spill_stores=8, spill_loads=7, registers=40)
     (cause,) = static_causes(base, head)  # registers moved too, but the spills explain them
     assert cause.key == "spills" and cause.score == pytest.approx(104.0)
     assert cause.words == ("spills: stores 0 -> 8 bytes, loads 0 -> 7 bytes (registers 32 -> 40; "
                            "local memory LDL/STL 0 -> 3 in the code)")
     assert static_causes(head, head) == []  # the same spills: no cause
+    # a head whose histogram has no local memory class either reads 0 on both sides
+    (cause,) = static_causes(base, _profile({"FFMA": 100}, spill_stores=8))
+    assert cause.words.endswith("local memory LDL/STL 0 -> 0 in the code)")
+
+
+def test_spills_that_grow_from_a_base_that_spilled_already_are_blamed_by_the_bytes_added():
+    # 8 + 8 bytes -> 16 + 8: 8 more, 100 + log2(9)
+    base = _profile({"FFMA": 100, "LDL/STL (local)": 4}, spill_stores=8, spill_loads=8)
+    (cause,) = static_causes(base, _profile({"FFMA": 100, "LDL/STL (local)": 6}, spill_stores=16, spill_loads=8))
+    assert cause.key == "spills" and cause.score == pytest.approx(100 + math.log2(9))
+    assert cause.words.startswith("spills: stores 8 -> 16 bytes, loads 8 -> 8 bytes")
+    # the smallest growth, one byte, is a spill cause too: spills appear or grow (module docstring)
+    (one,) = static_causes(_profile({"FFMA": 100}), _profile({"FFMA": 100}, spill_loads=1))
+    assert one.key == "spills" and one.score == pytest.approx(101.0)
 
 
 def test_fewer_warps_score_40_plus_50_times_the_fraction_lost():
     from harness.cause.occupancy import Occupancy
 
-    base = _profile({"FFMA": 100}, occupancy=Occupancy(8, 64, "registers and warps", 64))
+    base = _profile({"FFMA": 100}, static_shared=256, dynamic_shared=128,
+                    occupancy=Occupancy(8, 64, "registers and warps", 64))
     head = _profile({"FFMA": 100}, registers=64, static_shared=512, dynamic_shared=256,
                     occupancy=Occupancy(4, 48, "registers", 64))
     (cause,) = static_causes(base, head)  # no registers cause beside occupancy
     assert cause.key == "occupancy" and cause.score == pytest.approx(40 + 50 * 0.25)
     assert cause.words == ("occupancy 8 -> 4 blocks per SM (64 -> 48 warps; now limited by registers: shared memory "
-                           "0 -> 768 bytes a block, registers 32 -> 64)")
+                           "384 -> 768 bytes a block, registers 32 -> 64)")  # each side's static and dynamic shared memory
+    # the other way round the head has more warps: no occupancy cause, and the registers that freed them are one
+    assert [c.key for c in static_causes(head, base)] == ["registers"]
     same_warps = _profile({"FFMA": 100}, occupancy=Occupancy(4, 64, "warps", 64))
     assert [c.key for c in static_causes(base, same_warps)] == []
 
@@ -254,6 +273,11 @@ def test_more_bar_in_the_code_scores_30_times_log2_and_per_ffma_20_times_log2():
     (first,) = static_causes(_profile({"FFMA": 100}), _profile({"BAR": 4, "FFMA": 100}))  # none before: from 1
     assert first.key == "barriers" and first.score == pytest.approx(60.0)
     assert first.words == "barriers: BAR in the code 0 -> 4"
+    # a first barrier is more BAR in the code and is named (counting none as one, its ratio is 1)
+    (one,) = static_causes(_profile({"FFMA": 100}), _profile({"BAR": 1, "FFMA": 100}))
+    assert one.key == "barriers" and one.words == "barriers: BAR in the code 0 -> 1"
+    # fewer barriers are no cause, in the code or per FFMA
+    assert static_causes(_profile({"BAR": 8, "FFMA": 100}), _profile({"BAR": 2, "FFMA": 100})) == []
 
 
 def test_a_quarter_of_the_ffmas_left_is_unrolling_and_hides_the_per_ffma_counts():
@@ -299,6 +323,15 @@ def test_branches_are_a_cause_from_1_3_times_on_counting_none_as_one():
 def test_merged_causes_sum_by_key_the_strongest_words_first_ties_by_key():
     ranked = merged([Cause("b", 1, "b1"), Cause("a", 2, "a2"), Cause("b", 3, "b3"), Cause("c", 4, "c4")])
     assert [(c.key, c.score, c.words) for c in ranked] == [("b", 4, "b3; b1"), ("c", 4, "c4"), ("a", 2, "a2")]
+
+
+def test_a_cause_is_a_value_that_cannot_be_changed_and_can_be_a_key():
+    import dataclasses
+
+    cause = Cause("barriers", 60.0, "barriers: BAR in the code 2 -> 8")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cause.score = 0.0
+    assert {cause: "first"}[Cause("barriers", 60.0, "barriers: BAR in the code 2 -> 8")] == "first"
 
 
 def test_the_card_shows_its_note_three_causes_at_most_and_figures_as_numbers():
