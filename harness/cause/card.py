@@ -42,10 +42,6 @@ class Cause:
     words: str  # "BAR in the code 2 -> 34"
 
 
-def _ratio(head: float, base: float) -> float:
-    return (head + 1e-9) / (base + 1e-9)
-
-
 def _per(counts, name: str, by: str) -> float:
     return counts.get(name, 0) / max(counts.get(by, 0), 1)
 
@@ -70,11 +66,11 @@ def static_causes(base: StaticProfile, head: StaticProfile) -> list[Cause]:
                            f" -> {head.static_shared + head.dynamic_shared} bytes a block, registers "
                            f"{base.registers} -> {head.registers})"))
     if h.get("BAR", 0) > b.get("BAR", 0):
-        found.append(Cause("barriers", 30 * math.log2(_ratio(h["BAR"], max(b.get("BAR", 0), 1))),
+        found.append(Cause("barriers", 30 * math.log2(h["BAR"] / max(b.get("BAR", 0), 1)),
                            f"barriers: BAR in the code {b.get('BAR', 0)} -> {h['BAR']}"))
     unrolled_less = bool(b.get("FFMA", 0)) and h.get("FFMA", 0) <= b["FFMA"] / 4
     if unrolled_less:
-        found.append(Cause("unrolling", 30 * math.log2(_ratio(b["FFMA"], max(h.get("FFMA", 0), 1))),
+        found.append(Cause("unrolling", 30 * math.log2(b["FFMA"] / max(h.get("FFMA", 0), 1)),
                            f"unrolling: FFMA in the code {b['FFMA']} -> {h.get('FFMA', 0)}, branches "
                            f"{b.get('branch', 0)} -> {h.get('branch', 0)} (a loop the compiler no longer unrolls)"))
     per_ffma = (("LDG", "global loads per FFMA", 30, "a smaller tile reuses each load less"),
@@ -94,7 +90,7 @@ def static_causes(base: StaticProfile, head: StaticProfile) -> list[Cause]:
                                                          f"{b.get(f'{kind}.32', 0)} -> {h[f'{kind}.32']}"))
                 break
     if h.get("branch", 0) >= 1.3 * max(b.get("branch", 0), 1):
-        found.append(Cause("branches", 15 * math.log2(_ratio(h["branch"], max(b.get("branch", 0), 1))),
+        found.append(Cause("branches", 15 * math.log2(h["branch"] / max(b.get("branch", 0), 1)),
                            f"branches in the code {b.get('branch', 0)} -> {h['branch']}"))
     if head.registers != base.registers and not any(c.key in ("spills", "occupancy") for c in found):
         found.append(Cause("registers", 10 * abs(math.log2(head.registers / base.registers)),

@@ -280,6 +280,13 @@ def test_more_bar_in_the_code_scores_30_times_log2_and_per_ffma_20_times_log2():
     assert static_causes(_profile({"BAR": 8, "FFMA": 100}), _profile({"BAR": 2, "FFMA": 100})) == []
 
 
+def test_causes_of_equal_scores_are_ranked_by_key_with_their_documented_scores_exactly():
+    # BAR 0 -> 2 scores 30 x log2(2) = 30, branches 1 -> 4 scores 15 x log2(4) = 30: a tie, which the key breaks
+    # (an epsilon in the ratios once made both a little under 30 and let it decide the order instead)
+    causes = merged(static_causes(_profile({"FFMA": 100, "branch": 1}), _profile({"FFMA": 100, "BAR": 2, "branch": 4})))
+    assert [(c.key, c.score) for c in causes] == [("barriers", 30.0), ("branches", 30.0)]
+
+
 def test_a_quarter_of_the_ffmas_left_is_unrolling_and_hides_the_per_ffma_counts():
     base = _profile({"FFMA": 100, "LDG": 10, "branch": 2})
     (cause,) = static_causes(base, _profile({"FFMA": 25, "LDG": 10, "branch": 2}))
