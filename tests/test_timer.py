@@ -11,6 +11,7 @@ import pytest
 import harness.timing.timer as timing
 from harness.timing import cupti as cupti_recorder
 from harness.timing.gpu import ClockState
+from harness.timing.phases import PhaseRecorder
 from harness.timing.profile import PROFILES, Profile
 from harness.timing.timer import GpuTimer, _collection_due
 from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
@@ -87,6 +88,7 @@ def test_a_long_launch_is_collected_after_every_round_from_its_minimum_on():
     started = time.perf_counter()
     for rounds in (5, 6, 7, 13):
         assert _collection_due(rounds, 1, started, nightly, last_sample_s=0.3)
+    assert _collection_due(6, 1, started, nightly, last_sample_s=nightly.long_sample_s)  # "long_sample_s or more"
     assert not _collection_due(4, 1, started, nightly, last_sample_s=0.3)
     assert not _collection_due(6, 1, started, nightly, last_sample_s=0.01)  # a short one waits
 
@@ -98,6 +100,46 @@ def test_collection_comes_at_a_quarter_more_samples_and_at_the_time_cap():
     assert _collection_due(1625, 325, now, nightly) and not _collection_due(1624, 324, now, nightly)
     # past the case's 1.5 s cap: collect now, so that the cap can stop it
     assert _collection_due(13, 3, now - 2.0, nightly) and not _collection_due(13, 3, now, nightly)
+
+
+def test_a_minimum_count_between_two_batches_is_collected_and_judged_there(fake_cupti):  # noqa: F811
+    """Batches are collected at 10, 20, ..., 233, 291 and then 363 samples; a case whose minimum is 300 is
+    judged at 300 all the same (counts past 256 are not Python's shared small integers)."""
+    three_hundred = Profile("t", min_samples=300, min_time=0, target_rsd=0.01, time_cap=100, warmup=0)
+    measurement = GpuTimer(50 * 2**20).measure(lambda stream: fake_cupti.kernel("k", 4_000), three_hundred, case="k")
+    assert (len(measurement.samples), measurement.stopped_by) == (300, "noise")
+
+
+def test_a_warm_up_runs_its_planned_rounds_however_many(fake_cupti, monkeypatch):  # noqa: F811
+    held = []
+
+    def sample(self, run, flush=True):
+        assert len(held) < 1_000, "the warm-up never ends"
+        held.append(1)
+        return 1e-3
+
+    monkeypatch.setattr(GpuTimer, "sample", sample)
+    long_warm_up = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=300)
+    measurement = GpuTimer(50 * 2**20, prefer_cupti=False).measure(lambda stream: None, long_warm_up, case="k")
+    assert len(measurement.samples) == 10 and len(held) == 300 + 10
+
+
+def test_a_launch_of_exactly_the_long_sample_time_is_warmed_up_by_one_round(fake_cupti, monkeypatch):  # noqa: F811
+    """One held round warms a launch of long_sample_s or more (the warm-up's rule): three planned rounds become one."""
+    profile = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=3,
+                      long_sample_s=0.05, min_samples_long=5)
+    held = []
+    monkeypatch.setattr(GpuTimer, "sample", lambda self, run, flush=True: held.append(1) or profile.long_sample_s)
+    measurement = GpuTimer(50 * 2**20, prefer_cupti=False).measure(lambda stream: None, profile, case="k")
+    assert len(measurement.samples) == 5 and len(held) == 1 + 5
+
+
+def test_phases_are_cut_with_cupti_at_the_timers_marks_and_not_without_it(fake_cupti):  # noqa: F811
+    timer = GpuTimer(50 * 2**20)
+    recorder = timer.phase_recorder()
+    assert isinstance(recorder, PhaseRecorder) and recorder.recorder is timer._recorder
+    assert recorder.mark == timer._mark_sample
+    assert GpuTimer(50 * 2**20, prefer_cupti=False).phase_recorder() is None  # no CUPTI, no phases
 
 
 def test_the_spread_of_two_samples_is_their_relative_standard_deviation():
@@ -253,13 +295,15 @@ def test_a_measurement_names_the_kernels_cupti_saw_the_launch_run_and_none_of_th
     def library_call(stream):  # a library's launch: kernels of its choosing, the second every other call
         calls.append(1)
         fake_cupti.kernel("gemm_128x128", 40_000)
+        fake_cupti.copy_beside(1_000)  # and a copy: no kernel
         if len(calls) % 2 == 0:
             fake_cupti.kernel("splitk_reduce", 2_000)
         fake_cupti.kernel("gemm_128x128", 40_000)
 
     timer = GpuTimer(50 * 2**20)
     measured = timer.measure(library_call, STEADY, case="cublas")
-    assert measured.launched_kernels == ("gemm_128x128", "splitk_reduce")  # once each; no hold_stream, flush_l2
+    # once each; no hold_stream, flush_l2, and no copy
+    assert measured.launched_kernels == ("gemm_128x128", "splitk_reduce")
     a, b = timer.measure_interleaved(lambda stream: fake_cupti.kernel("a", 4_000),
                                      lambda stream: fake_cupti.kernel("b", 4_000), STEADY, case="a/b")
     assert (a.launched_kernels, b.launched_kernels) == (("a",), ("b",))

@@ -3,7 +3,8 @@
 The GPU tests (suites/test_harness_on_gpu.py) show the effects on one GPU: the held stream, the L2
 flush, the ceilings' figures. What they cannot show is what holds on another GPU (a flush buffer
 for an L2 larger than the H200's) or what no figure reveals (a copy out of its buffer, a copy the
-wrong way round at a rate alike both ways): those are checked here, call by call.
+wrong way round at a rate alike both ways, a sample's work queued out of order, a hold that timed
+out): those are checked here, call by call.
 """
 
 from __future__ import annotations
@@ -22,26 +23,68 @@ from harness.timing.profile import PROFILES
 MiB = 2**20
 
 
+class FakePinnedMemory:
+    """Mapped pinned host memory at a fake address (CuPy's PinnedMemory)."""
+
+    def __init__(self, size, flags):
+        self.size, self.flags, self.ptr = size, flags, 0x7000_0000
+
+
 class FakePointer(bytearray):
-    ptr = 0x7000_0000
+    """A place in pinned memory (CuPy's PinnedMemoryPointer): its buffer runs from `ptr` to the end of the
+    allocation, as CuPy's does. It holds the bytes themselves, which the host's numpy view and the fake GPU share."""
+
+    def __init__(self, memory, offset):
+        super().__init__(memory.size - offset)
+        self.mem, self.ptr = memory, memory.ptr + offset
+
+
+class IllegalAddress(Exception):
+    """What CUDA reports when a kernel reads or writes a word outside its allocation or off a 4-byte boundary."""
+
+
+def word(pointer: FakePointer, address) -> slice:
+    """The bytes of `pointer` that the GPU reads or writes as the 32-bit word at `address`."""
+    address, start, end = int(address), pointer.mem.ptr, pointer.mem.ptr + pointer.mem.size
+    if address % 4 or not start <= address <= end - 4:
+        raise IllegalAddress(f"{address:#x} is no word of the pinned allocation [{start:#x}, {end:#x})")
+    return slice(address - pointer.ptr, address - pointer.ptr + 4)
 
 
 class FakeStream(types.SimpleNamespace):
+    """A CUDA stream; `with stream:` makes it the current one, as CuPy's does."""
+
     def __enter__(self):
+        self.previous, self.made.current = self.made.current, self
         return self
 
     def __exit__(self, *exc):
+        self.made.current = self.previous
         return False
+
+    def synchronize(self):
+        self.made.log.append(("synchronize", self))
 
 
 def fake_cupy(monkeypatch) -> types.SimpleNamespace:
-    made = types.SimpleNamespace(streams=[], ones=[], copies=[], device_arrays=[], launches=[])
+    """A fake CuPy recording what is asked of it. Its GPU runs the hold kernel when an event is waited for: the
+    kernel gives up and sets its timeout word (kernels.cu) where the release word is still 0 then, or where the
+    launches behind it took longer to queue (`made.enqueue_ns`) than its timeout. Events' times are
+    `made.elapsed_ms` apart."""
+    made = types.SimpleNamespace(streams=[], ones=[], copies=[], device_arrays=[], launches=[], log=[], holds=[],
+                                 pinned=None, enqueue_ns=0, elapsed_ms=1.0)
+    made.current = FakeStream(non_blocking=False, ptr=0, made=made)  # CuPy's default stream
+
+    def released():  # the release word (the first) as the host last wrote it; None before it exists
+        return None if made.pinned is None else int.from_bytes(made.pinned[:4], "little")
 
     def stream(non_blocking=False):
         made.streams.append(non_blocking)
-        return FakeStream(non_blocking=non_blocking, ptr=0)
+        return FakeStream(non_blocking=non_blocking, ptr=0, made=made)
 
     def device_array(count, dtype=np.float32):
+        if not isinstance(count, int):  # cupy._core.internal.get_size
+            raise ValueError("size should be None, collections.abc.Sequence, or int")
         array = types.SimpleNamespace(size=count, nbytes=count * np.dtype(dtype).itemsize,
                                       data=types.SimpleNamespace(ptr=0x1000_0000 * (1 + len(made.device_arrays))))
         made.device_arrays.append(array)
@@ -51,14 +94,40 @@ def fake_cupy(monkeypatch) -> types.SimpleNamespace:
         made.ones.append(count)
         return device_array(count, dtype)
 
+    def pinned_pointer(memory, offset):
+        made.pinned = FakePointer(memory, offset)
+        return made.pinned
+
+    def function(name):
+        def launch(grid, block, args):
+            made.launches.append((name, grid, block, args))
+            made.log.append(("launch", name, made.current, released()))
+            if name == "hold_stream":
+                made.holds.append(args)
+        return launch
+
+    class Event:
+        def record(self, stream=None):
+            made.log.append(("record", self, stream, released()))
+
+        def synchronize(self):
+            for release, timeout_ns, timed_out in made.holds:
+                if made.pinned[word(made.pinned, release)] == bytes(4) or made.enqueue_ns > int(timeout_ns):
+                    made.pinned[word(made.pinned, timed_out)] = (1).to_bytes(4, "little")
+            made.holds.clear()
+            made.log.append(("synchronize", self, released()))
+
+    def elapsed_time(start, stop):
+        assert start is not stop and isinstance(start, Event) and isinstance(stop, Event)
+        return made.elapsed_ms
+
     runtime = types.SimpleNamespace(hostAllocMapped=2, memcpyHostToDevice=1, memcpyDeviceToHost=2,
                                     memcpyAsync=lambda dst, src, size, kind, stream: made.copies.append(
                                         (dst, src, size, kind)))
-    module = types.SimpleNamespace(get_function=lambda name: lambda grid, block, args: made.launches.append(
-        (name, grid, block, args)))
+    module = types.SimpleNamespace(get_function=function)
     cuda = types.SimpleNamespace(
-        Stream=stream, Event=object, runtime=runtime,
-        PinnedMemory=lambda size, flags: size, PinnedMemoryPointer=lambda memory, offset: FakePointer(memory),
+        Stream=stream, Event=Event, runtime=runtime, get_current_stream=lambda: made.current,
+        get_elapsed_time=elapsed_time, PinnedMemory=FakePinnedMemory, PinnedMemoryPointer=pinned_pointer,
         Device=lambda index=None: types.SimpleNamespace(id=0, attributes={"MultiProcessorCount": 132}))
     monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
         cuda=cuda, ones=ones, zeros=device_array, empty=device_array, RawModule=lambda **kwargs: module))
@@ -78,11 +147,12 @@ def test_the_timers_stream_does_not_wait_on_the_legacy_default_stream(made):
     assert made.streams == [True]
 
 
-@pytest.mark.parametrize("l2_mib", [4, 40, 50, 96, 126, 256])
-def test_the_flush_buffer_is_at_least_twice_the_l2_on_any_gpu(made, l2_mib):
+@pytest.mark.parametrize("l2_mib", [4, 32, 40, 50, 96, 126, 256])
+def test_the_flush_buffer_is_twice_the_l2_or_64_mib_on_any_gpu(made, l2_mib):
+    """Twice the L2 (timer.py's docstring, docs/method.md), never under the 64 MiB floor (NOTES.md) and no larger:
+    the buffer keeps that much device memory from the cases for the whole run."""
     timer_module.GpuTimer(l2_mib * MiB, prefer_cupti=False)
-    flush_bytes = made.ones[0] * 4
-    assert flush_bytes >= 2 * l2_mib * MiB and flush_bytes >= 64 * MiB
+    assert made.ones == [max(2 * l2_mib, 64) * MiB // 4]  # floats, a whole number of them (CuPy takes no other)
 
 
 def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
@@ -92,6 +162,48 @@ def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
     assert name == "flush_l2" and buffer is made.device_arrays[0] and made.ones == [buffer.size]
     # the kernel reads float4s (harness/timing/kernels.cu): n4 of 16 bytes each span the buffer exactly
     assert int(n4) * 16 == buffer.nbytes
+
+
+def sample_of_a_kernel(made, timer, flush=True, enqueue_ns=0):
+    """One sample of a run that launches `kernel` on the stream it is given (taking `enqueue_ns` to queue)."""
+    def run(stream):
+        made.enqueue_ns = enqueue_ns
+        with stream:
+            sys.modules["cupy"].RawModule().get_function("kernel")((1, 1, 1), (1, 1, 1), ())
+
+    return timer.sample(run, flush) if flush is not None else timer.sample(run)
+
+
+def test_a_sample_holds_the_stream_until_its_stop_event_is_queued_and_gives_seconds(made):
+    timer = timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
+    made.elapsed_ms = 2.5
+    seconds = sample_of_a_kernel(made, timer)
+    start, stop = (entry[1] for entry in made.log if entry[0] == "record")
+    # the flush, the hold, the start event, the launch under test and the stop event, in that order on the
+    # timer's stream; the release word reads 0 until all of them are queued, and not 0 (the hold's release: any
+    # value but 0, kernels.cu) when the stop event is waited for
+    assert [entry[:2] for entry in made.log] == [("launch", "flush_l2"), ("launch", "hold_stream"), ("record", start),
+                                              ("launch", "kernel"), ("record", stop), ("synchronize", stop)]
+    assert [entry[2] for entry in made.log[:-1]] == [timer.stream] * 5
+    assert [entry[-1] != 0 for entry in made.log] == [False] * 5 + [True]
+    assert seconds == pytest.approx(2.5e-3, rel=1e-12)  # CUDA's milliseconds, in seconds
+
+
+@pytest.mark.parametrize("flush", [None, True, False], ids=["default", "flush", "no flush"])
+def test_a_sample_flushes_the_l2_first_unless_told_not_to(made, flush):
+    timer = timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
+    sample_of_a_kernel(made, timer, flush)
+    assert [name for name, *_ in made.launches] == ["flush_l2"] * (flush is not False) + ["hold_stream", "kernel"]
+
+
+def test_a_hold_that_gives_up_before_the_release_raises_and_the_next_sample_is_timed(made):
+    """A launch that takes longer than the hold's 2 s to queue is not timed from a held stream: an error, not a
+    figure. The timeout is the hold's own (its word reset for every sample), so the next sample goes on."""
+    timer = timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
+    with pytest.raises(RuntimeError, match="longer than 2 s to enqueue; the held stream timed out"):
+        sample_of_a_kernel(made, timer, enqueue_ns=3 * 10**9)
+    made.elapsed_ms = 4.0
+    assert sample_of_a_kernel(made, timer, enqueue_ns=10**9) == pytest.approx(4e-3, rel=1e-12)
 
 
 class FakeTimer:
