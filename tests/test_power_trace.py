@@ -79,12 +79,16 @@ def test_no_window_starts_before_the_warm_up_ends_and_count_caps_them():
     windows = windows_of(synthetic(warm=0.5), 5)
     assert windows[0].start_s >= 0.5 and len(windows) == 2
     assert len(windows_of(synthetic(), 2, count=4)) == 4
+    assert windows_of(synthetic(), 2, count=0) == []  # at most none: none, not every window
 
 
 def test_a_window_the_replays_did_not_cover_is_left_out():
     trace = synthetic()
     trace.done = [d for d in trace.done if d[0] < 1.0]  # the GPU's work stopped at 1 s
     assert all(w.end_s <= 1.0 for w in windows_of(trace, 5)) and len(windows_of(trace, 5)) == 1
+    trace = synthetic()
+    trace.done = [d for d in trace.done if d[0] > 0.5]  # the GPU's work started at 0.5 s: the windows after it count
+    assert [round(w.start_s, 2) for w in windows_of(trace, 5)] == [0.55, 1.05]
 
 
 def test_an_idle_trace_has_windows_without_launches():
@@ -252,3 +256,19 @@ def test_a_window_the_events_span_exactly_counts_its_launches_by_interpolation()
     assert windows_of(trace, 1)[0].launches == 30.0
     trace.done = trace.done[:-1] + [(0.75, 0.5, 50)]  # before its end: not covered
     assert windows_of(trace, 1) == []
+    trace.done = [(0.375, 0.125, 10), (0.5, 0.25, 30), (1.0, 0.75, 50)]  # the first event at the window's start
+    assert windows_of(trace, 1)[0].launches == 35.0
+    trace.done[0] = (0.4, 0.15, 10)  # after its start: not covered
+    assert windows_of(trace, 1) == []
+
+
+def test_the_idle_power_spans_every_whole_period_even_where_changes_were_seen_late():
+    # a poll loop that stalls every third period: the changes at 0.33, 0.63 and 0.93 s are off the grid, the
+    # whole periods run from 0.0 to 1.0 s (1.1 s is off too), and the last three of them drew 130 J, not 100
+    times = [0.0, 0.1, 0.2, 0.33, 0.4, 0.5, 0.63, 0.7, 0.8, 0.93, 1.0, 1.1]
+    polls, counter = [], 0.0
+    for t in times:
+        polls.append((t - 1e-4, counter))
+        counter += (130_000 if 0.7 < t <= 1.0 else 100_000)
+        polls.append((t + 1e-4, counter))
+    assert idle_power(Trace(polls=polls)) == pytest.approx(1090.0)  # 700 J + 3 x 130 J in 1 s

@@ -149,7 +149,7 @@ def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) ->
     times, launches = launch_timeline(trace.done)
     windows = []
     first = next((i for i, fine in enumerate(good) if fine), len(changes))
-    while True:
+    while count is None or len(windows) < count:
         last = first + ticks_per_window
         while last < len(changes) and not good[last]:
             last += 1
@@ -162,13 +162,10 @@ def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) ->
         finished = float(np.interp(t1, times, launches) - np.interp(t0, times, launches)) if times.size else 0.0
         windows.append(Window(t0, t1, (e1 - e0) / 1e3, finished, _mean_inside(trace.instant, t0, t1),
                               _mean_inside(trace.samples, t0, t1)))
-        if count is not None and len(windows) == count:
-            break
     return windows
 
 
 def idle_power(trace: Trace) -> float | None:
     """The mean power of an idle trace over all its whole counter periods (None: it spans none)."""
-    ticks = len(windows_of(trace, 1))
-    windows = windows_of(trace, ticks) if ticks else []
-    return windows[0].power_w if windows else None
+    windows = windows_of(trace, 1)  # one after another, from the first change on the grid to the last
+    return sum(w.joules for w in windows) / sum(w.seconds for w in windows) if windows else None
