@@ -407,6 +407,50 @@ def test_a_new_code_within_a_level_needs_its_three_runs_again():
                                  gpu_uuid="GPU-A") is None  # two runs of sass-3: the baseline decides
 
 
+def runs_of_medians(medians_ms, sass: str, first_seed: int) -> list[StoredResult]:
+    """Stored runs of GPU-A, one per median, each code name read back as from the store (an equal string, not the
+    same object)."""
+    return [StoredResult("GPU-A", TIMER_CUPTI, m * 1e-3, f"history run {i}", fresh(sass),
+                         tuple(samples(m * 1e-3, seed=first_seed + i))) for i, m in enumerate(medians_ms)]
+
+
+@pytest.mark.parametrize("level_runs, detectable", [(1, 0.042), (2, 0.037), (3, 0.015), (4, 0.015)])
+def test_a_level_of_fewer_than_three_runs_takes_its_spread_from_the_newest_code_before_it(level_runs, detectable):
+    # before the accepted slowdown: an old code that moved 5% between processes, then one that moved 1.0%
+    # (3 x sqrt(1 + 1/runs pooled) x 1.0%: 4.2% of one run, 3.7% of two); the new level's runs agree exactly: once it holds three, its own spread is
+    # none and the same-GPU floor (1.5%) sets the detectable change
+    before = runs_of_medians([1.00, 1.05, 0.95], "sass-0", 10) + runs_of_medians([1.00, 1.01, 0.99], "sass-1", 20)
+    level = accepted_at(stored_runs_of("GPU-A", level_runs, median=1.03e-3, sass="sass-2", first_seed=60), 0)
+    verdict = judge_against_history(current(1.03, sass="sass-2"), before + level, gpu_uuid="GPU-A")
+    assert verdict.reference_runs == level_runs and verdict.detectable == pytest.approx(detectable, abs=0.001)
+
+
+def test_a_level_of_two_runs_pools_both_and_names_the_run_where_it_began():
+    level = accepted_at(stored_runs_of("GPU-A", 2, median=1.03e-3, sass="sass-2", first_seed=60), 0, "tiles")
+    verdict = judge_against_history(current(1.03, sass="sass-2"), stored_runs_of("GPU-A", 6) + level,
+                                    gpu_uuid="GPU-A")
+    assert verdict.label == SAME and verdict.reference_runs == 2
+    assert ("; reference pooled from 2 runs of this GPU's history, from history run 0 on, where a slowdown was "
+            "accepted (tiles)") in verdict.reason
+
+
+def test_a_case_of_no_known_timer_is_judged_against_its_own_three_runs_as_a_gpu_case():
+    # an old document's case without a timer: its runs of no timer are its history, at the same-GPU floor
+    history = stored_runs_of("GPU-A", HISTORY_MIN_RUNS, timer=None)
+    verdict = judge_against_history(current(1.0, timer=None), history, gpu_uuid="GPU-A")
+    assert verdict.label == SAME and verdict.detectable == pytest.approx(0.015)
+
+
+# the options after the record and its reference are keyword-only: a GPU's UUID is never taken by its place
+@pytest.mark.parametrize("call", [
+    lambda record: judge_record(record, baseline(TIMER_CUPTI), "GPU-A"),
+    lambda record: judge_against_history(record, stored_runs_of("GPU-A", 6), "GPU-A"),
+], ids=["judge_record", "judge_against_history"])
+def test_the_judges_options_are_taken_by_keyword_only(call):
+    with pytest.raises(TypeError):
+        call(current(1.0))
+
+
 @pytest.mark.parametrize("threshold, same_gpu, other_gpu", [(None, 0.015, 0.05), (0.02, 0.02, 0.05),
                                                              (0.07, 0.07, 0.07)])
 def test_the_threshold_sets_the_same_gpu_floor_and_lifts_the_other_gpu_floor_only_above_it(threshold, same_gpu,
@@ -578,3 +622,23 @@ def test_a_runs_commit_is_its_commit_info_id_where_that_is_a_non_empty_string():
 
     assert run_commit({"commit_info": {"id": "abc123"}}) == "abc123"
     assert [run_commit(doc) for doc in ({"commit_info": {"id": ""}}, {"commit_info": {"id": 5}}, {})] == [None] * 3
+
+
+@pytest.mark.parametrize("machine, host", [
+    ({"gpu": {"uuid": "GPU-A", "host": "gpu-box-1"}, "node": "login-2"}, "gpu-box-1"),  # the GPU's record first
+    ({"gpu": {"uuid": "GPU-A", "host": "gpu-box-1"}}, "gpu-box-1"),
+    ({"gpu": {"uuid": "GPU-A"}, "node": "login-2"}, "login-2"),  # else pytest-benchmark's node
+    ({"node": "login-2"}, "login-2"),  # a run without a GPU record
+    ({}, None),
+])
+def test_a_stored_run_names_its_machine_by_its_gpus_record_else_by_its_node(machine, host):
+    doc = {**stored_case(1e-3), "machine_info": machine}
+    assert Baseline.from_doc(Path("0001_run.json"), doc).host == host
+
+
+@pytest.mark.parametrize("started, started_at", [("2026-11-30T10:00:00.123456", "2026-11-30T10:00:00.123456"),
+                                                 (1764496800, None), (None, None)])
+def test_a_stored_run_is_dated_by_its_datetime_where_that_is_a_string(started, started_at):
+    doc = {**stored_case(1e-3), "datetime": started}
+    assert Baseline.from_doc(Path("0001_run.json"), doc).started_at == started_at
+    assert [run.started_at for run in history_of({"0001_run.json": doc})[CASE]] == [started_at]

@@ -4,6 +4,7 @@ refuse, on both backends where they differ."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import shutil
 import sqlite3
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, case_name, make_document
 
-from harness.storage.history import HistoryError, open_store
+from harness.storage.history import HistoryError, HistoryStore, open_store
 from harness.storage.history.schema import RUNS
 
 
@@ -114,6 +115,15 @@ def test_the_stores_options_are_taken_by_keyword_only(tmp_path, call):
     with open_store(str(tmp_path / "history.sqlite")) as store:
         with pytest.raises(TypeError):
             call(store)
+
+
+def test_the_stores_methods_show_their_own_signature_and_documentation():
+    # each method runs under the store's deadline wrapper; help() and editors still see the method itself
+    signature = inspect.signature(HistoryStore.record_run)
+    keyword_only = [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert keyword_only[:2] == ["outcome", "profile"]
+    assert HistoryStore.record_run.__name__ == "record_run"
+    assert HistoryStore.record_run.__doc__.startswith("Store one run")
 
 
 @pytest.mark.parametrize("count", [-1, True, 1.5, "2"])
