@@ -441,11 +441,13 @@ def test_a_case_of_no_known_timer_is_judged_against_its_own_three_runs_as_a_gpu_
     assert verdict.label == SAME and verdict.detectable == pytest.approx(0.015)
 
 
-# the options after the record and its reference are keyword-only: a GPU's UUID is never taken by its place
+# the options after the record and its reference (judge_against_stored: after the record) are keyword-only: a
+# GPU's UUID, a baseline or a history is never taken by its place
 @pytest.mark.parametrize("call", [
     lambda record: judge_record(record, baseline(TIMER_CUPTI), "GPU-A"),
     lambda record: judge_against_history(record, stored_runs_of("GPU-A", 6), "GPU-A"),
-], ids=["judge_record", "judge_against_history"])
+    lambda record: judge_against_stored(record, baseline(TIMER_CUPTI), [], stored_runs_of("GPU-A", 6), "GPU-A"),
+], ids=["judge_record", "judge_against_history", "judge_against_stored"])
 def test_the_judges_options_are_taken_by_keyword_only(call):
     with pytest.raises(TypeError):
         call(current(1.0))
