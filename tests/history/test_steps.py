@@ -146,9 +146,11 @@ def test_detection_over_200_runs_of_90_cases_takes_under_10_s():
     series = [synthetic_series(profiles[i % len(profiles)], relative_medians(
         profiles[i % len(profiles)], 200, rng, step_at=120 if i % 10 == 0 else None, step=0.03),
         gpu=f"GPU-synthetic-{i // len(profiles)}") for i in range(90)]
-    started = time.perf_counter()
+    # CPU time, not the wall clock: the detection's own cost, which a loaded machine does not inflate (the wall
+    # clock read over 10 s once with two mutation replays and a helper's tests on two CPUs)
+    started = time.process_time()
     found = detect_all(series, lambda one: SAME_GPU_FLOOR)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert len(found) == 90
 
 
