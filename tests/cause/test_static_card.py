@@ -173,8 +173,18 @@ def test_narrower_loads_need_fewer_wide_ones_and_more_32_bit_ones():
     base = _profile({"LDG.128": 8, "LDG.32": 2, "FFMA": 100})
     narrower = _profile({"LDG.128": 0, "LDG.32": 34, "FFMA": 100})
     fewer = _profile({"LDG.128": 4, "LDG.32": 1, "FFMA": 100})  # fewer loads of both widths: not narrower
+    wider = _profile({"LDG.128": 16, "LDG.32": 4, "FFMA": 100})  # more loads of both widths: not narrower either
     assert "narrower loads" in [cause.key for cause in static_causes(base, narrower)]
     assert "narrower loads" not in [cause.key for cause in static_causes(base, fewer)]
+    assert "narrower loads" not in [cause.key for cause in static_causes(base, wider)]
+
+
+def test_a_class_absent_from_a_histogram_counts_as_none_for_narrower_loads():
+    # a histogram holds only the classes the code has: the base's one 128-bit load and no 32-bit one became the
+    # head's one 32-bit load and no 128-bit one, the smallest narrowing there is, read as 1 -> 0 and 0 -> 1
+    (cause,) = static_causes(_profile({"LDG.128": 1}), _profile({"LDG.32": 1}))
+    assert cause.key == "narrower loads"
+    assert cause.words == "narrower LDG: LDG.128 1 -> 0, LDG.32 0 -> 1"
 
 
 def test_a_report_without_a_barrier_count_means_no_barriers():
@@ -297,6 +307,11 @@ def test_a_quarter_of_the_ffmas_left_is_unrolling_and_hides_the_per_ffma_counts(
     (loads,) = static_causes(base, _profile({"FFMA": 26, "LDG": 10, "branch": 2}))
     assert loads.key == "global loads per FFMA"
     assert static_causes(_profile({"LDG": 4}), _profile({"LDG": 4})) == []  # no FFMA on either side
+    # every FFMA gone, the head's histogram without the class, and no branch on either side: 30 x log2(2 / 1),
+    # counting none left as one, and the words read 0 where a side has no such class
+    (gone,) = static_causes(_profile({"FFMA": 2}), _profile({}))
+    assert gone.key == "unrolling" and gone.score == pytest.approx(30.0)
+    assert gone.words == "unrolling: FFMA in the code 2 -> 0, branches 0 -> 0 (a loop the compiler no longer unrolls)"
 
 
 def test_loads_per_ffma_are_a_cause_from_1_3_times_on():
