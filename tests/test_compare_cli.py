@@ -145,3 +145,14 @@ def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none
     assert sum(v.label == "slower" for v in verdicts) == 2
     cards = text[text.index("## Why the slower cases are slower"):]
     assert cards.count("#### Why") == 1 and f"#### Why `{SLOWED_CASE}` is slower\n\nNo card: " in cards
+
+
+def test_a_run_number_names_that_run_only_never_the_next_one(tmp_path):
+    from harness.storage.runs import BaselineError
+
+    for name in ("0001_h200-aaaaaaa.json", "0003_h200-ccccccc.json", "0004_h200-ddddddd.json"):
+        (tmp_path / name).write_text("{}")
+    assert compare.run_path("3", tmp_path) == tmp_path / "0003_h200-ccccccc.json"
+    assert compare.run_path("0004", tmp_path) == tmp_path / "0004_h200-ddddddd.json"
+    with pytest.raises(BaselineError, match="holds no run 0002"):  # not 0003, the first run after it
+        compare.run_path("2", tmp_path)

@@ -300,6 +300,21 @@ def test_a_probe_that_cannot_judge_names_its_commit_and_the_end_of_the_ab(tmp_pa
     assert "the kernel does not build" in probe.detail
 
 
+def test_a_probe_whose_case_failed_names_the_verdict_its_row_gave(tmp_path):
+    # exit 1 with a row that is not "slower": a test failed beside the case, so the commit cannot be judged,
+    # and the detail says which verdict the case's row gave
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.0"])
+    row = f"| `{NODE}` | 1 us | 1 us | 1.000× | - | 1.5% | - | cupti | same |"
+
+    def failing_ab(selector, good, profile, report, python=sys.executable):
+        return [python, "-c", f"import pathlib, sys; pathlib.Path({str(report)!r}).write_text({row!r}); "
+                              "print('1 failed'); sys.exit(1)"]
+
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", failing_ab)
+    assert probe == Probe(commits[0], SKIP, "exit 1: cannot judge it (same; 1 failed)")
+
+
 def test_the_probe_mode_exits_as_git_bisect_run_reads_it(monkeypatch):
     for verdict, status in ((BAD, 1), (GOOD, 0), (SKIP, CANNOT_JUDGE)):
         monkeypatch.setattr(bisect_module, "probe_tree", lambda *args, v=verdict: Probe("c" * 40, v))

@@ -222,3 +222,15 @@ def test_the_index_carries_the_filter_script_and_a_case_page_no_script(tmp_path)
     assert index.count("<script>") == 1 and "getElementById('filter-kernel')" in index.split("<script>")[1]
     page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
     assert "<script" not in page
+
+
+@pytest.mark.parametrize("runs, words", [(1, "(1 run, "), (2, "(2 runs, ")])
+def test_a_failing_series_says_since_which_run_and_for_how_many_runs_in_words(runs, words):
+    from harness.history.analysis import Failing
+    from harness.history.site import _attention
+
+    one = a_series(1e-4, 1e-4, 1.1e-4, 1.1e-4)
+    failing = Failing(one.key, first=one.points[4 - runs], before=one.points[3 - runs], newest=one.points[-1],
+                      runs=runs)
+    text = _attention(one, [], failing)
+    assert text.startswith(f"failing since run {one.points[4 - runs].run_id} {words}commits ")
