@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import socket
 import sqlite3
@@ -193,16 +194,23 @@ def _within(seconds: float, work) -> BaseException | None:
     return ended[0]
 
 
-@pytest.fixture(name="frozen_store")
-def frozen_store_fixture(postgres_url, monkeypatch):
-    """A PostgreSQL store of one run (id 1), whose server stops answering (FreezingProxy) once it is opened."""
+@contextlib.contextmanager
+def _store_that_freezes(postgres_url, monkeypatch, timeout_s: int):
+    """A PostgreSQL store of one run (id 1), whose server stops answering (FreezingProxy) once that run is in;
+    the store gives up after `timeout_s` ($KERNEL_SUITE_HISTORY_TIMEOUT)."""
     url = make_url(postgres_url)
     proxy = FreezingProxy((url.host, url.port))
     through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "1")
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", str(timeout_s))
     with open_store(through) as store:
         store.record_run(make_document(0), outcome="passed", profile="nightly")
         proxy.frozen.set()
+        yield store
+
+
+@pytest.fixture(name="frozen_store")
+def frozen_store_fixture(postgres_url, monkeypatch):
+    with _store_that_freezes(postgres_url, monkeypatch, 1) as store:
         yield store
 
 
@@ -232,13 +240,7 @@ def test_a_postgresql_store_that_wrote_closes_at_once_when_its_server_stops_answ
 
 @pytest.mark.slow
 def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_for(postgres_url, monkeypatch):
-    url = make_url(postgres_url)
-    proxy = FreezingProxy((url.host, url.port))
-    through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "2")
-    with open_store(through) as store:
-        store.record_run(make_document(0), outcome="passed", profile="nightly")
-        proxy.frozen.set()
+    with _store_that_freezes(postgres_url, monkeypatch, 2) as store:
         started = time.monotonic()
         with pytest.raises(HistoryError, match=r"the server did not answer for 2 s \(\$KERNEL_SUITE_HISTORY_TIMEOUT"):
             store.runs()
