@@ -114,6 +114,7 @@ def test_two_saves_at_once_get_two_numbers_and_lose_nothing(suite):
     assert saved(suite) == ["0001_same-label.json", "0002_same-label.json"]
 
 
+@pytest.mark.slow  # two pytest sessions per corrupt form: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("content", ["", "{}", '{"benchmarks": [', "[]"], ids=["empty", "object", "truncated", "list"])
 def test_a_corrupt_newest_baseline_is_an_error_not_a_fallback(suite, content):
     run(suite, "--benchmark-save=good")
@@ -227,6 +228,7 @@ def test_compare_ref_refuses_options_that_store_or_judge_against_a_baseline(suit
     assert saved(suite) == []
 
 
+@pytest.mark.slow  # a pytest session in a subprocess: CI's second pass (tox -e unit -- -m slow)
 def test_the_storage_folder_naming_is_restored_after_the_session(suite):
     script = ("import sys, pytest, pytest_benchmark.session as session\n"
               "original = session.get_machine_id\n"

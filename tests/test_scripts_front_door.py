@@ -29,6 +29,7 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, **(env or {})}, timeout=120)
 
 
+@pytest.mark.slow  # one Python process per script: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("script", [*SCRIPTS, "environment"])
 def test_every_script_has_help_that_says_its_whole_first_paragraph(script):
     import importlib
@@ -43,6 +44,7 @@ def test_every_script_has_help_that_says_its_whole_first_paragraph(script):
     assert "".join(summary(importlib.import_module(f"scripts.{script}").__doc__).split()) in said
 
 
+@pytest.mark.slow  # one Python process per script: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_bad_arguments_are_exit_2_with_a_usage_line(script):
     result = run("-m", f"scripts.{script}", *BAD_ARGUMENTS[script])

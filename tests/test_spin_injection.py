@@ -68,6 +68,7 @@ def test_the_slowed_copy_is_a_package_of_its_own(slowed_kernels):
     assert "clock64" not in (kernels.compile.CUDA_DIR / "elementwise.cu").read_text()  # the suite's own untouched
 
 
+@pytest.mark.slow  # nvcc builds of every slowed kernel: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("build", BUILDS, ids=build_id)
 def test_the_slowed_kernels_build_for_sm_90_without_spills(slowed_kernels, build):
     from kernels.compile import compile_report

@@ -57,6 +57,7 @@ def test_a_variant_whose_edit_no_longer_applies_says_so():
         broken.source_text()
 
 
+@pytest.mark.slow  # nvcc and nvdisasm over every registry kernel, two builds: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("name", [n for n, k in MATMUL_KERNELS.items() if k.source])
 def test_every_kernel_of_the_registry_gets_a_static_profile_for_both_builds_within_10_s(name):
     entry = MATMUL_KERNELS[name]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
+import pytest
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, GPU_B, case_name, make_document
 
@@ -69,6 +70,7 @@ def test_case_series_is_oldest_first_with_the_middle_half_of_the_samples(store):
     assert last.low_s < last.median_s < last.high_s
 
 
+@pytest.mark.slow  # 3,600 cases on each backend, and a time bar: CI's second pass (tox -e unit -- -m slow)
 def test_reference_history_of_40_runs_of_90_cases_is_one_quick_query(store):
     for index in range(40):
         store.record_run(make_document(index, cases=90, samples=30), outcome="passed", profile="nightly")
