@@ -7,16 +7,26 @@ of a slower verdict with and without an acceptance in its window.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 from types import SimpleNamespace
 
 import pytest
 
-from harness.ab.commits import Window, head_of, window
-from harness.plugin.regression import bisect_command, failure_words, follow_slower, window_lines
+from harness.ab.commits import Commit, Window, head_of, window
+from harness.plugin.regression import (
+    bisect_command,
+    failure_words,
+    follow_slower,
+    follow_slower_phases,
+    is_failing_record,
+    is_followed_record,
+    window_lines,
+)
 from harness.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
-from harness.verdict.labels import ACCEPTED, SAME, SLOWER, ReferenceRun, Verdict
+from harness.verdict.labels import ACCEPTED, FASTER, SAME, SLOWER, THROTTLED, UNCHANGED, ReferenceRun, Verdict
+from harness.verdict.phases import phase_fields
 from harness.verdict.record import CaseRecord
 
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
@@ -241,3 +251,142 @@ def test_a_slower_verdict_read_back_from_json_is_accepted():
     label = json.loads(json.dumps({"label": SLOWER}))["label"]
     done = accepted(Verdict(CASE, label, 1e-3, 1.03e-3, 1.03, 0.015, "3.0% slower"), Acceptance("meant"))
     assert done.label == ACCEPTED and done.reason == "3.0% slower; accepted: meant"
+
+
+# the same follow-up over windows listed beforehand (state.windows holds each reference commit's window)
+
+BASE, OLDER_BASE, HEAD = "ba5e" * 10, "01de" * 10, "4ead" * 10
+
+
+def state_listing(*found: Window) -> SimpleNamespace:
+    return SimpleNamespace(repo=None, head=(HEAD, False), windows={one.base: one for one in found}, problems=[])
+
+
+def from_json(text: str) -> str:
+    """`text` as a record read back from the store holds it: an equal string, not the same object."""
+    import json
+
+    return json.loads(json.dumps({"text": text}))["text"]
+
+
+def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_trailer_still_accepts():
+    bad, good = "b1" * 20, "c2" * 20
+    found = Window(BASE, HEAD, (Commit(bad, "oops"), Commit(good, "tiles")), ((bad, "cases=*tile*"), (good, "meant")))
+    state = state_listing(found)
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
+    record, verdict = follow_slower(state, record, slower_verdict(BASE))
+    assert verdict.label == ACCEPTED and record.accepted_reason == f"meant, by the Accept-Slowdown trailer of {good[:12]}"
+    assert state.problems == [f"commit {bad[:12]}: Accept-Slowdown: 'cases=*tile*' names cases but gives no reason "
+                              f"after them"]
+
+
+@pytest.mark.parametrize("sass, reference_sass, code_changed", [
+    ("sass-new", "sass-old", True),
+    ("sass-old", "sass-new", True),  # changed code, whichever way its hashes sort
+    (from_json("sass-old"), "sass-old", False),  # the reference's hash read back from the store: the same code
+    (None, "sass-old", False),  # no machine code to compare: not known to have changed
+])
+def test_a_reason_alone_accepts_a_slower_case_only_when_its_machine_code_differs_from_the_references(
+        sass, reference_sass, code_changed):
+    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass=sass)
+    record, verdict = follow_slower(state_listing(found), record, slower_verdict(BASE, reference_sass))
+    assert verdict.label == (ACCEPTED if code_changed else SLOWER)
+    assert record.window == found.as_dict()
+
+
+def test_a_slower_verdict_whose_label_was_read_back_from_json_is_followed_like_any():
+    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
+    slower = dataclasses.replace(slower_verdict(BASE), label=from_json(SLOWER))
+    record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
+    record, verdict = follow_slower(state_listing(found), record, slower)
+    assert verdict.label == ACCEPTED and record.window == found.as_dict()
+
+
+ROUTINE = "suites/test_perf_matmul.py::test_matmul_host_routine_time[tiled16-pinned]"
+
+
+def phase_verdict(phase: str, label: str, reference: ReferenceRun | None) -> Verdict:
+    return Verdict(f"{ROUTINE} {phase}", label, 1e-4, 1.1e-4, 1.1, 0.015, "10% slower",
+                   references=(reference,) if reference else ())
+
+
+def test_a_host_routine_without_a_slower_phase_against_stored_runs_gets_no_window():
+    reference = ReferenceRun("history run 6", "2026-12-02T10:00:00", BASE)
+    state = state_listing(Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "cases=*tiled16* meant"),)))
+    record = CaseRecord(case=ROUTINE, median_s=5e-4, samples=[5e-4])
+    verdicts = {"kernel": phase_verdict("kernel", SAME, reference), "copy": phase_verdict("copy", THROTTLED, reference),
+                "host": phase_verdict("host", FASTER, reference), "wait": phase_verdict("wait", SLOWER, None)}
+    assert follow_slower_phases(state, record, verdicts) == (record, verdicts)
+
+
+def test_a_host_routines_slower_phases_follow_the_window_of_their_newest_reference_run():
+    older = ReferenceRun("history run 5", "2026-12-01T10:00:00", OLDER_BASE)
+    newer = ReferenceRun("history run 6", "2026-12-02T10:00:00", BASE)
+    newest_window = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "cases=*tiled16* meant"),))
+    state = state_listing(Window(OLDER_BASE, HEAD, (Commit("d" * 40, "other"), Commit("c" * 40, "tiles"))),
+                          newest_window)
+    record = CaseRecord(case=ROUTINE, median_s=5e-4, samples=[5e-4])
+    # phase verdicts as labelled by a stored record: equal strings, not the same objects
+    verdicts = {"kernel": phase_verdict("kernel", from_json(SLOWER), older),
+                "copy": phase_verdict("copy", from_json(SLOWER), newer), "host": phase_verdict("host", SAME, newer)}
+    record, followed = follow_slower_phases(state, record, verdicts)
+    assert record.window == newest_window.as_dict()
+    assert record.accepted_reason == f"meant (cases *tiled16*), by the Accept-Slowdown trailer of {'c' * 12}"
+    assert {phase: verdict.label for phase, verdict in followed.items()} == {
+        "kernel": ACCEPTED, "copy": ACCEPTED, "host": SAME}
+
+
+@pytest.mark.parametrize("commits, trailers, words", [
+    (0, 0, "(0 commits, no Accept-Slowdown trailer in it)"),  # slower again at the reference's own commit
+    (1, 1, "(1 commit, 1 Accept-Slowdown trailer in it, none naming this case)"),
+    (3, 2, "(3 commits, 2 Accept-Slowdown trailers in it, none naming this case)"),
+])
+def test_the_failure_counts_the_windows_commits_and_trailers_in_words(commits, trailers, words):
+    found = Window(BASE, HEAD, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(commits)),
+                   tuple((f"{i:040x}", "cases=*blocktile* meant") for i in range(trailers)))
+    record = CaseRecord(case=CASE, median_s=1e-3, verdict=SLOWER, window=found.as_dict())
+    assert failure_words(record).startswith(f"; window {BASE[:12]}..{HEAD[:12]} {words}: if the slowdown is meant")
+
+
+def test_only_a_slower_case_or_a_failing_phase_fails_and_only_a_record_with_a_window_is_followed():
+    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict()
+    for label in (SAME, FASTER, ACCEPTED, THROTTLED, UNCHANGED, None):
+        record = CaseRecord(case=CASE, median_s=1e-3, verdict=label, window=found)
+        assert not is_failing_record(record)
+        assert is_followed_record(record) is (label == ACCEPTED)
+    for label in (SLOWER, from_json(SLOWER)):  # a record read back from the store fails alike
+        assert is_failing_record(CaseRecord(case=CASE, median_s=1e-3, verdict=label))
+    assert not is_followed_record(CaseRecord(case=CASE, median_s=1e-3, verdict=SLOWER))  # no window (an A/B's)
+    failing = phase_fields("kernel", phase_verdict("kernel", SLOWER, None))
+    assert is_failing_record(CaseRecord(case=ROUTINE, median_s=5e-4, verdict=SAME, phase_verdicts=[failing]))
+
+
+def test_the_terminal_block_names_every_reference_run_and_the_newest_and_indents_the_commits():
+    runs = [ReferenceRun("history run 5", "2026-12-01T09:00:00", OLDER_BASE),
+            ReferenceRun("history run 6", "2026-12-02T10:30:00", BASE)]
+    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"), Commit("d" * 40, "merge topic")))
+    record = CaseRecord(case=CASE, median_s=1.03e-3, verdict=SLOWER, ratio=1.03,
+                        references=[run.as_dict() for run in runs], window=found.as_dict())
+    lines = window_lines(record=record, profile="nightly", run_id=None, markdown=False)
+    assert lines[:5] == [f"{CASE}: slower x1.030",
+                         f"  against history run 5, history run 6 (newest: 2026-12-02 10:30 UTC, commit {BASE[:12]})",
+                         f"  commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
+                         f"    {'c' * 12} tiles", f"    {'d' * 12} merge topic"]
+    assert lines[-1].endswith(f"python -m harness.history acknowledge '{CASE}' RUN --reason TEXT")
+    markdown = window_lines(record, "nightly", 17, markdown=True)
+    assert markdown[2:5] == [f"- commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
+                             f"  {'c' * 12} tiles", f"  {'d' * 12} merge topic"]
+
+
+def test_a_host_routines_block_lists_its_followed_phases_against_the_first_ones_reference_runs():
+    first = ReferenceRun("history run 6", "2026-12-02T10:00:00", BASE)
+    second = ReferenceRun("history run 4", "2026-11-30T10:00:00", OLDER_BASE)
+    phases = [phase_fields("host", phase_verdict("host", SAME, second)),
+              phase_fields("kernel", phase_verdict("kernel", SLOWER, first)),
+              phase_fields("copy", phase_verdict("copy", ACCEPTED, second))]
+    record = CaseRecord(case=ROUTINE, median_s=5e-4, verdict=SAME, phase_verdicts=phases,
+                        window=Window(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict())
+    lines = window_lines(record, "nightly", 17, markdown=False)
+    assert lines[:2] == [f"{ROUTINE}: kernel phase slower x1.100; copy phase accepted x1.100",
+                         f"  against history run 6 (newest: 2026-12-02 10:00 UTC, commit {BASE[:12]})"]

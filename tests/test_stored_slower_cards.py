@@ -3,6 +3,7 @@ the static half against the kernels package at the reference run's commit, check
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -115,6 +116,11 @@ def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_cod
                         object())
     assert "the cause is not in this kernel's code" in state.cards[CASE][2]
     assert "; what differs from that run: driver 570.86.15 -> 580.159.04" in state.cards[CASE][2]
+    # the reference's hash as read back from the store (an equal string, not the same object): the same code
+    stored_sass = json.loads(json.dumps({"sass": "same"}))["sass"]
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass=stored_sass),
+                        object())
+    assert "the cause is not in this kernel's code" in state.cards[CASE][2]
     bare = state_in(repo)  # no store to read the reference's environment from: the card still made, without it
     card_against_stored(bare, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, "same"), object())
     assert bare.cards[CASE][2].endswith("no commit of the window made it.")
@@ -139,6 +145,10 @@ def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(r
     assert state.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="h"), slower("0" * 40), Case(kernels))
     assert state.cards[CASE][2].startswith("No card: ")
+    # other machine code than the reference's, whichever way the two hashes sort: a card of the code, not the
+    # card that says the cause is not in it
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="a-sass"), slower(None), Case(kernels))
+    assert state.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
     card_against_stored(state, CaseRecord(case="plain", median_s=1e-4), slower("0" * 40), None)  # a plain run
     assert "plain" not in state.cards
 
@@ -228,15 +238,16 @@ def test_an_ab_card_gets_a_matrix_products_shape_and_ncu_only_under_diagnose(mon
 
     seen = []
     monkeypatch.setattr(sides, "case_card", lambda case, base, head, arch, *, ncu, launched: seen.append(
-        (base.shape, head.shape, arch, ncu, launched)) or ["card"])
+        (base.build, head.build, base.shape, head.shape, arch, ncu, launched)) or ["card"])
     monkeypatch.setattr(shutil, "which", lambda name: "/opt/nsight/ncu" if name == "ncu" else None)
     product = types.SimpleNamespace(m=8, n=4, k=16)
     explain_slower(_ab_state({"c": ("b", "h")}, diagnose=True, launched={"c": "L"}), "c", product)
     explain_slower(_ab_state({"c": ("b", "h")}), "c", types.SimpleNamespace(m=8, n=4))
     monkeypatch.setattr(shutil, "which", lambda name: None)
     explain_slower(_ab_state({"c": ("b", "h")}, diagnose=True), "c", product)
-    assert seen == [("8x4x16", "8x4x16", "sm_90", "/opt/nsight/ncu", "L"), (None, None, "sm_90", None, None),
-                    ("8x4x16", "8x4x16", "sm_90", "ncu", None)]
+    # the base side with the ref's build, the head side with this checkout's
+    assert seen == [("b", "h", "8x4x16", "8x4x16", "sm_90", "/opt/nsight/ncu", "L"),
+                    ("b", "h", None, None, "sm_90", None, None), ("b", "h", "8x4x16", "8x4x16", "sm_90", "ncu", None)]
 
 
 def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_folder_and_is_empty_otherwise(tmp_path):
@@ -264,6 +275,9 @@ def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_fol
     assert _reference_machine_info(baseline, ReferenceRun("bad.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("missing.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("history run 7")) == {}  # no store: the folder's
+    both = types.SimpleNamespace(store=Store(), baseline=baseline.baseline)  # --history beside a baseline
+    assert _reference_machine_info(both, ReferenceRun("old.json")) == {"host": "h"}
+    assert _reference_machine_info(both, ReferenceRun("history run 7")) == {"run": 7}
 
 
 def test_a_host_routines_phase_card_lists_what_differs_from_its_newest_reference_runs_machine():
@@ -278,3 +292,69 @@ def test_a_host_routines_phase_card_lists_what_differs_from_its_newest_reference
     state = state_in(None, Store())
     card_of_phases(state, record)
     assert any(line.startswith("Environment differences: driver 570.86.15 -> 580.159.04") for line in state.cards[routine])
+
+
+class Stores:
+    """A history store whose run N was recorded under driver 57N.0 (and this Python)."""
+
+    def export_run(self, run_id):
+        import platform
+
+        return {"machine_info": {"gpu": {"driver": f"57{run_id}.0", "cupy": "14.2.0", "uuid": "GPU-a"},
+                                 "python_version": platform.python_version()}}
+
+
+def test_a_host_routines_phase_card_is_against_the_references_of_its_first_followed_phase():
+    from harness.plugin.regression import card_of_phases
+    from harness.verdict.labels import ACCEPTED, SAME
+    from harness.verdict.phases import phase_fields
+
+    routine = "suites/test_perf_matmul.py::test_matmul_host_routine_time[tiled16-pinned]"
+    runs = {n: ReferenceRun(f"history run {n}", f"2026-12-0{n - 3}T00:00:00", f"{n}" * 40) for n in (4, 5, 6)}
+
+    def phase(name, label, *numbers):
+        return phase_fields(name, Verdict(f"{routine} {name}", label, 1e-4, 1.1e-4, 1.1, 0.015, "10% slower",
+                                          references=tuple(runs[n] for n in numbers)))
+
+    record = CaseRecord(case=routine, median_s=5e-4, phases={"kernel": [1.1e-4]}, phase_verdicts=[
+        phase("host", SAME, 4), phase("kernel", SLOWER, 5, 6), phase("copy", ACCEPTED, 4)])
+    state = state_in(None, Stores())
+    card_of_phases(state, record)
+    card = state.cards[routine]
+    assert any(line.startswith("Phase by phase against history run 5, history run 6 (newest: 2026-12-03 00:00 UTC, "
+                               f"commit {'6' * 12});") for line in card)
+    assert "Environment differences: driver 576.0 -> 580.159.04" in card  # the newest of those runs' driver
+
+
+def test_a_card_against_the_reference_build_puts_its_commit_above_the_card_and_passes_the_cases_shape(monkeypatch):
+    import harness.cause.sides as sides
+
+    seen = []
+
+    def case_card(case, base, head, arch, *, environment):
+        seen.append((base.package, base.build, base.shape, head.build, head.shape, arch))
+        return [f"#### Why `{case}` is slower", "", "the body", ""]
+
+    class Prepared(types.SimpleNamespace):
+        def build(self):
+            return f"{self.name} build"
+
+        def same_case_in(self, package):
+            return Prepared(name=f"{package} case")
+
+    class Packages:
+        def package(self, commit):
+            return f"package at {commit[:4]}"
+
+    monkeypatch.setattr(sides, "case_card", case_card)
+    state = state_in(None)
+    state.reference_packages = Packages()
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="head-sass"), slower("ab" * 20),
+                        Prepared(name="head", m=8, n=4, k=16))
+    assert state.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
+                                 f"Against the build at commit {'ab' * 6}, the newest reference run's (history run 7).",
+                                 "", "the body", ""]
+    card_against_stored(state, CaseRecord(case="plain", median_s=1e-4, sass="head-sass"), slower("ab" * 20),
+                        Prepared(name="head", m=8, n=4))  # not a matrix product's MxNxK: no shape
+    assert seen == [("package at abab", "package at abab case build", "8x4x16", "head build", "8x4x16", "sm_90"),
+                    ("package at abab", "package at abab case build", None, "head build", None, "sm_90")]
