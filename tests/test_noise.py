@@ -12,6 +12,8 @@ from harness.verdict.noise import (
     NoiseFloors,
     StoredResult,
     detectable_change,
+    floor_of,
+    floor_terms,
     history_spread,
     median_rel_se,
     relevant_history,
@@ -218,6 +220,13 @@ def test_a_case_with_host_copies_is_never_judged_below_its_6_percent_floor():
         NoiseFloors(host_copy_floor=1.0)
 
 
+def test_a_host_copy_floor_no_higher_than_the_gpu_floor_leaves_the_gpu_floor_named():
+    """The host-copy floor takes the GPU's floor's place only where it is higher; at a tie the words stay the GPU's."""
+    quiet = spread_samples(1.7e-3, 0.0001, 401)
+    d = detectable_change(quiet, quiet, same_gpu=False, host_copies=True, floors=NoiseFloors(host_copy_floor=0.05))
+    assert d == Detectable(0.05, "5% floor, other or unknown GPU")
+
+
 def test_a_case_with_host_copies_and_no_stored_spread_assumes_1_percent_between_processes():
     quiet = spread_samples(1.7e-3, 0.0001, 401)  # sample noise negligible: the assumed spread decides
     d = detectable_change(quiet, quiet, same_gpu=True, host_copies=True, floors=NO_HOST_COPY_FLOOR)
@@ -282,3 +291,14 @@ def test_the_words_give_the_assumed_spread_and_the_absolute_floor_exactly():
 def test_a_host_copy_floor_outside_zero_to_one_is_refused(value):
     with pytest.raises(ValueError, match=r"host_copy_floor must be a fraction in \[0, 1\)"):
         NoiseFloors(host_copy_floor=value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: floor_terms(1e-3, NoiseFloors(), True),
+    lambda: floor_of(1e-3, NoiseFloors(), True),
+    lambda: detectable_change(SPREAD, SPREAD, True),
+], ids=["floor_terms", "floor_of", "detectable_change"])
+def test_whether_the_reference_is_from_this_gpu_must_be_named_not_given_in_place(call):
+    """Keyword-only: a bare True after the samples or the floors could as well mean host copies."""
+    with pytest.raises(TypeError, match="positional"):
+        call()

@@ -349,3 +349,9 @@ def test_a_slowdown_exactly_at_the_detectable_change_is_within_it():
     verdict = judge_paired(CASE, *exactly_scaled(1 + detectable), detectable=detectable)
     assert verdict.ratio == 1 + detectable and verdict.ci_low > 1
     assert verdict.reason.endswith("the interval excludes 1, but the change is within the 3.125% detectable change")
+
+
+def test_the_detectable_change_and_the_other_options_must_be_named():
+    """Keyword-only: a bare fraction after the samples could as well be the confidence."""
+    with pytest.raises(TypeError, match="positional"):
+        judge_paired(CASE, *distinct_run(30), 0.02)
