@@ -22,7 +22,7 @@ from harness.history.series import Series
 from harness.history.site import case_page_name, write_site
 from harness.history.steps import CREEP, FASTER, Step
 from harness.storage.history import open_store
-from tests.history.made_series import a_series, a_step
+from tests.history.made_series import KEY, a_point, a_series, a_step
 
 
 def changes(url: str, *args: str) -> int:
@@ -230,6 +230,34 @@ def test_a_case_failing_in_its_newest_run_is_open_before_it_is_a_step_with_its_w
     assert changes(history_url) == 0
 
 
+def test_cases_failing_for_runs_are_counted_in_plural_newest_first_and_list_at_most_12_commits(history_url, capsys):
+    stepped, other = STEPPED_CASE, STEPPED_CASE - 1
+    long_window = [[f"{n + 1:x}" * 40, f"change {n}"] for n in range(13)]
+    with open_store(history_url) as store:
+        ids = [store.record_run(make_document(i, cases=CASES), outcome="passed", profile="quick") for i in range(6)]
+        for i in (6, 7):  # the nightly failed `stepped` at runs 6 and 7, `other` at run 7 only; with medians
+            failing = [stepped] if i == 6 else [stepped, other]  # unchanged, so that no step holds them
+            doc = make_document(i, cases=CASES)
+            for k in failing:
+                commits = long_window if k == stepped else long_window[:2]
+                doc["benchmarks"][k]["extra_info"].update(verdict="slower", window={
+                    "base": "a" * 40, "head": "b" * 40, "commits": commits, "acceptances": []})
+            ids.append(store.record_run(doc, outcome="failed", profile="quick", other_failures=0))
+    assert changes(history_url) == 1
+    out = capsys.readouterr().out
+    # newest first: `other` began failing at run 7, `stepped` at run 6
+    assert re.findall(r"^slower \(the nightly's verdict\) since run (\S+), (.*): (\S+)$", out, re.MULTILINE) == [
+        (str(ids[7]), "1 failed run", case_name(other)), (str(ids[6]), "2 failed runs", case_name(stepped))]
+    assert re.findall(r"not yet a step: (.*) at the new level", out) == ["1 run", "2 runs"]
+    assert f"  last run before: run {ids[5]}, 2026-12-01 05:00 UTC, commit {5:040x}" in out
+    assert f"  last run before: run {ids[6]}, 2026-12-01 06:00 UTC, commit {6:040x}" in out
+    assert re.findall(r"  commits: a+\.\.b+ \((.*)\)$", out, re.MULTILINE) == ["2 commits", "13 commits"]
+    # a long window lists its first 12 commits only
+    assert re.findall(r"^    (\w{12}) change (\d+)$", out, re.MULTILINE) == [
+        *[(f"{n + 1:x}" * 12, str(n)) for n in range(2)], *[(f"{n + 1:x}" * 12, str(n)) for n in range(12)]]
+    assert out.splitlines()[-1].endswith("; 2 cases failing, not yet a step")
+
+
 def test_since_keeps_a_failing_case_whose_first_failed_run_is_at_or_after_that_moment(history_url, capsys):
     with open_store(history_url) as store:
         for i in range(6):
@@ -315,3 +343,13 @@ def test_too_short_names_the_range_of_run_counts_of_the_short_series():
     text = cmd_changes.too_short_text(Analysis(series, {}, {}, {}))
     assert "3 of 3 series have fewer than" in text and "(2-4 runs)" in text
     assert "(3 runs each)" in cmd_changes.too_short_text(Analysis([a_series(*[1e-3] * 3)], {}, {}, {}))
+
+
+def test_each_step_lists_the_states_of_the_runs_at_its_level_up_to_the_next_step(monkeypatch, capsys):
+    # runs 3-6 are the level of the step at run 3 (the creep at run 5 does not end it), runs 7-8 that of the next
+    states = {3: {"outcome": "failed"}, 4: {"outcome": "failed"}, 5: {"accepted_reason": "meant"}}
+    one = Series(KEY, tuple(a_point(i, 1e-3, **states.get(i, {})) for i in range(9)))
+    fake_analysis(monkeypatch, one, [a_step(one, 2, 3), a_step(one, 4, 5, kind=CREEP), a_step(one, 6, 7)])
+    changes_of()
+    assert re.findall(r"^  runs after: (.*)$", capsys.readouterr().out, re.MULTILINE) == [
+        "r7-r8 passed", "r3-r4 failed, r5 accepted, r6 passed"]  # newest first
