@@ -135,8 +135,11 @@ def test_every_position_of_the_bad_commit_is_found_in_3_probes(slow_from):
 def test_an_unchanged_case_is_not_slower_and_no_commit_is_named(tmp_path):
     root = tmp_path / "repo"
     commits = make_repo(root, ["1.00"] * 4)
-    with pytest.raises(NotSlower, match=r"is not slower than .*no commit to look for"):
-        bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+    with pytest.raises(NotSlower, match=r"is not slower than .*no commit to look for") as raised:
+        bisect(root, Selector(NODE), "HEAD~3", "HEAD", "quick", prober=speed_probe(root))
+    # each ref as given, then the commit it named, abbreviated as every line of the command abbreviates one
+    assert str(raised.value) == (f"HEAD ({commits[-1][:12]}) is not slower than HEAD~3 ({commits[0][:12]}) for "
+                                 f"'{NODE}' (exit 0): no commit to look for")
 
 
 def test_a_skipped_commit_is_passed_over_and_the_answer_is_the_range_it_leaves(tmp_path):
@@ -146,8 +149,40 @@ def test_a_skipped_commit_is_passed_over_and_the_answer_is_the_range_it_leaves(t
     result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
     assert result.last_good == commits[1] and result.first_bad == commits[3] and result.maybe == [commits[2]]
     assert [p.commit for p in result.skipped] == [commits[2]]
-    text = "\n".join(result_lines(result))
+    lines = result_lines(result, lambda sha: f"change {commits.index(sha)}")
+    text = "\n".join(lines)
     assert "the first bad commit is one of 2" in text and commits[2][:12] in text and "first bad commit:" not in text
+    assert f"{commits[2][:12]} skip (exit 1: cannot judge it)" in lines  # each probe by its abbreviated commit
+    assert lines[-1] == (f"the first bad commit is one of 2 (skipped ones could not be judged): "
+                         f"{commits[2][:12]} change 2, {commits[3][:12]} change 3 (last good {commits[1][:12]})")
+
+
+def replayed_prober(root, commits):
+    """A prober that reads each commit's verdict back from the lines `--probe` printed ("SHA12 VERDICT (DETAIL)")."""
+    log = "\n".join(f"{sha[:12]} {probe.verdict} ({probe.detail})"
+                    for sha in commits for probe in [speed_probe(root)(None)(sha)])
+    verdicts = {sha12: (verdict, detail) for sha12, verdict, detail in (line.split(" ", 2) for line in log.splitlines())}
+    return lambda profile: lambda commit: Probe(commit, *verdicts[commit[:12]])
+
+
+@pytest.mark.parametrize("speeds, first_bad, maybe", [
+    (["1.03" if i >= SLOW_FROM else "1.00" for i in range(9)], SLOW_FROM, []),
+    (["1.00", "1.00", "broken", "1.03", "1.03"], 3, [2]),
+])
+def test_verdicts_read_back_from_text_are_the_same_verdicts(tmp_path, speeds, first_bad, maybe):
+    # a verdict is its word, whichever string object holds it: one parsed from a log counts as the constant does
+    root = tmp_path / "repo"
+    commits = make_repo(root, speeds)
+    result = bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=replayed_prober(root, commits))
+    assert result.first_bad == commits[first_bad] and result.last_good == commits[first_bad - 1 - len(maybe)]
+    assert result.maybe == [commits[i] for i in maybe] and [p.commit for p in result.skipped] == result.maybe
+
+
+def test_a_not_slower_verdict_read_back_from_text_is_not_slower(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.00"] * 3)
+    with pytest.raises(NotSlower):
+        bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=replayed_prober(root, commits))
 
 
 def test_a_skipped_commit_beside_a_judged_one_still_gives_one_commit(tmp_path):
@@ -160,8 +195,9 @@ def test_a_skipped_commit_beside_a_judged_one_still_gives_one_commit(tmp_path):
 def test_bad_that_cannot_be_judged_is_an_error_naming_no_commit(tmp_path):
     root = tmp_path / "repo"
     commits = make_repo(root, ["1.00", "1.03", "broken"])
-    with pytest.raises(BisectError, match="cannot be judged against"):
-        bisect(root, Selector(NODE), commits[0], commits[-1], "quick", prober=speed_probe(root))
+    with pytest.raises(BisectError, match="cannot be judged against") as raised:
+        bisect(root, Selector(NODE), "HEAD~2", "HEAD", "quick", prober=speed_probe(root))
+    assert str(raised.value) == f"HEAD ({commits[-1][:12]}) cannot be judged against HEAD~2: exit 1: cannot judge it"
 
 
 def test_an_unknown_ref_is_named(repo):
@@ -170,6 +206,9 @@ def test_an_unknown_ref_is_named(repo):
         bisect(root, Selector(NODE), "no-such-ref", commits[-1], "quick", prober=speed_probe(root))
     with pytest.raises(BisectError, match=r"not a git ref: '--all'"):
         bisect(root, Selector(NODE), commits[0], "--all", "quick", prober=speed_probe(root))
+    for nothing in ("", "  ", None):  # no ref at all is said to be one, not looked up (nor an AttributeError)
+        with pytest.raises(BisectError, match=rf"^not a git ref: {nothing!r}$"):
+            bisect(root, Selector(NODE), nothing, commits[-1], "quick", prober=speed_probe(root))
 
 
 def test_an_empty_range_is_an_error(repo):
@@ -273,6 +312,9 @@ def test_the_pasted_command_line_is_the_one_the_command_takes():
     assert line == f"python -m harness.history bisect '{NODE}' {'a' * 12}..{'b' * 12} --profile nightly"
     assert command_line("blocktile and 4096", "a" * 40, "b" * 40) == \
         f"python -m harness.history bisect -k 'blocktile and 4096' {'a' * 12}..{'b' * 12}"
+    # a profile the command does not take (a stored run's "smoke", say) is left to the command to choose
+    assert command_line(NODE, "a" * 40, "b" * 40, "smoke") == \
+        f"python -m harness.history bisect '{NODE}' {'a' * 12}..{'b' * 12}"
 
 
 # judging one probe
@@ -285,6 +327,8 @@ def test_judge_reads_exit_status_and_report():
     assert judge(0, None) == SKIP  # no GPU: the timed cases skipped, no A/B report
     assert judge(1, slower) == BAD
     assert judge(1, f"| `{NODE}` | 1 us | 1 us | 1.000× | - | 1.5% | - | cupti | same |") == SKIP  # a failed test
+    for unjudged in ("unchanged", "throttled", "other timer"):  # a failed test beside a case that was not timed
+        assert judge(1, f"| `{NODE}` | - | - | - | - | - | - | - | {unjudged} |") == SKIP
     assert judge(2, slower) == SKIP  # interrupted, or a usage error
     for signal in (-9, -15):
         assert judge(signal, slower) == SKIP
@@ -309,17 +353,66 @@ def test_a_probe_whose_case_failed_names_the_verdict_its_row_gave(tmp_path):
 
     def failing_ab(selector, good, profile, report, python=sys.executable):
         return [python, "-c", f"import pathlib, sys; pathlib.Path({str(report)!r}).write_text({row!r}); "
-                              "print('1 failed'); sys.exit(1)"]
+                              "print('collected 2 items'); print('FAILED suites/test_x.py::test_y'); "
+                              "print('assert 1 == 2', file=sys.stderr); print('1 failed'); sys.exit(1)"]
 
     probe = probe_tree(root, Selector(NODE), "HEAD", "quick", failing_ab)
-    assert probe == Probe(commits[0], SKIP, "exit 1: cannot judge it (same; 1 failed)")
+    # the last three lines of what the A/B printed, not more
+    assert probe == Probe(commits[0], SKIP,
+                          "exit 1: cannot judge it (same; FAILED suites/test_x.py::test_y / 1 failed / assert 1 == 2)")
 
 
-def test_the_probe_mode_exits_as_git_bisect_run_reads_it(monkeypatch):
+def test_a_probe_that_printed_much_keeps_a_short_detail(tmp_path):
+    root = tmp_path / "repo"
+    make_repo(root, ["1.0"])
+
+    def chatty_ab(selector, good, profile, report, python=sys.executable):
+        return [python, "-c", "import sys; print('x' * 1000); sys.exit(1)"]
+
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", chatty_ab)
+    assert probe.detail.startswith("exit 1: cannot judge it (no case row in the report; xxx") and len(probe.detail) <= 400
+
+
+def test_a_probe_that_runs_past_the_limit_cannot_be_judged(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.0"])
+    monkeypatch.setattr(bisect_module, "PROBE_TIMEOUT_S", 0.05)
+
+    def hanging_ab(selector, good, profile, report, python=sys.executable):
+        return [python, "-c", "import time; time.sleep(60)"]
+
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", hanging_ab)
+    assert probe == Probe(commits[0], SKIP, "exit 125: cannot judge it (no case row in the report; timed out after "
+                                            "0.05 s)")
+
+
+def test_the_probe_mode_exits_as_git_bisect_run_reads_it(monkeypatch, capsys):
+    sha = "0123456789abcdef" * 2 + "01234567"
     for verdict, status in ((BAD, 1), (GOOD, 0), (SKIP, CANNOT_JUDGE)):
-        monkeypatch.setattr(bisect_module, "probe_tree", lambda *args, v=verdict: Probe("c" * 40, v))
+        monkeypatch.setattr(bisect_module, "probe_tree", lambda *args, v=verdict: Probe(sha, v, "exit 0"))
         assert bisect_module.main([NODE, "--good", "HEAD~1", "--probe"]) == status
+        assert capsys.readouterr().err == f"0123456789ab {verdict} (exit 0)\n"  # what git bisect run's log shows
     assert CANNOT_JUDGE == 125  # git-bisect(1): "exit code 125 ... cannot be tested"
+
+
+@pytest.mark.parametrize("argv", [[NODE, "--probe"], [NODE, "--good", "HEAD~1"]])
+def test_the_probe_mode_needs_the_good_ref_and_says_probe(monkeypatch, capsys, argv):
+    # without --good there is nothing to time against; without --probe it is not `git bisect run` calling
+    monkeypatch.setattr(bisect_module, "probe_tree", lambda *args: Probe("c" * 40, GOOD))
+    with pytest.raises(SystemExit) as exited:
+        bisect_module.main(argv)
+    assert exited.value.code == 2 and "required" in capsys.readouterr().err
+
+
+def test_a_copy_of_the_module_imported_under_another_name_runs_nothing(monkeypatch):
+    # `cp harness/history/bisect.py /tmp/AB_probe.py`: importing the copy (any name, capitals too) only defines it
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("AB_probe", bisect_module.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "AB_probe", copy)
+    spec.loader.exec_module(copy)
+    assert copy.judge(0, None) == SKIP
 
 
 def test_bisect_runs_as_a_module_of_its_own_for_git_bisect_run():
@@ -334,9 +427,11 @@ def test_the_probes_a_bisection_needs(candidates, probes):
     assert probes_needed(candidates) == probes
 
 
-def test_a_probe_cannot_be_changed_after_it_judged():
+@pytest.mark.parametrize("value, name", [(Probe("abc", GOOD), "verdict"), (Selector(NODE), "node_id")])
+def test_a_probe_cannot_be_changed_after_it_judged_nor_the_selector_it_judged(value, name):
     with pytest.raises(dataclasses.FrozenInstanceError):
-        Probe("abc", GOOD).verdict = BAD
+        setattr(value, name, BAD)
+    assert {value: 1}[dataclasses.replace(value)] == 1  # a value: equal ones are one key
 
 
 def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeypatch, capsys):
