@@ -18,7 +18,8 @@ histories: NOTES.md, "Change points"):
    difference of the means over the series' own noise scale, since three runs
    cannot show their own spread). A candidate whose p-value
    is not below `alpha`, or whose ratio is not at least `detectable` away from
-   1, is dropped, and its neighbours are judged again on the merged runs, until
+   1, or that stands where the fewest runs at a level (`min_size`) alone put it
+   (a newer level of fewer runs: not settled yet), is dropped, and its neighbours are judged again on the merged runs, until
    every change point left passes (the merge step of Hunter/otava, with
    PELT's candidates).
 5. Inside each stretch between the steps left, a slow creep is looked for: a
@@ -167,13 +168,15 @@ def _judge(logs: np.ndarray, start: int, at: int, end: int, window: int, scale: 
 
 
 def _merge(logs: np.ndarray, breaks: list[int], detectable: float, alpha: float, window: int,
-           scale: float) -> list[int]:
-    """Drop the weakest failing change point and judge again, until every one left passes."""
+           scale: float, min_size: int = 1) -> list[int]:
+    """Drop the weakest failing change point and judge again, until every one left passes. A change point
+    fails where the test or the detectable change says so, and where `min_size` alone placed it (_held_back)."""
     breaks = list(breaks)
     while breaks:
         bounds = [0, *breaks, logs.size]
         judged = [_judge(logs, bounds[i], bounds[i + 1], bounds[i + 2], window, scale) for i in range(len(breaks))]
-        failing = [i for i, (ratio, p) in enumerate(judged) if p >= alpha or abs(ratio - 1) < detectable]
+        failing = [i for i, (ratio, p) in enumerate(judged) if p >= alpha or abs(ratio - 1) < detectable
+                   or _held_back(logs, bounds[i], bounds[i + 1], bounds[i + 2], min_size)]
         if not failing:
             return breaks
         weakest = max(failing, key=lambda i: (judged[i][1], -abs(judged[i][0] - 1)))
@@ -205,16 +208,35 @@ def _creep(logs: np.ndarray, start: int, end: int, min_runs: int) -> tuple[int, 
     return start + int(bends[best]), float(slope[best]), float(se[best]), float(tstat[best])
 
 
-def _best_step_residual(y: np.ndarray, min_size: int) -> float:
-    """Residual variance (n - 2 degrees of freedom) of the best fit of one step to `y`."""
+def _step_fits(y: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every place of one step in `y` that leaves `min_size` values a side, and the residual sum of squares
+    of the two levels' fit at each."""
     n = y.size
     sums, squares = np.cumsum(y), np.cumsum(y * y)
     at = np.arange(min_size, n - min_size + 1)
-    if at.size == 0:
-        return math.inf
     left = squares[at - 1] - sums[at - 1] ** 2 / at
     right = (squares[-1] - squares[at - 1]) - (sums[-1] - sums[at - 1]) ** 2 / (n - at)
-    return float((left + right).min()) / max(n - 2, 1)
+    return at, left + right
+
+
+def _best_step_residual(y: np.ndarray, min_size: int) -> float:
+    """Residual variance (n - 2 degrees of freedom) of the best fit of one step to `y`."""
+    at, residuals = _step_fits(y, min_size)
+    if at.size == 0:
+        return math.inf
+    return float(residuals.min()) / max(y.size - 2, 1)
+
+
+def _held_back(logs: np.ndarray, start: int, at: int, end: int, min_size: int) -> bool:
+    """Whether the change point `at` (between the runs start..end) stands where `min_size` alone put it: a side
+    of it holds exactly `min_size` runs, and one step fits those runs best further into that side, where
+    fewer runs are left. Such a level is not yet settled (two slower newest runs of eight placed a step one
+    run early, naming the commits of a run that was not slower)."""
+    if min_size <= 1 or min(at - start, end - at) != min_size:
+        return False
+    places, residuals = _step_fits(logs[start:end], 1)
+    best = start + int(places[int(np.argmin(residuals))])
+    return (end - at == min_size and best > at) or (at - start == min_size and best < at)
 
 
 def _direction(ratio: float) -> str:
@@ -241,7 +263,7 @@ def detect_steps(series: Series, detectable: float, *, alpha: float = 1e-3, wind
     logs = np.log(np.array([p.median_s for p in points], dtype=float))
     rng = np.random.default_rng(seed)
     scale = noise_scale(logs)
-    breaks = _merge(logs, _candidates(logs, scale, min_size), detectable, alpha, window, scale)
+    breaks = _merge(logs, _candidates(logs, scale, min_size), detectable, alpha, window, scale, min_size)
     bounds = [0, *breaks, logs.size]
     found: list[Step] = []
     for i, at in enumerate(breaks):

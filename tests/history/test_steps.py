@@ -15,6 +15,7 @@ from harness.history import steps as steps_module
 from harness.history.steps import (
     CREEP,
     FASTER,
+    MIN_RUNS_AT_LEVEL,
     SLOWER,
     STEP,
     PrefixSumL2,
@@ -495,6 +496,20 @@ def test_at_min_size_1_a_change_in_the_newest_run_alone_is_a_step():
     assert detect_steps(a_series(*medians), SAME_GPU_FLOOR) == []
     (step,) = detect_steps(a_series(*medians), SAME_GPU_FLOOR, min_size=1)
     assert (step.kind, step.direction, step.index, step.runs_after) == (STEP, SLOWER, 20, 1)
+
+
+@pytest.mark.parametrize("side", ["newest", "oldest"])
+def test_a_level_of_fewer_runs_than_min_size_gives_no_step_until_it_has_them_then_the_step_is_at_its_own_run(side):
+    """Two runs 3% slower after six: PELT at min_size 3 can only cut one run early, where a step would name the
+    commits of a run that was not slower. No step until the third slower run; then it stands at the first."""
+    noise = np.exp(np.random.default_rng(11).normal(0, 2e-3, 9))
+    for slower in (2, 3):
+        medians = list(1e-4 * noise[:6 + slower] * np.r_[np.ones(6), np.full(slower, 1.03)])
+        at = 6
+        if side == "oldest":  # the same runs backwards in time: the short level comes first
+            medians, at = medians[::-1], slower
+        found = [s.index for s in detect_steps(a_series(*medians), SAME_GPU_FLOOR) if s.kind == STEP]
+        assert found == ([] if slower < MIN_RUNS_AT_LEVEL else [at]), (slower, found)
 
 
 def test_the_first_change_point_is_judged_on_the_runs_from_the_first():
