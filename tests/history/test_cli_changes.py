@@ -353,3 +353,9 @@ def test_each_step_lists_the_states_of_the_runs_at_its_level_up_to_the_next_step
     changes_of()
     assert re.findall(r"^  runs after: (.*)$", capsys.readouterr().out, re.MULTILINE) == [
         "r7-r8 passed", "r3-r4 failed, r5 accepted, r6 passed"]  # newest first
+
+
+def test_whether_a_step_is_in_the_newest_runs_must_be_named_not_given_in_place():
+    # describe's two flags are keyword-only: a bare True and a number could be read the other way round
+    with pytest.raises(TypeError, match="positional"):
+        cmd_changes.describe(None, None, True, 10)
