@@ -11,7 +11,7 @@ import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from harness.history.site import case_page_name, energy_line, sparkline, write_site
-from harness.history.steps import CREEP, FASTER, detect_all
+from harness.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
 from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step
 
@@ -129,7 +129,8 @@ def test_an_open_slower_step_marks_its_row_and_a_quiet_row_is_not_marked(tmp_pat
     quiet = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, case=KEY.case.replace("tiled32", "naive")))
     index = write_site(tmp_path, [stepped, quiet], {stepped.key: [a_step(stepped, 1, 2)]}).read_text()
     cells = re.findall(r'<td class="([^"]*)">([^<]*)</td></tr>', index)
-    assert [cls for cls, _ in cells] == ["slower", ""]
+    # the step's ratio, its first slow run and its commits, 8 characters each
+    assert cells == [("slower", "x1.050 at r2 (00000001..00000002)"), ("", "")]
 
 
 def test_a_creep_does_not_move_the_runs_the_latest_median_is_compared_with(tmp_path):
@@ -157,8 +158,39 @@ def test_the_energy_of_the_runs_that_measured_it_is_shown_on_the_index_and_the_c
     assert 'points="0.0,26.0 160.0,2.0"' in page  # the two measured runs only, 1.70 then 1.75
     assert "<th>energy per launch</th>" in page
     assert "<circle" not in page.split('class="energy-line"')[1].split("</svg>")[0]  # no failed run: no red dot
+    assert re.findall(r'<tr class="energy-row">.*?<td>(\d+)</td></tr>', page) == ["2"]  # runs that measured it
     assert re.findall(r'class="run-row[^"]*" data-run="(r\d)".*?<td>50</td><td>([^<]*)</td>', page) == [("r2", "1.75 J"), ("r1", "1.7 J"),
                                                                                  ("r0", "")]
+
+
+@pytest.mark.parametrize("kind, direction, acknowledged, state", [
+    (STEP, SLOWER, None, "open"),
+    (STEP, SLOWER, "intended", "acknowledged: intended"),
+    (STEP, FASTER, None, ""),  # a faster step needs no acknowledgement
+    (CREEP, SLOWER, None, ""),  # a creep is shown, but only a step is open
+])
+def test_a_case_page_lists_each_step_with_its_commits_and_only_an_unacknowledged_slower_step_is_open(
+        tmp_path, kind, direction, acknowledged, state):
+    one = a_series(1e-3, 1e-3, 2e-3)
+    step = a_step(one, 1, 2, kind=kind, direction=direction)
+    write_site(tmp_path, [one], {one.key: [step]},
+               acknowledged={(one.key.case, "r2"): acknowledged} if acknowledged else None)
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    (row,) = re.findall(r'<tr class="step-row">(.*?)</tr>', page)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    assert cells[1] == kind and cells[-1] == state
+    assert f'<code title="{step.commit_range}">0000000189ab..0000000289ab</code>' in cells[-2]  # 12 characters each
+
+
+def test_the_runs_table_shows_each_runs_commit_branch_and_verdict_newest_first(tmp_path):
+    one = a_series(1e-3, 2e-3)
+    points = (dataclasses.replace(one.points[0], branch=None), dataclasses.replace(one.points[1], verdict="same"))
+    write_site(tmp_path, [dataclasses.replace(one, points=points)], {})
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r'<tr class="run-row.*?</tr>', page)]
+    # run, commit (12 characters), branch, verdict
+    assert [(r[0], r[2], r[3], r[-2]) for r in rows] == [("r1", "<code>0000000189ab</code>", "main", "same"),
+                                                         ("r0", "<code>0000000089ab</code>", "", "not judged")]
 
 
 def test_a_case_without_energy_has_no_energy_section_nor_column(tmp_path):
