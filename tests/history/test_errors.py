@@ -104,12 +104,39 @@ def test_a_command_that_reads_an_empty_postgresql_database_says_it_holds_no_stor
     assert "holds no history store" in err and "***" in err
 
 
+@pytest.mark.parametrize("value", ["history.sqlite", "history.sqlite3", "history.db", "stores/history",
+                                   "~/history"])
+def test_a_file_name_with_a_sqlite_suffix_or_any_path_names_a_sqlite_file(value):
+    url = resolve_url(value)
+    assert url.get_backend_name() == "sqlite" and url.database == str(Path(value).expanduser())
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_store_opens_from_any_working_directory_even_a_removed_one(url, monkeypatch, tmp_path):
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()  # a nightly's workspace cleaned away under it: an in-memory store has no folder
+    with open_store(url) as store:
+        assert store.runs() == []
+
+
+def test_a_postgresql_database_name_is_never_taken_for_a_file_in_a_folder(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no folder "nightly" here
+    with pytest.raises(HistoryError) as raised:
+        open_store(f"postgresql://kernel:{SECRET}@127.0.0.1:{_closed_port()}/nightly/history")
+    assert "Connection refused" in str(raised.value) and "does not exist" not in str(raised.value)
+
+
 @pytest.mark.parametrize("value, words", [
     ("notaurl", "is neither a path nor a URL; give a SQLite file"),
     ("host=127.0.0.1 dbname=h user=u password=hunter2", "looks like a libpq connection string"),
     ("/nonexistent/dir/h.sqlite", "does not exist (/nonexistent/dir)"),
+    ("sqlite:////nonexistent/dir/h.sqlite", "does not exist (/nonexistent/dir)"),
+    ("nonexistent-dir/h.sqlite", "nonexistent-dir/h.sqlite does not exist ("),  # relative to the working directory
 ])
-def test_a_history_value_that_is_no_store_is_refused_naming_the_forms_and_no_password(value, words, capsys):
+def test_a_history_value_that_is_no_store_is_refused_naming_the_forms_and_no_password(value, words, capsys,
+                                                                                      monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
     assert main(["runs", "--history", value]) == 1
     err = capsys.readouterr().err
     assert words in err and "hunter2" not in err and len(err.strip().splitlines()) == 1
@@ -250,10 +277,12 @@ def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_
     assert SECRET not in postgres_url  # (the message names the store with its password hidden, as every one)
 
 
-def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, postgres_url):
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "soon")
-    with pytest.raises(HistoryError, match=r"KERNEL_SUITE_HISTORY_TIMEOUT='soon' is not a number of seconds"):
-        open_store(postgres_url)
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e9"])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, value):
+    # refused before any connection is tried: the store's server is never reached
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", value)
+    with pytest.raises(HistoryError, match=rf"KERNEL_SUITE_HISTORY_TIMEOUT='{value}' is not a number of seconds"):
+        open_store(f"postgresql://kernel:{SECRET}@127.0.0.1:{_closed_port()}/history")
 
 
 class SwitchingCursor:
@@ -310,6 +339,17 @@ def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_po
     assert made == {"pool_pre_ping": True, "pool_timeout": 60, "connect_args": {
         "connect_timeout": 10, "application_name": "kernel-suite", "options": "-c statement_timeout=60000",
         "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}}
+
+
+def test_a_timeout_under_a_millisecond_still_limits_each_statement_on_the_server(monkeypatch, postgres_url):
+    # PostgreSQL reads a statement_timeout of 0 as none at all: 0.4 ms must not round down to it
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.0004")
+    engine = connection.create_engine(make_url(postgres_url))
+    try:
+        with pytest.raises(sa.exc.OperationalError, match="statement timeout"), engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_sleep(0.2)"))
+    finally:
+        engine.dispose()
 
 
 @pytest.mark.parametrize("url", ["postgresql+nosuchdriver://u:secret@h/db",  # no such dialect (NoSuchModuleError)

@@ -181,7 +181,7 @@ def create_engine(url: URL) -> sa.Engine:
             engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
             _sqlite_setup(engine)
             return engine
-        statement_ms = int(timeout_s() * 1000)
+        statement_ms = max(1, round(timeout_s() * 1000))  # PostgreSQL reads 0 as no limit at all
         return sa.create_engine(url, pool_pre_ping=True, pool_timeout=timeout_s(),
                                 connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernel-suite",
                                               "options": f"-c statement_timeout={statement_ms}",
