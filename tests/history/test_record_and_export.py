@@ -100,6 +100,12 @@ def test_exporting_a_run_that_does_not_exist_is_an_error(store):
      "bytes, more than 2000"),
     (lambda doc: doc["commit_info"].update(id="c" * 65), "commit_info.id is 65 characters, more than 64"),
     (lambda doc: doc["machine_info"].update(cpu={"hz": float("inf")}), "machine_info.cpu.hz is inf"),
+    # every item of a list is looked at, not only its first
+    (lambda doc: doc["machine_info"].update(cpu={"hz": [2.0e9, float("inf")]}), "machine_info.cpu.hz[1] is inf"),
+    # energy windows are stored as samples: finite, positive joules
+    (lambda doc: doc["benchmarks"][1]["extra_info"].update(
+        energy={"joules_per_launch": 1.0, "window_joules_per_launch": [1.0, -1.0]}),
+     "case suites/test_perf_synthetic.py::test_kernel_time[case001]: energy windows: samples must be finite"),
 ])
 def test_a_value_neither_backend_can_store_is_refused_naming_its_case_and_field(store, spoil, words):
     doc = make_document(0)
@@ -342,6 +348,12 @@ def test_a_run_without_a_gpu_host_takes_the_machines_name():
     doc["machine_info"]["gpu"].pop("host", None)
     doc["machine_info"]["node"] = "node-7"
     assert documents.run_row(doc, outcome="passed", profile=None, label=None, source=None)["host"] == "node-7"
+
+
+def test_a_runs_row_takes_its_text_fields_by_name_only():
+    # outcome, profile, label and source are all text: passed by position, two could trade places unnoticed
+    with pytest.raises(TypeError):
+        documents.run_row(make_document(1), "passed", "nightly", None, None)
 
 
 def test_a_new_store_opens_while_another_process_is_still_creating_it(tmp_path):
