@@ -266,3 +266,96 @@ def test_a_failing_series_says_since_which_run_and_for_how_many_runs_in_words(ru
                       runs=runs)
     text = _attention(one, [], failing)
     assert text.startswith(f"failing since run {one.points[4 - runs].run_id} {words}commits ")
+
+
+
+def _with(one, **changes_by_index):
+    """`one` with the points named `p<i>` replaced by their changes (a dict of Point fields)."""
+    points = list(one.points)
+    for name, changes in changes_by_index.items():
+        i = int(name[1:])
+        points[i] = dataclasses.replace(points[i], **changes)
+    return dataclasses.replace(one, points=tuple(points))
+
+
+def _case(name: str):
+    return dataclasses.replace(KEY, case=f"suites/test_perf_x.py::{name}")
+
+
+def _attention_cells(index: str) -> list[str]:
+    return re.findall(r'<td class="(?:slower)?">([^<]*)</td></tr>', index)
+
+
+@pytest.mark.parametrize("newest, cell", [
+    ({"verdict": "same"}, '<td class="passed">same</td>'),  # passed: the verdict alone
+    ({}, '<td class="passed">not judged</td>'),
+    ({"verdict": "slower", "outcome": "failed"}, '<td class="failed">slower (failed)</td>'),
+    ({"verdict": "slower", "outcome": "failed", "accepted_reason": "intended"},
+     '<td class="accepted">slower (accepted)</td>'),
+    ({"verdict": "same", "run_failed": True}, '<td class="run-failed">same (run failed)</td>'),
+], ids=["passed", "not-judged", "failed", "accepted", "run-failed"])
+def test_the_index_shows_the_newest_runs_verdict_and_any_state_but_passed(tmp_path, newest, cell):
+    # the older runs carry other verdicts: only the newest run's counts
+    one = _with(a_series(1e-3, 1e-3, 1e-3), p0={"verdict": "faster"}, p1={"verdict": "new"}, p2=newest)
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert f"<td>3</td>{cell}" in index
+
+
+def test_the_newest_energy_is_that_of_the_newest_run_that_measured_it(tmp_path):
+    one = a_series(1e-3, 1e-3, 1e-3, 1e-3)
+    measured = _with(one, p0={"energy_j": 1.6}, p1={"energy_j": 1.7}, p2={"energy_j": 1.8})  # the newest: none
+    index = write_site(tmp_path, [measured], {measured.key: []}).read_text()
+    assert '<td class="nowrap">1.8 J</td>' in index
+    page = (tmp_path / "cases" / case_page_name(measured.key.case)).read_text()
+    assert re.findall(r'<tr class="energy-row">.*?</svg></td><td>([^<]*)</td><td>(\d+)</td>', page) == [("1.8 J", "3")]
+
+
+def test_a_failing_series_names_the_commits_before_and_at_its_first_failed_run_by_eight_characters(tmp_path):
+    one = _with(a_series(1e-4, 1e-4, 1.1e-4, 1.1e-4), p2={"outcome": "failed"}, p3={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _attention_cells(index) == ["failing since run r2 (2 runs, commits 00000001..00000002)"]
+
+
+def test_a_failing_series_lists_its_other_open_slower_steps_but_not_the_one_that_holds_its_failure(tmp_path):
+    one = a_series(*[1e-4] * 8)
+    one = _with(one, p5={"outcome": "failed"}, p6={"outcome": "failed"}, p7={"outcome": "failed"})
+    earlier, holding = a_step(one, 1, 2), a_step(one, 4, 5)  # both slower and open; the second holds runs 5 to 7
+    index = write_site(tmp_path, [one], {one.key: [earlier, holding]}).read_text()
+    assert _attention_cells(index) == ["failing since run r5 (3 runs, commits 00000004..00000005); "
+                                       "x1.050 at r2 (00000001..00000002)"]
+
+
+def test_failing_series_come_first_then_open_slower_steps_then_the_quiet_ones_each_marked_so(tmp_path):
+    # named so that the case ids alone would sort them the other way round
+    failing = _with(a_series(1e-4, 1e-4, 1e-4, key=_case("test_c")), p2={"outcome": "failed"})
+    stepped = a_series(1e-4, 1e-4, 1.1e-4, key=_case("test_b"))
+    quiet = a_series(1e-4, 1e-4, 1e-4, key=_case("test_a"))
+    index = write_site(tmp_path, [quiet, stepped, failing], {stepped.key: [a_step(stepped, 1, 2)]}).read_text()
+    rows = re.findall(r'<tr class="case-row"[^>]*data-kernel="[^"]*::(test_\w)" data-state="([^"]*)"', index)
+    assert rows == [("test_c", "failing"), ("test_b", "open step"), ("test_a", "quiet")]
+
+
+def test_a_case_id_without_a_module_is_listed_under_its_whole_id(tmp_path):
+    one = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, case="test_alone"))
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert f'<a href="cases/{case_page_name("test_alone")}" title="test_alone">test_alone</a>' in index
+
+
+def test_a_gpu_model_is_shown_whole_and_a_gpu_uuid_shortened_in_the_rows_and_the_filter(tmp_path):
+    uuid = "GPU-19ed6398-1111-2222-3333-444455556666"
+    by_model = a_series(1e-3, 1e-3)
+    by_uuid = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu=uuid))
+    index = write_site(tmp_path, [by_model, by_uuid], {}).read_text()
+    assert re.findall(r'<td class="nowrap" title="([^"]*)">([^<]*)</td>', index) == [
+        (uuid, "GPU-19ed6398"), ("NVIDIA H200", "NVIDIA H200")]  # one case: in GPU order
+    options = index.split('id="filter-gpu">')[1].split("</select>")[0]
+    assert re.findall(r'<option value="([^"]*)">([^<]*)</option>', options) == [
+        ("", "all"), (uuid, "GPU-19ed6398"), ("NVIDIA H200", "NVIDIA H200")]
+
+
+def test_write_site_takes_its_options_by_keyword_only(tmp_path):
+    # the options are keyword-only (cmd_site passes them so): a mapping given by its place could be taken for
+    # the acknowledgements when meant as the references, so a fourth positional argument is refused
+    one = a_series(1e-3, 1e-3)
+    with pytest.raises(TypeError):
+        write_site(tmp_path, [one], {}, {one.key: 1e-3})
