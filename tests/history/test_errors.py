@@ -277,12 +277,18 @@ def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_
     assert SECRET not in postgres_url  # (the message names the store with its password hidden, as every one)
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e9"])
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e9", "1000000"])
 def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, value):
     # refused before any connection is tried: the store's server is never reached
     monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", value)
     with pytest.raises(HistoryError, match=rf"KERNEL_SUITE_HISTORY_TIMEOUT='{value}' is not a number of seconds"):
         open_store(f"postgresql://kernel:{SECRET}@127.0.0.1:{_closed_port()}/history")
+
+
+def test_a_timeout_just_under_the_limit_postgresql_can_hold_is_taken(monkeypatch):
+    # TIMEOUT_LIMIT_S, 1e6 s, is refused (above); just under it is a timeout
+    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "999999.5")
+    assert connection.timeout_s() == 999999.5
 
 
 class SwitchingCursor:

@@ -42,6 +42,8 @@ CONNECT_TIMEOUT_S = 10  # PostgreSQL
 # long; $KERNEL_SUITE_HISTORY_TIMEOUT sets it (seconds). The largest write, a nightly's 90 cases, takes 0.05 s.
 STATEMENT_TIMEOUT_S = 60
 TIMEOUT_ENV = "KERNEL_SUITE_HISTORY_TIMEOUT"
+# the timeout must be below this (11.6 days): PostgreSQL's statement_timeout holds at most 2,147,483 s
+TIMEOUT_LIMIT_S = 1e6
 _CREDENTIALS = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
 _PASSWORD_PAIRS = re.compile(r"(?i)\b(password|passwd|pwd)(\s*=\s*)('[^']*'|[^\s&;]*)")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -79,7 +81,8 @@ def _query_passwords(url: URL) -> list[str]:
 
 
 def timeout_s() -> float:
-    """STATEMENT_TIMEOUT_S, or $KERNEL_SUITE_HISTORY_TIMEOUT; HistoryError for a value that is no positive number."""
+    """STATEMENT_TIMEOUT_S, or $KERNEL_SUITE_HISTORY_TIMEOUT; HistoryError for a value that is no positive number
+    below TIMEOUT_LIMIT_S."""
     raw = os.environ.get(TIMEOUT_ENV)
     if not raw:
         return STATEMENT_TIMEOUT_S
@@ -87,7 +90,7 @@ def timeout_s() -> float:
         value = float(raw)
     except ValueError:
         value = 0.0
-    if not (value > 0 and value < 1e6):
+    if not (value > 0 and value < TIMEOUT_LIMIT_S):
         raise HistoryError(f"${TIMEOUT_ENV}={raw!r} is not a number of seconds")
     return value
 
