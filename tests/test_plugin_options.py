@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from harness.plugin.options import check_named_things
+from harness.plugin.options import check_named_things, refuse_requests_without_a_gpu
 
 
 def config(compare):
@@ -91,3 +91,10 @@ def test_no_history_option_opens_no_store_and_a_store_that_cannot_be_opened_is_a
     with pytest.raises(pytest.UsageError):
         open_history_store(_options(history="sqlite:///x.db"))
     assert urls == [None, "sqlite:///x.db"]
+
+
+def test_energy_all_typed_on_a_command_line_without_a_gpu_is_refused_like_energy_alone():
+    # a console command's "all" is a string built at run time, never the interned literal that --energy alone gives
+    typed = "".join(["al", "l"])
+    with pytest.raises(pytest.UsageError, match=r"^--energy asks for what only a GPU can give .*: no driver here\."):
+        refuse_requests_without_a_gpu(_options(energy=typed), "no driver here")
