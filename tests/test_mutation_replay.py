@@ -171,3 +171,11 @@ def test_a_sample_is_drawn_by_its_seed_from_the_job_ids_in_order_leaving_out_ear
     rest = [job for job in jobs if job not in {m["job_id"] for m in first}]
     assert sorted(m["job_id"] for m in second) == sorted(random.Random(8).sample(rest, 3))
     assert len(mutation_replay.export([path], [], "survived", sample=50, seed=1)) == 10  # at most all of them
+
+
+def test_tests_too_many_for_one_command_line_are_given_by_their_files():
+    few = [f"tests/test_{i % 3}.py::test_{i}" for i in range(5)]
+    assert mutation_replay._with_tests("pytest {tests} -x", few) == "pytest " + " ".join(few) + " -x"
+    many = [f"tests/test_{i % 3}.py::test_{'x' * 40}_{i}" for i in range(5000)]  # about 260 KB of node ids
+    command = mutation_replay._with_tests("pytest {tests} -x", many)
+    assert command == "pytest tests/test_0.py tests/test_1.py tests/test_2.py -x"
