@@ -26,3 +26,50 @@ def test_gpu_timer_makes_the_timer_where_no_timed_test_made_it(suite):
     (suite / "test_fake_suite.py").write_text(TIMER_SUITE)
     result = run(suite)
     assert result.returncode == 0 and "1 passed" in output(result), output(result)
+
+
+LOCK_SUITE = '''
+import contextlib
+
+import pytest
+
+import harness.plugin.fixtures as fixtures
+
+TAKEN = []
+
+
+@contextlib.contextmanager
+def recording_lock(bus_id, exclusive):
+    TAKEN.append("exclusive" if exclusive else "shared")
+    yield
+
+
+@pytest.fixture(scope="module", autouse=True)
+def recording():  # module scope: set up before the function-scoped lock fixture, and put back after
+    original, fixtures.gpu_lock = fixtures.gpu_lock, recording_lock
+    yield
+    fixtures.gpu_lock = original
+
+
+def test_a_cpu_test_takes_no_lock():
+    assert TAKEN == []
+
+
+@pytest.mark.gpu
+def test_a_gpu_test_takes_it_shared():
+    assert TAKEN == ["shared"]
+
+
+@pytest.mark.gpu
+@pytest.mark.perf
+def test_a_timed_test_takes_it_exclusive():
+    assert TAKEN == ["shared", "exclusive"]
+'''
+
+
+def test_on_a_gpu_a_gpu_test_holds_the_lock_shared_a_timed_one_exclusive_and_a_cpu_test_none(suite):
+    from tests.test_plugin_end_to_end import output, run
+
+    (suite / "test_fake_suite.py").write_text(LOCK_SUITE)
+    result = run(suite, "-p", "no:randomly")
+    assert result.returncode == 0 and "3 passed" in output(result), output(result)
