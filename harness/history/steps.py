@@ -18,9 +18,10 @@ histories: NOTES.md, "Change points"):
    difference of the means over the series' own noise scale, since three runs
    cannot show their own spread). A candidate whose p-value
    is not below `alpha`, or whose ratio is not at least `detectable` away from
-   1, or that stands where the fewest runs at a level (`min_size`) alone put it
-   (a newer level of fewer runs: not settled yet), is dropped, and its neighbours are judged again on the merged runs, until
-   every change point left passes (the merge step of Hunter/otava, with
+   1, or that stands where the fewest runs at a level (`min_size`) alone put
+   it (a newer level of fewer runs: not settled yet), is dropped, and its
+   neighbours are judged again on the merged runs, until every change point
+   left passes (the merge step of Hunter/otava, with
    PELT's candidates).
 5. Inside each stretch between the steps left, a slow creep is looked for: a
    flat line that bends into a straight ramp of at least `creep_min_runs` runs
@@ -168,7 +169,7 @@ def _judge(logs: np.ndarray, start: int, at: int, end: int, window: int, scale: 
 
 
 def _merge(logs: np.ndarray, breaks: list[int], detectable: float, alpha: float, window: int,
-           scale: float, min_size: int = 1) -> list[int]:
+           scale: float, min_size: int) -> list[int]:
     """Drop the weakest failing change point and judge again, until every one left passes. A change point
     fails where the test or the detectable change says so, and where `min_size` alone placed it (_held_back)."""
     breaks = list(breaks)

@@ -248,7 +248,7 @@ def test_a_large_change_that_is_not_significant_is_dropped():
     logs = np.r_[rng.normal(0, 0.1, 10), rng.normal(math.log(1.05), 0.1, 10)]
     ratio, p = steps_module._judge(logs, 0, 10, 20, 30, 0.1)
     assert p > 1e-3 and abs(ratio - 1) >= 0.015  # the premise: large enough, not significant
-    assert steps_module._merge(logs, [10], 0.015, 1e-3, 30, 0.1) == []
+    assert steps_module._merge(logs, [10], 0.015, 1e-3, 30, 0.1, 1) == []
 
 
 @pytest.mark.parametrize("sign", [1, -1], ids=["slower", "faster"])
@@ -259,7 +259,7 @@ def test_of_failing_change_points_equally_significant_the_smaller_change_goes_fi
     judged = [steps_module._judge(logs, 0, 10, 20, 30, 1e-4), steps_module._judge(logs, 10, 20, 30, 30, 1e-4)]
     assert judged[0][1] == judged[1][1]  # the premise: a tie on p (flat levels)
     # dropping the later, smaller change leaves the 10-run level against the 20 after it: 1.8%, a step
-    assert steps_module._merge(logs, [10, 20], 0.017, 1e-3, 30, 1e-4) == [10]
+    assert steps_module._merge(logs, [10, 20], 0.017, 1e-3, 30, 1e-4, 1) == [10]
 
 
 @pytest.mark.parametrize("slope", [2.0**-10, -(2.0**-10), -1.0], ids=["up", "down", "down-by-e-a-run"])
@@ -516,7 +516,7 @@ def test_the_first_change_point_is_judged_on_the_runs_from_the_first():
     """The stretch before the first change point starts at run 0: 3 runs before a change of 2.85 scales give
     |z| = 3.49 (p < 1e-3, a step); without the first run, 2 would give 3.12 (p > 1e-3)."""
     logs = np.r_[np.zeros(3), np.full(3, 0.0285)]
-    assert steps_module._merge(logs, [3], 0.015, 1e-3, 30, 0.01) == [3]
+    assert steps_module._merge(logs, [3], 0.015, 1e-3, 30, 0.01, 1) == [3]
 
 
 def test_a_step_needs_a_p_value_below_alpha_and_a_change_of_at_least_the_detectable_one():

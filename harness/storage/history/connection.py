@@ -184,8 +184,9 @@ def create_engine(url: URL) -> sa.Engine:
             engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
             _sqlite_setup(engine)
             return engine
-        statement_ms = max(1, round(timeout_s() * 1000))  # PostgreSQL reads 0 as no limit at all
-        return sa.create_engine(url, pool_pre_ping=True, pool_timeout=timeout_s(),
+        limit = timeout_s()
+        statement_ms = max(1, round(limit * 1000))  # PostgreSQL reads 0 as no limit at all
+        return sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
                                 connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernel-suite",
                                               "options": f"-c statement_timeout={statement_ms}",
                                               "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
