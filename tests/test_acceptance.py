@@ -244,11 +244,16 @@ def test_a_verdict_of_any_label_but_slower_is_not_accepted(label):
     assert accepted(verdict, Acceptance("meant")) is verdict
 
 
-def test_a_slower_verdict_read_back_from_json_is_accepted():
+def from_json(text: str) -> str:
+    """`text` as a record read back from the store holds it: an equal string, not the same object."""
     import json
 
+    return json.loads(json.dumps({"text": text}))["text"]
+
+
+def test_a_slower_verdict_read_back_from_json_is_accepted():
     # a stored record's label: a new string, equal to the word the verdict wrote
-    label = json.loads(json.dumps({"label": SLOWER}))["label"]
+    label = from_json(SLOWER)
     done = accepted(Verdict(CASE, label, 1e-3, 1.03e-3, 1.03, 0.015, "3.0% slower"), Acceptance("meant"))
     assert done.label == ACCEPTED and done.reason == "3.0% slower; accepted: meant"
 
@@ -260,13 +265,6 @@ BASE, OLDER_BASE, HEAD = "ba5e" * 10, "01de" * 10, "4ead" * 10
 
 def state_listing(*found: Window) -> SimpleNamespace:
     return SimpleNamespace(repo=None, head=(HEAD, False), windows={one.base: one for one in found}, problems=[])
-
-
-def from_json(text: str) -> str:
-    """`text` as a record read back from the store holds it: an equal string, not the same object."""
-    import json
-
-    return json.loads(json.dumps({"text": text}))["text"]
 
 
 def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_trailer_still_accepts():

@@ -31,6 +31,15 @@ def a_series(*medians: float, key: SeriesKey = KEY, timer: str | None = None, uu
                              for i, (m, u) in enumerate(zip(medians, uuids, strict=True))))
 
 
+def with_points(one: Series, **changes_by_index) -> Series:
+    """`one` with the points named `p<i>` replaced by their changes (a dict of Point fields)."""
+    points = list(one.points)
+    for name, changes in changes_by_index.items():
+        i = int(name[1:])
+        points[i] = dataclasses.replace(points[i], **changes)
+    return dataclasses.replace(one, points=tuple(points))
+
+
 def a_step(one: Series, before: int, after: int, kind: str = STEP, direction: str = SLOWER) -> Step:
     """A significant 5% change of `one` between its runs `before` and `after`."""
     return Step(key=one.key, kind=kind, direction=direction, index=after, before=one.points[before],

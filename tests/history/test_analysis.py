@@ -96,11 +96,9 @@ def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
 def test_a_slowdown_accepted_in_the_newest_level_is_the_reason_of_its_step_not_of_the_step_before():
     """Analysis.reason: a step's level runs from it to the next step; an acceptance in the newest level accepts
     the newest step, and the older step, whose level holds none, stays open."""
-    from tests.history.made_series import a_step
+    from tests.history.made_series import a_step, with_points
 
-    one = a_series(*[1e-3] * 3, *[1.05e-3] * 4, *[1.1e-3] * 3)
-    accepted = dataclasses.replace(one.points[8], accepted_reason="bounds checks")
-    one = dataclasses.replace(one, points=one.points[:8] + (accepted,) + one.points[9:])
+    one = with_points(a_series(*[1e-3] * 3, *[1.05e-3] * 4, *[1.1e-3] * 3), p8={"accepted_reason": "bounds checks"})
     older, newer = a_step(one, 2, 3), a_step(one, 6, 7)
     analysis = Analysis([one], {}, {one.key: [older, newer]}, {})
     assert analysis.reason(newer) == "bounds checks (at run r8)"

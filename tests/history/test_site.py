@@ -13,7 +13,7 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from harness.history.site import case_page_name, energy_line, sparkline, write_site
 from harness.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
 from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
-from tests.history.made_series import KEY, a_series, a_step
+from tests.history.made_series import KEY, a_series, a_step, with_points
 
 
 def _two_cases():
@@ -269,15 +269,6 @@ def test_a_failing_series_says_since_which_run_and_for_how_many_runs_in_words(ru
 
 
 
-def _with(one, **changes_by_index):
-    """`one` with the points named `p<i>` replaced by their changes (a dict of Point fields)."""
-    points = list(one.points)
-    for name, changes in changes_by_index.items():
-        i = int(name[1:])
-        points[i] = dataclasses.replace(points[i], **changes)
-    return dataclasses.replace(one, points=tuple(points))
-
-
 def _case(name: str):
     return dataclasses.replace(KEY, case=f"suites/test_perf_x.py::{name}")
 
@@ -296,14 +287,14 @@ def _attention_cells(index: str) -> list[str]:
 ], ids=["passed", "not-judged", "failed", "accepted", "run-failed"])
 def test_the_index_shows_the_newest_runs_verdict_and_any_state_but_passed(tmp_path, newest, cell):
     # the older runs carry other verdicts: only the newest run's counts
-    one = _with(a_series(1e-3, 1e-3, 1e-3), p0={"verdict": "faster"}, p1={"verdict": "new"}, p2=newest)
+    one = with_points(a_series(1e-3, 1e-3, 1e-3), p0={"verdict": "faster"}, p1={"verdict": "new"}, p2=newest)
     index = write_site(tmp_path, [one], {one.key: []}).read_text()
     assert f"<td>3</td>{cell}" in index
 
 
 def test_the_newest_energy_is_that_of_the_newest_run_that_measured_it(tmp_path):
     one = a_series(1e-3, 1e-3, 1e-3, 1e-3)
-    measured = _with(one, p0={"energy_j": 1.6}, p1={"energy_j": 1.7}, p2={"energy_j": 1.8})  # the newest: none
+    measured = with_points(one, p0={"energy_j": 1.6}, p1={"energy_j": 1.7}, p2={"energy_j": 1.8})  # the newest: none
     index = write_site(tmp_path, [measured], {measured.key: []}).read_text()
     assert '<td class="nowrap">1.8 J</td>' in index
     page = (tmp_path / "cases" / case_page_name(measured.key.case)).read_text()
@@ -311,14 +302,14 @@ def test_the_newest_energy_is_that_of_the_newest_run_that_measured_it(tmp_path):
 
 
 def test_a_failing_series_names_the_commits_before_and_at_its_first_failed_run_by_eight_characters(tmp_path):
-    one = _with(a_series(1e-4, 1e-4, 1.1e-4, 1.1e-4), p2={"outcome": "failed"}, p3={"outcome": "failed"})
+    one = with_points(a_series(1e-4, 1e-4, 1.1e-4, 1.1e-4), p2={"outcome": "failed"}, p3={"outcome": "failed"})
     index = write_site(tmp_path, [one], {one.key: []}).read_text()
     assert _attention_cells(index) == ["failing since run r2 (2 runs, commits 00000001..00000002)"]
 
 
 def test_a_failing_series_lists_its_other_open_slower_steps_but_not_the_one_that_holds_its_failure(tmp_path):
     one = a_series(*[1e-4] * 8)
-    one = _with(one, p5={"outcome": "failed"}, p6={"outcome": "failed"}, p7={"outcome": "failed"})
+    one = with_points(one, p5={"outcome": "failed"}, p6={"outcome": "failed"}, p7={"outcome": "failed"})
     earlier, holding = a_step(one, 1, 2), a_step(one, 4, 5)  # both slower and open; the second holds runs 5 to 7
     index = write_site(tmp_path, [one], {one.key: [earlier, holding]}).read_text()
     assert _attention_cells(index) == ["failing since run r5 (3 runs, commits 00000004..00000005); "
@@ -327,7 +318,7 @@ def test_a_failing_series_lists_its_other_open_slower_steps_but_not_the_one_that
 
 def test_failing_series_come_first_then_open_slower_steps_then_the_quiet_ones_each_marked_so(tmp_path):
     # named so that the case ids alone would sort them the other way round
-    failing = _with(a_series(1e-4, 1e-4, 1e-4, key=_case("test_c")), p2={"outcome": "failed"})
+    failing = with_points(a_series(1e-4, 1e-4, 1e-4, key=_case("test_c")), p2={"outcome": "failed"})
     stepped = a_series(1e-4, 1e-4, 1.1e-4, key=_case("test_b"))
     quiet = a_series(1e-4, 1e-4, 1e-4, key=_case("test_a"))
     index = write_site(tmp_path, [quiet, stepped, failing], {stepped.key: [a_step(stepped, 1, 2)]}).read_text()
