@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# imported before any test here patches harness.cause.sides.case_card: stored.py binds case_card when it is
+# first imported, and card_against_stored imports it, so a fake patched in then would outlive its test
+import harness.cause.stored  # noqa: F401
 from harness.plugin.regression import card_against_stored, close_reference_trees
 from harness.verdict.labels import SLOWER, ReferenceRun, Verdict
 from harness.verdict.record import CaseRecord
