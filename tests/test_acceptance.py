@@ -8,7 +8,9 @@ of a slower verdict with and without an acceptance in its window.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import shutil
 import subprocess
 from types import SimpleNamespace
 
@@ -149,6 +151,90 @@ def test_head_of_tells_a_dirty_tree_and_a_folder_outside_git(repo, tmp_path):
     assert head_of(root) == (head, True)
     (tmp_path / "plain").mkdir()
     assert head_of(tmp_path / "plain") == (None, False)
+
+
+def test_a_window_of_one_commit_or_none_says_so_in_words():
+    one = Window("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),))
+    assert one.lines() == [f"commits {'a' * 12}..{'b' * 12}: 1 commit (first parent, oldest first)",
+                           f"  {'c' * 12} tiles"]
+    assert Window("a" * 40, "a" * 40).lines() == [f"commits {'a' * 12}..{'a' * 12}: 0 commits (first parent, "
+                                                  f"oldest first)"]
+
+
+def test_a_window_of_up_to_twelve_commits_is_listed_whole_by_default_and_a_longer_one_is_cut():
+    def listed(count: int) -> list[str]:
+        return Window("a" * 40, "b" * 40, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(count))).lines()
+
+    assert [line.split()[-1] for line in listed(12)[1:]] == [f"c{i}" for i in range(12)]
+    assert [line.split()[-1] for line in listed(13)[1:]] == [*(f"c{i}" for i in range(6)), "more",
+                                                             *(f"c{i}" for i in range(7, 13))]
+
+
+def test_a_window_that_was_not_listed_reads_back_from_its_dict_with_its_reason():
+    unlisted = Window("f" * 40, "b" * 40, unknown="unknown git ref: a shallow clone?", head_dirty=True)
+    assert Window.from_dict(unlisted.as_dict()) == unlisted
+    assert Window.from_dict(unlisted.as_dict()).lines() == [f"commits {'f' * 12}..{'b' * 12}: not listed "
+                                                            f"(unknown git ref: a shallow clone?)"]
+
+
+def test_a_window_and_its_commits_are_values_equal_ones_hash_alike_and_they_cannot_be_changed():
+    one, same = (Window("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),)) for _ in range(2))
+    assert one == same and len({one, same}) == 1 and len({one.commits[0], same.commits[0]}) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.unknown = "edited"  # state.windows shares one window among the cases of its reference commit
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.commits[0].subject = "edited"
+
+
+def test_window_takes_the_checkout_and_the_range_by_name(repo):
+    root, base, head = repo
+    found = window(repo=root, base=base, head=head, env={})
+    assert found == window(root, base, head, env={}) and len(found.commits) == 2
+
+
+def test_a_commit_subject_is_listed_whole_whatever_its_characters(repo):
+    root, base, _ = repo
+    git(root, "commit", "-q", "--allow-empty", "-m", "tiles\x1fcopies")
+    found = window(root, base, git(root, "rev-parse", "HEAD"), env={})
+    assert [c.subject for c in found.commits] == ["tiles", "merge topic", "tiles\x1fcopies"]
+
+
+def git_on_path(tmp_path, monkeypatch, body: str) -> None:
+    """A `git` first on PATH that runs the shell `body` and then the real git."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text(f"#!/bin/sh\n{body}\nexec {shutil.which('git')} \"$@\"\n")
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_git_log_that_fails_leaves_the_window_unlisted_with_gits_last_words(repo, tmp_path, monkeypatch):
+    root, base, head = repo
+    git_on_path(tmp_path, monkeypatch, 'if [ "$3" = log ]; then printf "hint: a hint\\nfatal: bad object\\n" >&2; '
+                                       "exit 128; fi")
+    found = window(root, base, head, env={})
+    assert (found.base, found.head, found.commits) == (base, head, ())
+    assert found.unknown.endswith(": fatal: bad object") and "hint" not in found.unknown
+
+
+def test_head_of_a_checkout_whose_git_dies_of_a_signal_is_not_known(repo, tmp_path, monkeypatch):
+    root, _, _ = repo
+    git_on_path(tmp_path, monkeypatch, "kill -KILL $$")
+    assert head_of(root) == (None, False)
+
+
+def test_a_git_that_cannot_be_started_while_listing_leaves_the_window_unlisted(repo, monkeypatch):
+    root, base, head = repo
+    started = subprocess.run
+
+    def run(args, *rest, **options):
+        if "log" in args:
+            raise FileNotFoundError(2, "No such file or directory", "git")
+        return started(args, *rest, **options)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    found = window(root, base, head, env={})
+    assert (found.base, found.head, found.commits) == (base, head, ()) and "No such file" in found.unknown
 
 
 # the plugin's follow-up of a slower verdict
