@@ -22,6 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def no_gpu_conftest(why_not: str) -> str:
+    """A conftest whose own device layer has no GPU, for `why_not`, whatever this machine has."""
+    return ('import types\n\npytest_plugins = ["harness.plugin"]\n\n\n'
+            'def pytest_kernel_suite_device(config):\n'
+            f'    return types.SimpleNamespace(available=False, why_not={why_not!r})\n')
+
+
 def clean_environment() -> dict:
     """This process's environment without what would change the inner run (an xdist worker's ids, ...)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "KERNEL_SUITE_"))}

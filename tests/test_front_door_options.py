@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.compare import main as compare_main
-from tests.pytest_runs import run_pytest
+from tests.pytest_runs import no_gpu_conftest, run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "baselines" / "NVIDIA_H200"
@@ -85,6 +85,38 @@ def test_the_skipped_gpu_tests_counted_are_those_left_after_deselection():
     summary = result.stdout.strip().splitlines()[-1]  # "12 skipped, 30 deselected in 1.2s"
     assert "deselected" in summary
     assert f"{line.split()[2]} skipped" in summary
+
+
+MIXED = """
+import pytest
+
+
+def test_on_the_cpu():
+    pass
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 2])
+def test_on_a_gpu(n):
+    pass
+"""
+
+
+def test_without_a_gpu_only_the_gpu_tests_are_skipped_and_counted_and_the_others_run(tmp_path):
+    (tmp_path / "conftest.py").write_text(no_gpu_conftest("no GPU in this folder"))
+    (tmp_path / "test_mixed.py").write_text(MIXED)
+    result = run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 2 skipped" in result.stdout
+    assert "kernel suite: 2 GPU tests skipped: needs a CUDA GPU: no GPU in this folder." in result.stdout
+
+
+@pytest.mark.gpu
+def test_a_gpu_test_runs_only_where_cuda_can_use_a_gpu():
+    # this run's own plugin skips it on a machine without one, as it skips the suites' GPU tests there
+    from harness.timing.gpu import cuda_available
+
+    assert cuda_available() == (True, "")
 
 
 def test_require_gpu_makes_a_missing_gpu_an_error_naming_the_reason():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pytest_runs import clean_environment, run_pytest
+from tests.pytest_runs import clean_environment, no_gpu_conftest, run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = "Fake_GPU_9000"
@@ -194,10 +194,7 @@ def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
 
 def test_a_device_hook_of_the_suites_own_conftest_answers_before_the_plugins_default(tmp_path):
     # the conftest is registered before the plugins it names: the default CudaDevice must still come last
-    (tmp_path / "conftest.py").write_text(
-        'import types\n\npytest_plugins = ["harness.plugin"]\n\n\n'
-        'def pytest_kernel_suite_device(config):\n'
-        '    return types.SimpleNamespace(available=False, why_not="the conftest\'s own device")\n')
+    (tmp_path / "conftest.py").write_text(no_gpu_conftest("the conftest's own device"))
     (tmp_path / "test_fake_suite.py").write_text(SUITE)
     result = run(tmp_path, "--require-gpu")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)

@@ -102,6 +102,15 @@ def test_energy_all_spelled_out_asks_for_what_energy_alone_does(suite):
     assert result.returncode == 4 and "--energy: the fake GPU has no energy counter" in output(result)
 
 
+def test_energy_verdict_fail_spelled_out_fails_a_case_of_more_energy_as_the_default_does(suite):
+    # "fail" here is argparse's cut of the argument, another string than the option's constant
+    assert run(suite, "--energy", "--benchmark-save=first").returncode == 0
+    result = run(suite, "--benchmark-compare", "--energy", "--fake-gpu-seed=1", MORE, "--energy-verdict=fail")
+    assert result.returncode == 1, output(result)
+    assert "FAILED test_fake_suite.py::test_time[beta] - Failed: energy regression" in output(result)
+    assert "1 failed, 2 passed" in output(result)
+
+
 def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")

@@ -1,6 +1,8 @@
 """The plugin's checks of named things, called directly (harness/plugin/options.py `check_named_things`):
 a run number or name is looked up; `--benchmark-compare` without a value (the newest run) and the
-option not given name nothing, so an empty baselines folder is no error for them."""
+option not given name nothing, so an empty baselines folder is no error for them. At the end, what
+pytest_configure does with the options and the device layer, on the fake GPU in a pytest run of its own
+(tests/pytest_runs.py: in this process)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import types
 import pytest
 
 from harness.plugin.options import check_named_things, refuse_requests_without_a_gpu
+from tests.plugins.fake_gpu import fake_info
+from tests.test_plugin_end_to_end import output, run
 
 
 def config(compare):
@@ -98,3 +102,78 @@ def test_energy_all_typed_on_a_command_line_without_a_gpu_is_refused_like_energy
     typed = "".join(["al", "l"])
     with pytest.raises(pytest.UsageError, match=r"^--energy asks for what only a GPU can give .*: no driver here\."):
         refuse_requests_without_a_gpu(_options(energy=typed), "no driver here")
+
+
+def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeypatch):
+    # the ref resolves (check_named_things passed) but its tree is no suite: exit 4 with git's reason, no traceback
+    import harness.ab.against_ref as against_ref
+    import harness.plugin as plugin
+    from harness.ab.ref_tree import RefError
+
+    def refuse(repo_root, ref, **options):
+        raise RefError(f"{ref!r} (0123456789ab) lacks the suite's layout: missing kernels/registry.py")
+
+    monkeypatch.setattr(against_ref, "RefComparison", refuse)
+    state = types.SimpleNamespace(gpu=fake_info("GPU-test"), ref=None)
+    with pytest.raises(pytest.UsageError) as refused:
+        plugin._open_ref(_options(compare_ref="v0.1", compare_ref_all=False, accept_slowdown=None), state)
+    assert str(refused.value) == "--compare-ref: 'v0.1' (0123456789ab) lacks the suite's layout: missing kernels/registry.py"
+    assert state.ref is None
+
+
+def test_a_run_named_for_comparison_is_looked_up_in_the_storage_the_user_names(suite):
+    # the suite's storage is tmp_path/baselines (tests/test_plugin_end_to_end.py `run`), not the repository's
+    # baselines/, which holds no run of this name
+    assert run(suite, "--benchmark-save=mine").returncode == 0
+    result = run(suite, "--benchmark-compare=0001_mine", "--fake-gpu-seed=1")
+    assert result.returncode == 0, output(result)
+    assert "3 same" in output(result)
+
+
+TWO_MODELS = '''
+from tests.plugins.fake_gpu import FakeDevice, fake_info
+
+pytest_plugins = ["harness.plugin"]
+
+
+class TwoModels(FakeDevice):
+    """The fake GPU beside a GPU of another model; it leaves a file where exact allocations are asked for."""
+
+    def __init__(self, config):
+        self.config, self._info = config, fake_info("GPU-test")
+
+    def model_names(self):
+        return {"Fake GPU 9000", "Fake GPU 8000"}
+
+    def use_exact_allocations(self):
+        (self.config.rootpath / "exact-allocations").touch()
+
+
+def pytest_kernel_suite_device(config):
+    return TwoModels(config)
+'''
+
+
+@pytest.fixture
+def two_models(tmp_path):
+    """A folder whose conftest's device layer sees GPUs of two models, with one plain test."""
+    (tmp_path / "conftest.py").write_text(TWO_MODELS)
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    return tmp_path
+
+
+def test_gpus_of_two_models_are_refused_with_workers_and_used_by_one_process(two_models):
+    # --collect-only: xdist starts no workers, the refusal comes from pytest_configure alone
+    refused = run(two_models, "--numprocesses=2", "--collect-only")
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR, output(refused)
+    assert "the visible GPUs are of different models (Fake GPU 8000, Fake GPU 9000)" in output(refused)
+    one_process = run(two_models)
+    assert one_process.returncode == 0, output(one_process)
+    assert "1 passed" in output(one_process)
+
+
+def test_no_memory_pool_and_only_it_asks_the_device_for_exact_allocations(two_models):
+    assert run(two_models).returncode == 0
+    assert not (two_models / "exact-allocations").exists()
+    assert run(two_models, "--no-memory-pool").returncode == 0
+    assert (two_models / "exact-allocations").exists()
