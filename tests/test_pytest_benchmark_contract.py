@@ -145,3 +145,17 @@ def test_the_cpu_is_named_by_the_text_after_the_colon_of_procs_first_model_name_
     cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480C\n"
     monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO(cpuinfo), raising=False)
     assert benchmark._cpu()["brand_raw"] == "Intel(R) Xeon(R) Platinum 8480C"
+
+
+def test_machine_info_under_pypy_gives_pypys_own_version_as_pytest_benchmark_does(monkeypatch):
+    import platform
+    import sys
+
+    import harness.plugin.benchmark as benchmark
+
+    # the name built at run time, as platform builds it: a test literal would be the interned constant
+    monkeypatch.setattr(platform, "python_implementation", lambda: "".join(["Py", "Py"]))
+    monkeypatch.setattr(sys, "pypy_version_info", (7, 3, 17, "final", 0), raising=False)
+    info = benchmark.generated_machine_info()
+    assert (info["python_implementation"], info["python_implementation_version"]) == ("PyPy", "7.3.17")
+    assert info["python_version"] == platform.python_version()
