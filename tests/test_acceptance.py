@@ -199,6 +199,26 @@ def test_a_commit_subject_is_listed_whole_whatever_its_characters(repo):
     assert [c.subject for c in found.commits] == ["tiles", "merge topic", "tiles\x1fcopies"]
 
 
+def test_a_subject_holding_gits_old_separators_is_one_commit_and_a_trailer_value_one_acceptance(repo):
+    # the window's fields were once split on \x1e, \x1f and \x1d, which a subject or a trailer may hold
+    root, base, _ = repo
+    git(root, "commit", "-q", "--allow-empty", "-m", "tiles\x1ecopies\x1dmore")
+    git(root, "commit", "-q", "--allow-empty", "-m", "k\n\nAccept-Slowdown: a\x1db\nAccept-Slowdown: folded\n  over two")
+    found = window(root, base, git(root, "rev-parse", "HEAD"), env={})
+    assert [c.subject for c in found.commits] == ["tiles", "merge topic", "tiles\x1ecopies\x1dmore", "k"]
+    assert [value for _, value in found.acceptances][-2:] == ["a\x1db", "folded over two"]
+
+
+@pytest.mark.parametrize("limit, first, last", [(5, 2, 3), (4, 2, 2), (1, 0, 1), (0, 0, 0)])
+def test_a_window_longer_than_the_limit_shows_limit_commits_and_counts_the_others(limit, first, last):
+    commits = tuple(Commit(f"{i:040x}", f"c{i}") for i in range(30))
+    listed = [line.split()[-1] for line in Window("a" * 40, "b" * 40, commits).lines(limit)[1:]]
+    assert listed == [*(f"c{i}" for i in range(first)), "more", *(f"c{i}" for i in range(30 - last, 30))]
+    assert f"... {30 - limit} more" in "\n".join(Window("a" * 40, "b" * 40, commits).lines(limit))
+    with pytest.raises(ValueError, match="limit must be 0 or more, got -1"):
+        Window("a" * 40, "b" * 40, commits).lines(-1)
+
+
 def git_on_path(tmp_path, monkeypatch, body: str) -> None:
     """A `git` first on PATH that runs the shell `body` and then the real git."""
     folder = tmp_path / "bin"

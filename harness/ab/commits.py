@@ -26,7 +26,6 @@ from harness.verdict.acceptance import TRAILER
 __all__ = ["Commit", "RefError", "Window", "head_of", "resolve_ref", "window"]
 
 SHORT = 12  # characters of a commit id shown
-_FIELD, _RECORD = "\x1f", "\x1e"
 
 
 @dataclass(frozen=True)
@@ -65,15 +64,20 @@ class Window:
 
     def lines(self, limit: int = 12) -> list[str]:
         """The window in words: its range and count, then its commits (oldest first, at most `limit`)."""
+        if limit < 0:
+            raise ValueError(f"limit must be 0 or more, got {limit}")
         if self.unknown:
             return [f"commits {self.range_text}: not listed ({self.unknown})"]
         count = len(self.commits)
         head = [f"commits {self.range_text}: {count} commit{'' if count == 1 else 's'} (first parent, oldest first)"
                 + (f"; {self.link}" if self.link else "")
                 + ("; this run's tree also had uncommitted changes" if self.head_dirty else "")]
-        shown = list(self.commits) if count <= limit else [*self.commits[:limit // 2], None, *self.commits[-limit // 2:]]
-        return head + [f"  {c.sha[:SHORT]} {c.subject}" if c else f"  ... {count - 2 * (limit // 2)} more"
-                       for c in shown]
+        if count <= limit:
+            shown = list(self.commits)
+        else:  # the oldest and the newest, the newest one more where `limit` is odd
+            first, last = limit // 2, limit - limit // 2
+            shown = [*self.commits[:first], None, *self.commits[count - last:]]
+        return head + [f"  {c.sha[:SHORT]} {c.subject}" if c else f"  ... {count - limit} more" for c in shown]
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -113,18 +117,18 @@ def window(repo: Path, base: str | None, head: str | None, *, head_dirty: bool =
         return Window(base, head, unknown=f"{error}: a shallow clone? (actions/checkout with fetch-depth: 0 has "
                                           f"every commit)", head_dirty=head_dirty)
     try:
-        listed = _git(repo, "log", "--first-parent", "--reverse", f"--format=%H{_FIELD}%s{_RECORD}",
-                      f"{base_sha}..{head_sha}")
-        trailers = _git(repo, "log", "--topo-order", "--reverse",
-                        f"--format=%H{_FIELD}%(trailers:key={TRAILER},valueonly,separator=%x1d){_RECORD}",
+        # records end in NUL and a record's fields are lines: a subject holds neither, nor does a trailer's value
+        # once its continuation lines are unfolded
+        listed = _git(repo, "log", "-z", "--first-parent", "--reverse", "--format=%H%n%s", f"{base_sha}..{head_sha}")
+        trailers = _git(repo, "log", "-z", "--topo-order", "--reverse",
+                        f"--format=%H%n%(trailers:key={TRAILER},valueonly,unfold,separator=%x0a)",
                         f"{base_sha}..{head_sha}")
     except (RefError, OSError, subprocess.TimeoutExpired) as error:
         return Window(base_sha, head_sha, unknown=str(error), head_dirty=head_dirty)
-    commits = tuple(Commit(*entry.strip("\n").split(_FIELD, 1)) for entry in listed.split(_RECORD) if entry.strip())
+    commits = tuple(Commit(*record.split("\n", 1)) for record in listed.split("\0") if record)
     acceptances = []
-    for entry in trailers.split(_RECORD):
-        if entry.strip():
-            sha, _, values = entry.strip("\n").partition(_FIELD)
-            acceptances += [(sha, value.strip()) for value in values.split("\x1d") if value.strip()]
+    for record in trailers.split("\0"):
+        sha, *values = record.split("\n")
+        acceptances += [(sha, value.strip()) for value in values if value.strip()]
     return Window(base_sha, head_sha, commits, tuple(acceptances), head_dirty=head_dirty,
                   link=_compare_link(base_sha, head_sha, env))
