@@ -299,6 +299,16 @@ def test_the_file_wide_attribute_section_counts_for_the_file_and_for_each_kernel
     assert not {".nv.info.poly", ".text.poly", ".nv.constant0.poly"} & stage
 
 
+def test_a_neighbour_named_like_a_file_wide_section_leaves_that_section_in_a_kernels_identity():
+    # kernels named "info" and "constant3": the file's .nv.info and .nv.constant3 end in their names
+    neighbours = (STATIC_SHARED.replace("stage", "info") + STATIC_SHARED.replace("stage", "constant3")
+                  + CONSTANT_TABLE)
+    elf = ELFFile(io.BytesIO(kernel_identity._cubin(neighbours, ("-DSIZE=64", "-DLAST=5.0f"), "sm_90", "probe.cu")))
+    poly = {section.name for section in kernel_identity._selected_sections(elf, "poly")}
+    assert {".nv.info", ".nv.constant3", ".nv.info.poly", ".text.poly"} <= poly
+    assert not {".nv.info.info", ".text.info", ".nv.info.constant3", ".text.constant3"} & poly
+
+
 @pytest.mark.skipif(not pinned_nvrtc(), reason="the digests below are those of NVRTC 13.0.88 (constraints-cuda13)")
 @pytest.mark.parametrize("function, digest", [
     (None, "08bfc4635b27fb8c62bb9475683ff2ecdad0df0237258f88a46a117cfcc63885"),

@@ -30,6 +30,9 @@ _ARCH = re.compile(r"sm_\d+[af]?")
 _COMPUTE_CAPABILITY = re.compile(r"\d+\.\d+")
 _CODE_PREFIXES = (".text.", ".rela.text.", ".rel.text.")
 _MEMORY_PREFIXES = (".nv.shared.", ".nv.constant", ".rela.nv.constant", ".nv.global")
+# a kernel's own sections: one of these stems, a dot, and the kernel's name (".text.k", ".nv.constant0.k", ...);
+# the file's own (".nv.info", ".nv.constant3", ".nv.global") end in no kernel's name, whatever the kernels are called
+_KERNELS_OWN = re.compile(r"(?:(?:\.rela?)?\.text|\.nv\.info|\.nv\.shared|(?:\.rela?)?\.nv\.constant\d+)\.(.+)")
 
 # The file-wide .nv.info is a list of records: a format byte, an attribute byte and two
 # bytes that, for format 4, give the length of a payload that follows. These attributes
@@ -101,8 +104,8 @@ def _selected_sections(elf: ELFFile, function: str | None):
     for section in elf.iter_sections():
         name = section.name
         wanted = name.startswith(_CODE_PREFIXES + _MEMORY_PREFIXES + (".nv.info.",)) or name == ".nv.info"
-        # a kernel's own sections end in its name (".text.k", ".nv.shared.k", ...)
-        if wanted and name.rsplit(".", 1)[-1] not in others:
+        own = _KERNELS_OWN.fullmatch(name)
+        if wanted and not (own and own.group(1) in others):
             yield section
 
 
