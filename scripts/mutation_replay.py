@@ -110,11 +110,15 @@ def tests_for(coverage_map: dict, module: str, line: int, source: str) -> list[s
     """The tests of `coverage_map` that run the code of `module`'s `line`, fastest first: those that ran
     a line of the innermost statement that holds it (of its header, for a compound statement); for a
     line outside every function body (module and class level, decorators, signatures: run at import)
-    those that ran any line of the module."""
+    every test of each test file that holds a test that ran any line of the module. A test can see such
+    a line without running a line of the module: one that builds a frozen dataclass of it by hand runs
+    only the dataclass's generated code, yet fails when `frozen=True` is mutated away."""
     lines = coverage_map["files"].get(module, {})
     span = statement_lines(source, line)
     if span is None:
-        chosen = {t for tests in lines.values() for t in tests}
+        files = {t.split("::", 1)[0] for tests in lines.values() for t in tests}
+        chosen = {t for t in coverage_map["seconds"] if t.split("::", 1)[0] in files}
+        chosen |= {t for tests in lines.values() for t in tests}
     else:
         first, last = span
         chosen = {t for number, tests in lines.items() if first <= int(number) <= last for t in tests}

@@ -1,5 +1,5 @@
 """scripts/mutation_coverage.py's map and its use in scripts/mutation_replay.py: a mutant runs the
-tests that ran its statement (every test of the module for code run at import), fastest first; none
+tests that ran its statement (for code run at import, every test of the test files whose tests ran the module), fastest first; none
 when no test ran it."""
 
 from __future__ import annotations
@@ -59,6 +59,15 @@ MODULE = ["t::fast", "t::box", "t::if", "t::raise", "t::all"]  # every test of t
 ])
 def test_a_line_selects_the_tests_that_ran_its_innermost_statement(line, tests):
     assert mutation_replay.tests_for(MAP, "pkg/mod.py", line, SOURCE) == tests
+
+
+def test_a_line_run_at_import_selects_every_test_of_the_files_whose_tests_ran_the_module():
+    # "u::value" builds a frozen dataclass of the module by hand: it runs none of the module's lines, yet it
+    # is the test that sees `frozen=True` mutated away; "v::other" is in a file that never ran the module
+    coverage_map = {"seconds": {"u::runs": 0.3, "u::value": 0.1, "v::other": 0.2},
+                    "files": {"pkg/mod.py": {"6": ["u::runs"]}}}
+    assert mutation_replay.tests_for(coverage_map, "pkg/mod.py", 23, SOURCE) == ["u::value", "u::runs"]
+    assert mutation_replay.tests_for(coverage_map, "pkg/mod.py", 6, SOURCE) == ["u::runs"]
 
 
 def test_a_module_no_test_ran_selects_nothing():
