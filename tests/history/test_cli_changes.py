@@ -20,7 +20,7 @@ from harness.history.analysis import Analysis, Detectable
 from harness.history.cli import main
 from harness.history.series import Series
 from harness.history.site import case_page_name, write_site
-from harness.history.steps import CREEP, FASTER, Step
+from harness.history.steps import CREEP, FASTER, MIN_RUNS_AT_LEVEL, Step
 from harness.storage.history import open_store
 from tests.history.made_series import KEY, a_point, a_series, a_step
 
@@ -343,6 +343,12 @@ def test_too_short_names_the_range_of_run_counts_of_the_short_series():
     text = cmd_changes.too_short_text(Analysis(series, {}, {}, {}))
     assert "3 of 3 series have fewer than" in text and "(2-4 runs)" in text
     assert "(3 runs each)" in cmd_changes.too_short_text(Analysis([a_series(*[1e-3] * 3)], {}, {}, {}))
+
+
+def test_a_series_is_too_short_below_min_runs_on_each_side_of_a_step_and_long_enough_at_that():
+    five, six = a_series(*[1e-3] * (2 * MIN_RUNS_AT_LEVEL - 1)), a_series(*[1e-3] * (2 * MIN_RUNS_AT_LEVEL))
+    assert Analysis([five, six], {}, {}, {}).too_short() == [five]
+    assert cmd_changes.too_short_text(Analysis([six], {}, {}, {})) is None
 
 
 def test_each_step_lists_the_states_of_the_runs_at_its_level_up_to_the_next_step(monkeypatch, capsys):
