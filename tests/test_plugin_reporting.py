@@ -47,6 +47,17 @@ def test_a_ref_report_notes_an_accepted_slowdown_only_where_a_case_was_accepted(
     assert state.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
 
 
+def test_a_ref_report_gives_the_slower_cases_cards_in_the_order_of_their_names_after_the_table(tmp_path):
+    state = ref_state(tmp_path, ["slower", "slower"], None)
+    state.ref.cards = {"suites/s.py::test_k[1]": ["#### card of k[1]", "line b"],
+                       "suites/s.py::test_k[0]": ["#### card of k[0]", "line a"]}
+    write_ref_report(state)
+    text = (tmp_path / "report.md").read_text()
+    cards = text[text.index("\n## Why the slower cases are slower\n\n"):]
+    assert cards.splitlines()[3:7] == ["#### card of k[0]", "line a", "#### card of k[1]", "line b"]
+    assert text.index("test_k[1]`: 10% slower") < text.index("## Why the slower cases are slower")
+
+
 class RefusingStore:
     safe_url = "sqlite:///history.sqlite"
 
