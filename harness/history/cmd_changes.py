@@ -149,7 +149,7 @@ def too_short_text(analysis: Analysis) -> str | None:
     if not short:
         return None
     counts = sorted({len(one) for one in short})
-    runs = f"{counts[0]} runs each" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
+    runs = f"{counts[0]} run{'' if counts[0] == 1 else 's'} each" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
     return (f"too short to judge a step: {len(short)} of {len(analysis.series)} series have fewer than "
             f"{2 * MIN_RUNS_AT_LEVEL} runs ({runs}); a step needs {MIN_RUNS_AT_LEVEL} runs on each side")
 

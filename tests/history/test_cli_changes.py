@@ -343,6 +343,7 @@ def test_too_short_names_the_range_of_run_counts_of_the_short_series():
     text = cmd_changes.too_short_text(Analysis(series, {}, {}, {}))
     assert "3 of 3 series have fewer than" in text and "(2-4 runs)" in text
     assert "(3 runs each)" in cmd_changes.too_short_text(Analysis([a_series(*[1e-3] * 3)], {}, {}, {}))
+    assert "(1 run each)" in cmd_changes.too_short_text(Analysis([a_series(1e-3)], {}, {}, {}))
 
 
 def test_a_series_is_too_short_below_min_runs_on_each_side_of_a_step_and_long_enough_at_that():
