@@ -193,6 +193,7 @@ def test_a_copy_beside_a_kernel_overlaps():
     ([kernel("k", 0, 10), copy("DTOH", 10, 20)], True),
     ([copy("DTOD", 0, 10)], False),  # device to device: no host memory
     ([kernel("HTOD_named_kernel", 0, 10)], False),  # a kernel is no copy, whatever its name
+    ([Activity("memset", "memset HTOD", 0, 10)], False),  # nor a memset (its kind sorts after "memcpy")
 ])
 def test_copies_with_host_memory_on_one_side_cross_to_the_host(activities, crosses):
     assert crosses_to_the_host(activities) is crosses

@@ -243,3 +243,30 @@ def test_a_worktree_that_git_cannot_add_is_an_error_naming_the_commit(suite_repo
         with RefTree(suite_repo, "HEAD"):
             pass
     assert_no_worktree_left(suite_repo)
+
+
+def test_an_alias_equal_to_the_package_name_is_refused_even_where_no_such_package_is_imported(suite_repo):
+    name = "suite_tools"
+    assert name not in sys.modules
+    with RefTree(suite_repo, "HEAD") as tree:
+        with pytest.raises(ValueError, match="alias 'suite_tools' would shadow"):
+            # an equal string spelled anew, as a caller composes one: not the very object `name` is
+            tree.load_package(name=name, alias="".join(["suite_", "tools"]))
+    assert_no_worktree_left(suite_repo)
+
+
+def test_a_package_failing_to_import_over_an_earlier_one_leaves_nothing_under_an_alias_spelled_anew(tmp_path):
+    from harness.ab.ref_tree import import_package_as
+
+    good, broken = tmp_path / "good", tmp_path / "broken"
+    good.mkdir()
+    broken.mkdir()
+    (good / "__init__.py").write_text("VALUE = 1\n")
+    (broken / "__init__.py").write_text("raise ImportError('broken on purpose')\n")
+    # harness/cause/stored.py composes its aliases at run time: each call's alias is an equal string, not the
+    # object that names the earlier import in sys.modules
+    prefix = "kernel_suite_test_"
+    assert import_package_as(good, prefix + "reimported").VALUE == 1
+    with pytest.raises(ImportError, match="broken on purpose"):
+        import_package_as(broken, "".join([prefix, "reimported"]))
+    assert prefix + "reimported" not in sys.modules

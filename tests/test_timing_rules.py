@@ -14,7 +14,7 @@ import pytest
 import harness.timing.timer as timing
 from harness.timing.cupti import open_recorder
 from harness.timing.gpu import ClockState
-from harness.timing.profile import MIN_PAIRS, PROFILES, Profile
+from harness.timing.profile import MIN_PAIRS, PROFILES, Profile, RelativeNoiseCriterion
 from harness.timing.timer import GpuTimer, Measurement, TimingError, _collection_due
 from harness.timing.wall import measure_wall
 from harness.verdict.labels import FASTER, SAME, SLOWER
@@ -614,3 +614,40 @@ def test_the_nightly_caps_a_case_at_one_and_a_half_seconds_and_profiles_are_froz
         PROFILES["nightly"].time_cap = 10.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         PROFILES["nightly"].stop_rule.min_samples = 1
+
+
+def test_samples_past_the_sample_cap_still_stop_on_it():
+    # "max samples: `max_samples` are in": a rule shown more (a batch of records collected at once) stops too
+    rule = PROFILES["nightly"].stop_rule
+    noisy = [1e-6 * (1 + (i % 2)) for i in range(rule.max_samples + 1)]
+    assert rule.stop_reason(noisy, elapsed=0.001) == "max samples"
+
+
+def test_the_time_cap_stops_sampling_only_once_the_wall_clock_is_past_it():
+    rule = PROFILES["quick"].stop_rule
+    noisy = [1e-6 * (1 + (i % 2)) for i in range(5)]
+    assert rule.stop_reason(noisy, elapsed=rule.time_cap) is None  # at the cap itself: not yet
+    assert rule.stop_reason(noisy, elapsed=rule.time_cap * (1 + 1e-6)) == "time cap"
+
+
+def test_a_spread_needs_two_samples_even_where_the_profile_asks_for_fewer():
+    rule = Profile("t", min_samples=1, min_time=0, target_rsd=0.01, time_cap=100).stop_rule
+    assert rule.stop_reason([1e-3], elapsed=1.0) is None  # one sample has no standard deviation
+    assert rule.stop_reason([1e-3, 1e-3], elapsed=1.0) == "noise"  # two are enough
+
+
+def test_samples_without_spread_meet_a_noise_target_of_zero():
+    # the noise rule holds at its target, not only under it: a relative standard deviation of 0 meets 0
+    rule = Profile("t", min_samples=10, min_time=0, target_rsd=0.0, time_cap=100).stop_rule
+    assert rule.stop_reason(flat(10), elapsed=0.0) == "noise"
+
+
+def test_a_criterion_given_no_precision_target_asks_its_median_for_no_error_and_has_no_long_sample_rule():
+    rule = RelativeNoiseCriterion(min_samples=3, min_time=0.01, target_rsd=0.0, time_cap=100,
+                                  min_samples_before_cap=2, max_samples=100)
+    # (min_samples_long's default, 0, is not asserted: the rule reads it through max(..., 2), so 0, 1 or -1 stop alike)
+    assert (rule.long_sample_s, rule.target_median_se) == (float("inf"), 0.0)
+    assert rule.stop_reason([1e-3, 2e-3, 3e-3] * 10, elapsed=1.0) is None  # noisy: some error is left
+    # no spread: the median's standard error is 0, which meets a target of 0 once the samples span min_time
+    # (they measure 3 ms of the 10: the noise rule, on measured time, does not stop them)
+    assert rule.stop_reason(flat(3), elapsed=0.01) == "precision"
