@@ -371,3 +371,23 @@ def test_whether_a_case_is_a_wall_clock_one_is_given_by_name():
     record = CaseRecord(case="s.py::k", median_s=2e-3)
     with pytest.raises(TypeError):
         with_energy(_energy_state(_Meter()), record, None, None, True)
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_more_energy_fails_its_case_under_a_label_equal_to_the_vocabularys(monkeypatch, paired):
+    # a label equal to, not the object of, "more energy" (one read back from JSON, say): whether the case fails
+    # must not hang on which object the verdict holds
+    import harness.plugin.energy as plugin_energy
+    from harness.plugin.energy import with_energy
+    from harness.verdict.labels import Verdict
+
+    def judged_more(case, *args, **kwargs):
+        return Verdict(case, "".join(["more ", "energy"]), 0.25, 0.3, 1.2, 0.01, "more energy: 1.200x")
+
+    monkeypatch.setattr(plugin_energy, "judge_energy_paired" if paired else "judge_energy", judged_more)
+    record = CaseRecord(case="s.py::test_k[head]", median_s=1e-3, flops=1e9)
+    if paired:
+        judged = with_paired_energy(_paired_state(1.0), record, lambda s: None, lambda s: None, None, 1e-3)
+    else:
+        judged = with_energy(_energy_state(_Meter(), store=object()), record, None, None, wall=False)
+    assert (judged.energy_verdict["label"], judged.energy_verdict["fails"]) == ("more energy", True)

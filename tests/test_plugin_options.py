@@ -26,6 +26,19 @@ def test_the_newest_run_or_no_comparison_needs_no_stored_run(tmp_path, compare):
     check_named_things(config(compare), tmp_path)  # an empty folder: nothing to find, nothing asked
 
 
+def test_the_newest_run_is_left_to_the_gpus_own_folder_whatever_another_gpus_folder_holds(tmp_path):
+    # another model's folder whose newest number two runs share: unclear there, and no concern of this run's
+    # until its GPU is known (its own folder is checked then)
+    other = tmp_path / "Other_GPU"
+    other.mkdir()
+    for name in ("0002_a.json", "0002_b.json"):
+        (other / name).write_text("{}")
+    from harness.storage.runs import BaselineError, resolve_compare
+
+    with pytest.raises(BaselineError, match="share the newest number"):
+        resolve_compare(other, True)  # what that folder's newest run would say, asked
+    check_named_things(config(True), tmp_path)  # not asked here
+
 @pytest.mark.parametrize("compare", ["0001", "9999"])
 def test_a_run_number_is_looked_up_in_the_baselines(tmp_path, compare):
     with pytest.raises(pytest.UsageError, match=f"--benchmark-compare={compare}: no GPU's folder under"):
@@ -177,3 +190,16 @@ def test_no_memory_pool_and_only_it_asks_the_device_for_exact_allocations(two_mo
     assert not (two_models / "exact-allocations").exists()
     assert run(two_models, "--no-memory-pool").returncode == 0
     assert (two_models / "exact-allocations").exists()
+
+
+def test_every_request_a_machine_without_a_gpu_cannot_answer_is_named_in_one_refusal():
+    # the benchmark options are absent where pytest-benchmark is not loaded, and --energy where it is not given
+    with pytest.raises(pytest.UsageError) as refused:
+        refuse_requests_without_a_gpu(_options(benchmark_compare="0001", benchmark_save="x", benchmark_autosave=True,
+                                               compare_ref="origin/main", history=""), "no driver here")
+    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --compare-ref, "
+                                         "--history asks for what only a GPU can give (verdicts, a baseline, a "
+                                         "recorded run), and this machine has no usable CUDA GPU: no driver here. ")
+    refuse_requests_without_a_gpu(_options(), "no driver here")  # nothing asked: the GPU tests are only skipped
+    refuse_requests_without_a_gpu(_options(benchmark_compare=[], benchmark_save=None, benchmark_autosave=False,
+                                           compare_ref=None, history=None, energy="profile"), "no driver here")

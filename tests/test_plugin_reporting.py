@@ -4,12 +4,13 @@ refuses the run's record."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import pytest
 
 from harness.plugin.recording import record_session
-from harness.plugin.reporting import write_ref_report
+from harness.plugin.reporting import terminal_summary, write_ref_report
 from harness.plugin.state import SuiteState
 from harness.storage.history import HistoryError
 from harness.verdict.labels import Verdict
@@ -218,3 +219,69 @@ def test_the_collection_line_names_cupti_or_held_events_and_a_gpuless_header_why
     gpuless.device = types.SimpleNamespace(why_not="no CUDA driver")
     assert plugin.pytest_report_header(types.SimpleNamespace(stash={plugin.STATE: gpuless})) == [
         "kernel suite: GPU tests will be skipped: no CUDA driver"]
+
+
+def _followed(case: str, label: str) -> CaseRecord:
+    return CaseRecord(case=case, median_s=1.1e-3, verdict=label, ratio=1.1, window={"unknown": "no git"})
+
+
+def test_the_followed_cases_are_the_slower_and_accepted_ones_the_failing_first_then_by_name():
+    from harness.plugin.reporting import followed_records
+
+    records = [_followed("s.py::a", "accepted"), _followed("s.py::d", "slower"), _followed("s.py::c", "same"),
+               _followed("s.py::b", "slower")]
+    state = suite_state(records=records)
+    assert [r.case for r in followed_records(state)] == ["s.py::b", "s.py::d", "s.py::a"]
+
+
+class RecordingTerminal:
+    """pytest's terminal reporter as terminal_summary uses it: each section and line with its colour."""
+
+    def __init__(self):
+        self.lines = []
+
+    def section(self, title, **markup):
+        self.lines.append((f"== {title}", markup))
+
+    def write_line(self, line, **markup):
+        self.lines.append((line, markup))
+
+
+def test_the_terminal_summary_says_skipped_gpu_tests_in_yellow_and_the_runs_errors_in_red():
+    state = suite_state(skipped_gpu_tests=3, notices=["saved"], problems=["disk full"])
+    state.device = types.SimpleNamespace(why_not="no CUDA driver")
+    terminal = RecordingTerminal()
+    terminal_summary(terminal, state)
+    assert terminal.lines == [
+        ("kernel suite: 3 GPU tests skipped: needs a CUDA GPU: no CUDA driver. --require-gpu (or "
+         "KERNEL_SUITE_REQUIRE_GPU=1) makes that an error", {"yellow": True}),
+        ("== kernel suite", {}), ("saved", {}),
+        ("== kernel suite: errors", {"red": True}), ("ERROR: disk full", {"red": True})]
+
+
+def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_each_measured_energy():
+    block = {"joules_per_launch": 2.0, "joules_per_launch_low": 1.9, "joules_per_launch_high": 2.1,
+             "confidence": 0.95, "active_watts_mean": 300.4}
+    more = dataclasses.replace(_followed("s.py::b", "slower"), energy=block,
+                               energy_verdict={"label": "more energy", "fails": True, "reason": "1.05x"})
+    plain = CaseRecord(case="s.py::a", median_s=1e-3, energy=block)
+    state = suite_state(records=[more, plain], comparing=True, profile=types.SimpleNamespace(name="nightly"),
+                        energy_meter=types.SimpleNamespace(seconds=6.0))
+    terminal = RecordingTerminal()
+    terminal_summary(terminal, state)
+    lines = [line for line, markup in terminal.lines]
+    window = lines[lines.index("== kernel suite: slower cases, their reference runs and the commits since") + 1:
+                   lines.index("== kernel suite: energy per launch")]
+    assert window[0] == "s.py::b: slower x1.100" and not any("`" in line for line in window)  # no markdown
+    assert terminal.lines[-3:] == [
+        ("s.py::a: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W", {"red": False}),
+        ("s.py::b: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W, more energy", {"red": True}),
+        ("energy of 2 case(s) measured in 6.0 s of this run (idle power included)", {})]
+
+
+def test_a_ref_report_notes_a_slowdown_accepted_under_a_label_equal_to_the_vocabularys(tmp_path):
+    # a label equal to, not the object of, the vocabulary's "accepted": the note must not hang on which object
+    state = ref_state(tmp_path, [], "the new tile")
+    state.ref.verdicts = [Verdict("suites/s.py::test_k[0]", "".join(["accep", "ted"]), 1e-3, 1.1e-3, 1.1, 0.02, "")]
+    write_ref_report(state)
+    assert "**Slowdown accepted**: the new tile" in (tmp_path / "report.md").read_text()

@@ -145,6 +145,26 @@ def test_the_cpu_is_named_by_the_text_after_the_colon_of_procs_first_model_name_
     cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480C\n"
     monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO(cpuinfo), raising=False)
     assert benchmark._cpu()["brand_raw"] == "Intel(R) Xeon(R) Platinum 8480C"
+    named = "model name\t: Virtual CPU: KVM 2.5+\n"  # all the text after the first colon, its own colons too
+    monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO(named), raising=False)
+    assert benchmark._cpu()["brand_raw"] == "Virtual CPU: KVM 2.5+"
+
+
+def test_without_a_model_name_line_or_a_readable_proc_cpuinfo_the_cpu_is_named_as_platform_names_it(monkeypatch):
+    import io
+    import platform
+
+    import harness.plugin.benchmark as benchmark
+
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "/proc/cpuinfo")
+
+    monkeypatch.setattr(platform, "processor", lambda: "x86_64")
+    monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO("processor\t: 0\nBogoMIPS\t: 50.00\n"),
+                        raising=False)  # an ARM host's: no model name
+    assert benchmark._cpu()["brand_raw"] == "x86_64"
+    monkeypatch.setattr(benchmark, "open", unreadable, raising=False)
+    assert benchmark._cpu()["brand_raw"] == "x86_64"
 
 
 def test_machine_info_under_pypy_gives_pypys_own_version_as_pytest_benchmark_does(monkeypatch):

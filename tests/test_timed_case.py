@@ -170,3 +170,141 @@ def test_under_compare_ref_more_energy_fails_the_case_with_its_message_alone(mon
         timed_case(ref=ref).time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     assert str(failed.value).startswith("energy regression: 2 mJ (95% 1.99-2.01, ±0.5% this run) per launch: more")
     assert failed.value.pytrace is False  # a verdict, not a crash: no traceback of the plugin
+
+
+def test_what_describes_a_case_is_given_by_name():
+    # keyword-only: a kernel name given in the place of `wall`'s or a shape's is refused, not taken for them
+    with pytest.raises(TypeError):
+        timed_case().time(lambda stream: None, "k")
+
+
+class RecordingTimer:
+    """A GPU timer that times nothing and keeps how it was asked to measure."""
+
+    note = ""
+
+    def __init__(self):
+        self.asked = []
+
+    def measure(self, run, profile, flush=None, case=""):
+        self.asked.append({"flush": flush, "case": case})
+        return Measurement([1e-3, 1.1e-3, 0.9e-3], "noise", timer="cupti concurrent kernel")
+
+
+@pytest.mark.parametrize(("given", "flush"), [({}, True), ({"flush": False}, False)])
+def test_a_gpu_case_flushes_the_l2_before_each_sample_unless_told_not_to(given, flush):
+    case = timed_case()
+    case.timer = RecordingTimer()
+    case.time(lambda stream: None, kernel="k", **given)
+    assert case.timer.asked == [{"flush": flush, "case": "suites/s.py::test_host[k]"}]
+
+
+@pytest.mark.parametrize(("label", "carded"), [("same", False), ("slower", True), ("accepted", True)])
+def test_only_a_slower_or_accepted_case_gets_a_cause_card(monkeypatch, label, carded):
+    import contextlib
+    import dataclasses
+
+    import harness.plugin.timed_case as timed_case_module
+
+    verdict = dataclasses.replace(slower(1), label=label)
+    monkeypatch.setattr(timed_case_module, "judge_against_stored", lambda record, **kwargs: verdict)
+    carded_cases = []
+    monkeypatch.setattr(timed_case_module, "card_against_stored",
+                        lambda state, record, verdict, prepared: carded_cases.append(record.case))
+    case = timed_case()
+    case.state.comparing = True
+    with pytest.raises(pytest.fail.Exception) if verdict.fails else contextlib.nullcontext():
+        case.time(lambda: None, wall=True, kernel="k")
+    assert carded_cases == (["suites/s.py::test_host[k]"] if carded else [])
+
+
+class KernelPhase:
+    """A phase recorder that cuts every wall-clock sample into a 100 µs kernel phase."""
+
+    def start(self):
+        pass
+
+    def mark(self):
+        pass
+
+    def phases(self, samples, case):
+        return {"kernel": [100e-6] * len(samples)}
+
+    def stop(self):
+        pass
+
+
+@pytest.mark.parametrize(("comparing", "store", "judged"), [(False, None, False), (True, None, True),
+                                                            (False, object(), True)])
+def test_a_host_routines_phases_are_judged_where_the_run_compares_or_stores_and_only_there(comparing, store, judged):
+    case = timed_case()
+    case.timer = types.SimpleNamespace(note="", phase_recorder=KernelPhase)
+    case.state.comparing, case.state.store = comparing, store
+    case.time(lambda: None, wall=True, kernel="k")
+    record = case.state.records[0]
+    assert list(record.phases) == ["kernel"]  # cut in every run ...
+    # ... judged (here: new, no stored run holds it) only where a verdict is asked for
+    assert [(v["phase"], v["label"]) for v in record.phase_verdicts] == ([("kernel", "new")] if judged else [])
+
+
+def test_a_routine_without_phases_has_no_phase_verdicts_in_a_run_that_stores():
+    case = timed_case()
+    case.state.store = object()
+    case.time(lambda: None, wall=True, kernel="k")
+    assert case.state.records[0].phase_verdicts == []
+
+
+def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_traceback(monkeypatch):
+    import harness.plugin.timed_case as timed_case_module
+
+    phase = Verdict("suites/s.py::test_host[k] kernel", "slower", 1.0e-4, 1.2e-4, 1.2, 0.02, "20% slower (p=0.001)",
+                    reference_runs=3)
+    monkeypatch.setattr(timed_case_module, "phase_verdicts", lambda record, history, **kwargs: {"kernel": phase})
+    case = timed_case()
+    case.timer = types.SimpleNamespace(note="", phase_recorder=KernelPhase)
+    case.state.store = object()
+    with pytest.raises(pytest.fail.Exception) as failed:
+        case.time(lambda: None, wall=True, kernel="k")
+    assert str(failed.value) == ("performance regression in its phases: kernel 120 µs against 100 µs (1.200x): "
+                                 "20% slower (p=0.001)")
+    assert failed.value.pytrace is False  # a verdict, not a crash of the plugin
+
+
+def compared_case(monkeypatch, label: str, note: str = "") -> TimedCase:
+    """A prepared case under --compare-ref whose paired verdict is `label`, timed by a timer with `note`."""
+    import harness.plugin.timed_case as timed_case_module
+
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cuda events")
+    verdict = Verdict("suites/s.py::test_host[k]", label, 1.8e-3, 2.0e-3, 1.11, 0.02, "11% slower (p=0.001)")
+    case = timed_case(ref=types.SimpleNamespace(ref="origin/main", compare=lambda *args: (verdict, head), timed_base={}))
+    case.timer = types.SimpleNamespace(note=note)
+    return case
+
+
+def test_a_case_compared_with_a_ref_keeps_the_note_of_the_timer_that_timed_it(monkeypatch):
+    case = compared_case(monkeypatch, "same", note="CUPTI is not available")
+    case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
+    assert case.state.records[0].timer_note == "CUPTI is not available"
+
+
+@pytest.mark.parametrize(("wall", "note"), [(False, "CUPTI is not available"), (True, "")])
+def test_a_gpu_timed_case_keeps_the_timers_note_and_a_wall_clock_one_none(wall, note):
+    case = timed_case()
+    case.timer = RecordingTimer()
+    case.timer.note = "CUPTI is not available"  # said of the GPU timer: the wall clock is not it
+    case.time((lambda: None) if wall else (lambda stream: None), kernel="k", wall=wall)
+    assert case.state.records[0].timer_note == note
+
+
+def test_a_case_slower_than_the_ref_fails_with_one_line_naming_the_ref_after_its_card(monkeypatch):
+    import harness.plugin.timed_case as timed_case_module
+
+    explained = []
+    monkeypatch.setattr(timed_case_module, "explain_slower", lambda state, name, prepared: explained.append(name))
+    case = compared_case(monkeypatch, "slower")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
+    assert str(failed.value) == "slower than origin/main: 11% slower (p=0.001)"
+    assert failed.value.pytrace is False  # a verdict, not a crash of the plugin
+    assert explained == ["suites/s.py::test_host[k]"] and case.state.records[0].verdict == "slower"

@@ -141,3 +141,24 @@ def test_timings_that_touch_do_not_overlap_and_a_case_without_timing_is_left_out
     tie = [timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 1.0, 2.0), timed("c", "0:6", 1.5, 3.0)]
     assert workers.overlapping_timings(tie) == [("a", "b"), ("a", "c")]  # b ends with a: a stays the one named
     assert workers.overlapping_timings([timed("a", "0:6", 0.0, 2.0), timed("b", "0:6", 2.0, 3.0)]) == []
+
+
+def test_a_shared_holder_admits_other_shared_holders_and_an_exclusive_one_admits_none(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setattr(workers.tempfile, "gettempdir", lambda: str(tmp_path))
+
+    def shared_lock_taken_at_once() -> bool:
+        # another holder's shared lock, asked without waiting (its own open file: flock locks are per open file)
+        with open(workers.lock_path("0000:00:06.0"), "a+") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            return True
+
+    with workers.gpu_lock("0000:00:06.0", exclusive=False):
+        assert shared_lock_taken_at_once()  # correctness checks side by side
+    with workers.gpu_lock("0000:00:06.0", exclusive=True):
+        assert not shared_lock_taken_at_once()  # timing: the GPU to itself
+    assert shared_lock_taken_at_once()  # released on leaving
