@@ -1,10 +1,13 @@
 """harness.metrics: the error of a result against its float64 reference (maximum and average)."""
 
 import dataclasses
+import sys
+import types
 
 import numpy as np
 import pytest
 
+from harness import metrics
 from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 
 
@@ -112,3 +115,18 @@ def test_error_stats_are_frozen():
     stats = relative_error(np.ones(2, np.float32), np.ones(2))
     with pytest.raises(dataclasses.FrozenInstanceError):
         stats.max_error = 1.0
+
+
+def _instance_of_a_type_from(module):
+    return type("ndarray", (), {"__module__": module})()
+
+
+def test_arrays_of_cupy_and_its_submodules_are_computed_by_cupy_all_others_by_numpy(monkeypatch):
+    """The package is the first part of the array type's module: CuPy names its ndarray's module "cupy", older
+    CuPy "cupy.core.core"; a type of any other package (an application's ndarray subclass) gets NumPy."""
+    fake_cupy = types.ModuleType("cupy")
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    assert metrics._xp(_instance_of_a_type_from("cupy")) is fake_cupy
+    assert metrics._xp(_instance_of_a_type_from("cupy.core.core")) is fake_cupy
+    assert metrics._xp(np.zeros(1)) is np
+    assert metrics._xp(_instance_of_a_type_from("app.arrays")) is np  # "app" sorts before "cupy"

@@ -109,3 +109,10 @@ def test_the_rate_is_work_per_second_in_units_of_ten_to_the_twelve_and_nine():
     assert CaseRecord(case="c", median_s=0.5, flops=3e12).rate == 6.0
     assert CaseRecord(case="c", median_s=0.5, bytes=3e9).rate == 6.0
     assert CaseRecord(case="c", median_s=0.5, flops=3e12, ceiling="cuBLAS", ceiling_rate=12e12).fraction_of_ceiling == 0.5
+
+
+def test_a_records_repr_leaves_out_its_samples_and_phases():
+    """A case holds hundreds of samples per phase: its record in an assertion message or a log stays readable."""
+    text = repr(CaseRecord(case="c", median_s=1e-3, samples=[1e-3] * 500, phases={"kernel": [1e-3] * 500}))
+    assert text.startswith("CaseRecord(case='c', median_s=0.001, kernel=None,")
+    assert "samples" not in text and "phases" not in text and "0.001, 0.001" not in text

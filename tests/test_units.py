@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.units import change, format_duration, p_text
+from harness.units import change, format_duration, format_joules, joule_unit, p_text
 
 
 def test_zero_and_one_second_are_written_as_such():
@@ -39,3 +39,18 @@ def test_a_negative_duration_keeps_its_sign_and_its_unit():
 def test_nine_hundred_ninety_nine_microseconds_stay_in_microseconds():
     """A unit holds values below 1000 of it: 999 µs is not written as 0.999 ms."""
     assert format_duration(999e-6) == "999 µs"
+
+
+def test_joules_are_written_in_the_units_of_the_docstrings_examples():
+    assert format_joules(1.7) == "1.7 J"
+    assert format_joules(0.0008697) == "0.8697 mJ"
+    assert format_joules(42e-6) == "42 µJ"
+
+
+def test_each_energy_unit_is_used_from_a_tenth_of_it_upward():
+    """J from 0.1 J, mJ from 0.1 mJ, µJ below: the scale is exactly the unit's (energy.interval_text multiplies by it)."""
+    assert joule_unit(0.1) == (1.0, "J")
+    assert joule_unit(0.0999) == (1e3, "mJ")
+    assert joule_unit(1e-4) == (1e3, "mJ")
+    assert joule_unit(0.999e-4) == (1e6, "µJ")
+    assert joule_unit(1e-9) == (1e6, "µJ")
