@@ -105,6 +105,9 @@ def run_path(text: str, folder: Path) -> Path:
         listed = ", ".join(run.name for run in runs) or "none"
         raise BaselineError(f"{text} is no file, and {folder} holds no run {int(text):04d} (its runs: {listed}); "
                             f"--in FOLDER names the baselines folder")
+    if len(found) > 1:  # two branches that each saved a run of this number, merged: which one is meant?
+        raise BaselineError(f"{folder} holds {len(found)} runs numbered {int(text):04d} "
+                            f"({', '.join(run.name for run in found)}): name the file")
     return found[0]
 
 

@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness import compare
+from harness.storage.runs import BaselineError
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
 SLOWED_CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
+ELEMENTWISE_CASE = "suites/test_perf_elementwise.py::test_add_time[8192x8192-vector_add]"
+CUBLAS_CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
+HOST_ROUTINE_CASE = "suites/test_perf_matmul.py::test_matmul_host_routine_time[naive-pageable]"  # no sass
 
 
 def run_compare(*args: str) -> subprocess.CompletedProcess:
@@ -55,10 +59,20 @@ def test_an_unusable_file_is_exit_status_two_with_the_reason(tmp_path):
 RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
 
 
-def test_the_help_describes_the_command_by_the_first_line_of_its_docstring(capsys):
+def help_text(capsys) -> str:
+    """`compare --help`'s text, its lines joined (argparse wraps them to the terminal's width)."""
     with pytest.raises(SystemExit):
         compare.main(["--help"])
-    assert "Verdicts and the markdown report from two saved runs, on any machine" in capsys.readouterr().out
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_the_help_describes_the_command_by_the_first_line_of_its_docstring(capsys):
+    assert "Verdicts and the markdown report from two saved runs, on any machine" in help_text(capsys)
+
+
+def test_the_help_of_allow_partial_says_a_comparison_must_judge_half_the_cases(capsys):
+    """The module's docstring: fewer than MIN_JUDGED (half) of NEW's cases judged is exit 2."""
+    assert "--allow-partial pass a comparison that judged under 50% of the cases (default: exit 2)" in help_text(capsys)
 
 
 def test_two_different_files_are_not_called_a_comparison_with_itself(capsys):
@@ -133,26 +147,103 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     assert [p for p in tmp_path.iterdir() if p.name.startswith("kernel-suite-base-")] == []  # worktrees removed
 
 
-def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none(tmp_path, monkeypatch):
+def compare_slowed(tmp_path, slowed, edit=lambda extra_info: None, gpu=None):
+    """compare_runs of the committed run (its commit replaced by one git lacks) against a copy with the
+    cases `slowed` 50% slower (past every floor, a host routine's 30% too), `edit` applied to each of those
+    cases' extra_info and `gpu` to its GPU's; returns the verdicts and the cards' section ("" if none)."""
     doc = json.loads(COMMITTED.read_text())
     doc["commit_info"]["id"] = "f" * 40
     (tmp_path / "old.json").write_text(json.dumps(doc))
+    doc["machine_info"]["gpu"].update(gpu or {})
     for bench in doc["benchmarks"]:
-        if bench["fullname"] in (SLOWED_CASE, "suites/test_perf_elementwise.py::test_add_time[8192x8192-vector_add]"):
-            bench["stats"]["data"] = [1.10 * x for x in bench["stats"]["data"]]
+        if bench["fullname"] in slowed:
+            bench["stats"]["data"] = [1.5 * x for x in bench["stats"]["data"]]
+            edit(bench["extra_info"])
     (tmp_path / "new.json").write_text(json.dumps(doc))
     verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
+    cards = text[text.index("## Why the slower cases are slower"):] if "## Why the slower" in text else ""
+    return verdicts, cards
+
+
+def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none(tmp_path):
+    """The commits are looked up in the checkout this harness lives in, and the card names it."""
+    verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE, ELEMENTWISE_CASE))
     assert sum(v.label == "slower" for v in verdicts) == 2
-    cards = text[text.index("## Why the slower cases are slower"):]
     assert cards.count("#### Why") == 1 and f"#### Why `{SLOWED_CASE}` is slower\n\nNo card: " in cards
+    assert f"No card: unknown git ref '{'f' * 40}' in {ROOT}\n" in cards
+
+
+def test_a_slower_cublas_product_gets_no_card_and_a_product_of_unrecorded_machine_code_gets_one(tmp_path):
+    """sass "library" (read from the file, as every saved run is) marks a library's kernel: nothing of the
+    suite's to explain; a host routine records no sass and is still the suite's own kernel."""
+    verdicts, cards = compare_slowed(tmp_path, (CUBLAS_CASE, HOST_ROUTINE_CASE))
+    assert {v.case for v in verdicts if v.label == "slower"} == {CUBLAS_CASE, HOST_ROUTINE_CASE}
+    assert cards.count("#### Why") == 1 and f"#### Why `{HOST_ROUTINE_CASE}` is slower" in cards
+
+
+def test_a_throttled_matrix_product_gets_no_card(tmp_path):
+    """Only a slower case gets a card; "throttled" sorts after "slower" but is not judged at all."""
+    verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE,), lambda info: info.update(throttle_reasons=["hw_slowdown"]))
+    assert [v.label for v in verdicts if v.case == SLOWED_CASE] == ["throttled"]
+    assert cards == ""
+
+
+def test_a_slower_case_whose_shape_is_no_mxnxk_gets_no_card(tmp_path):
+    """A card explains a matrix product of shape MxNxK: a shape of four extents (a batch of products) gets none."""
+    verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE,), lambda info: info.update(shape="2x4096x4096x4096"))
+    assert [v.label for v in verdicts if v.case == SLOWED_CASE] == ["slower"]
+    assert cards == ""
+
+
+def test_a_new_run_without_a_readable_compute_capability_gets_no_card_and_the_reason(tmp_path):
+    verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE,), gpu={"compute_capability": "sm90"})
+    assert [v.label for v in verdicts if v.case == SLOWED_CASE] == ["slower"]
+    assert cards == ("## Why the slower cases are slower\n\n"
+                     f"#### Why `{SLOWED_CASE}` is slower\n\n"
+                     "No card: compute capability must read like '9.0', got 'sm90'\n\n")
 
 
 def test_a_run_number_names_that_run_only_never_the_next_one(tmp_path):
-    from harness.storage.runs import BaselineError
-
     for name in ("0001_h200-aaaaaaa.json", "0003_h200-ccccccc.json", "0004_h200-ddddddd.json"):
         (tmp_path / name).write_text("{}")
     assert compare.run_path("3", tmp_path) == tmp_path / "0003_h200-ccccccc.json"
     assert compare.run_path("0004", tmp_path) == tmp_path / "0004_h200-ddddddd.json"
     with pytest.raises(BaselineError, match="holds no run 0002"):  # not 0003, the first run after it
         compare.run_path("2", tmp_path)
+
+
+def test_a_run_number_is_matched_by_value_past_two_hundred_fifty_six_too(tmp_path):
+    """Run 0300 is found by "300": its number is compared by value (CPython caches ints up to 256 only)."""
+    (tmp_path / "0300_h200-aaaaaaa.json").write_text("{}")
+    assert compare.run_path("300", tmp_path) == tmp_path / "0300_h200-aaaaaaa.json"
+
+
+def test_two_runs_of_one_number_are_an_error_naming_both(tmp_path, capsys):
+    """Two branches that each saved a run 0006, merged: the number names neither; the files do."""
+    for name in ("0006_h200-bbbbbbb.json", "0006_h200-aaaaaaa.json"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(BaselineError, match=r"holds 2 runs numbered 0006 \(0006_h200-aaaaaaa.json, "
+                                            r"0006_h200-bbbbbbb.json\): name the file"):
+        compare.run_path("6", tmp_path)
+    assert compare.main(["6", "6", "--in", str(tmp_path)]) == compare.EXIT_UNUSABLE
+    assert "name the file" in capsys.readouterr().err
+
+
+def test_a_name_that_is_no_file_and_no_run_number_is_reported_missing(tmp_path, capsys):
+    """Not a number: no run of the folder is looked for; load_run reports the file missing (exit 2, no traceback)."""
+    missing = tmp_path / "missing.json"
+    assert compare.main([str(missing), str(missing), "--in", str(tmp_path)]) == compare.EXIT_UNUSABLE
+    assert capsys.readouterr().err == f"error: {missing} does not exist\n"
+
+
+def test_a_comparison_that_judged_exactly_half_of_the_cases_passes(tmp_path, capsys):
+    """Under half judged is exit 2 (the module's docstring); half is enough: here one of two cases, the other timed
+    by another timer than OLD's."""
+    from harness.verdict.record import TIMER_EVENTS
+
+    doc = json.loads(COMMITTED.read_text())
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["fullname"] in (SLOWED_CASE, CUBLAS_CASE)]
+    next(b for b in doc["benchmarks"] if b["fullname"] == CUBLAS_CASE)["extra_info"]["timer"] = TIMER_EVENTS
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    assert compare.main([str(COMMITTED), str(tmp_path / "new.json")]) == compare.EXIT_OK
+    assert capsys.readouterr().out.startswith("1 of 2 cases judged; not judged: 1 other timer\n")
