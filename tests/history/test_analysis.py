@@ -9,13 +9,24 @@ import re
 import numpy as np
 import pytest
 
-from harness.history.analysis import GPU_FLOORS, MOST_DETECTABLE, Analysis, detectable
+from harness.history.analysis import (
+    GPU_FLOORS,
+    MOST_DETECTABLE,
+    Analysis,
+    Failing,
+    analyse,
+    detectable,
+    failing_stretch,
+)
 from harness.history.series import Series, SeriesKey
-from harness.history.steps import detect_steps, noise_scale
+from harness.history.steps import CREEP, FASTER, detect_steps, noise_scale
 from harness.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
 from harness.verdict.noise import MIN_VALUES_FOR_SPREAD
-from harness.verdict.record import TIMER_CUPTI, TIMER_WALL
-from tests.history.made_series import CASE, QUIET, a_series
+from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from tests.history.made_series import CASE, KEY, QUIET, a_point, a_series, a_step, with_points
+
+# equal to the constants, not the same objects: as a Step made from JSON or a database's text would hold them
+TEXT_STEP, TEXT_SLOWER = "".join(["st", "ep"]), "".join(["slow", "er"])
 
 
 def test_a_wall_clock_series_read_from_the_store_takes_the_wall_clock_floor():
@@ -23,6 +34,14 @@ def test_a_wall_clock_series_read_from_the_store_takes_the_wall_clock_floor():
     timer = "".join(list(TIMER_WALL))  # as read back from the store: equal, not the same object
     assert timer == TIMER_WALL and timer is not TIMER_WALL
     assert detectable(a_series(*QUIET, timer=timer)).fraction == WALL_CLOCK_FLOORS.same_gpu
+
+
+@pytest.mark.parametrize("timer", [TIMER_CUPTI, TIMER_EVENTS, "unknown", "xpu trace"],
+                         ids=["cupti", "events", "none stored", "a name after the wall clock's"])
+def test_a_series_of_any_timer_but_the_wall_clock_takes_the_gpu_floors(timer):
+    """Only the wall clock's own name takes its 30%: the name is compared for equality, not order ("unknown" is
+    series_from_rows's word for a run that stored none; "xpu trace" sorts after "wall clock")."""
+    assert detectable(a_series(*QUIET, timer=timer)).fraction == GPU_FLOORS.same_gpu
 
 
 @pytest.mark.parametrize(("uuids", "floor"), [(["GPU-a"] * 20, GPU_FLOORS.same_gpu),
@@ -80,10 +99,19 @@ def test_an_analysis_is_frozen():
         Analysis([], {}, {}, {}).series = []
 
 
-def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
-    from harness.history.analysis import failing_stretch
-    from tests.history.made_series import a_step
+def test_a_failing_stretch_is_frozen():
+    """What `changes` and `site` read of a failing series cannot be changed in place by one of them."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Failing(KEY, a_point(0), None, a_point(0), 1).runs = 2
 
+
+def test_the_split_of_the_series_and_the_gpu_must_be_named_when_analysing():
+    """`by` and `gpu` are keyword-only: a positional "gpu_model" is refused, not taken for a GPU or a split."""
+    with pytest.raises(TypeError):
+        analyse(None, "gpu_model")
+
+
+def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
     one = a_series(1e-3, 1e-3, 1.05e-3, 1.05e-3, 1.1e-3, 1.1e-3)
     one = dataclasses.replace(one, points=one.points[:-1] + (dataclasses.replace(one.points[-1], outcome="failed"),))
     older, newer = a_step(one, 1, 2), a_step(one, 3, 4)
@@ -96,10 +124,43 @@ def test_a_failing_stretch_is_held_by_the_newest_slower_step_before_it():
 def test_a_slowdown_accepted_in_the_newest_level_is_the_reason_of_its_step_not_of_the_step_before():
     """Analysis.reason: a step's level runs from it to the next step; an acceptance in the newest level accepts
     the newest step, and the older step, whose level holds none, stays open."""
-    from tests.history.made_series import a_step, with_points
-
     one = with_points(a_series(*[1e-3] * 3, *[1.05e-3] * 4, *[1.1e-3] * 3), p8={"accepted_reason": "bounds checks"})
     older, newer = a_step(one, 2, 3), a_step(one, 6, 7)
+    analysis = Analysis([one], {}, {one.key: [older, newer]}, {})
+    assert analysis.reason(newer) == "bounds checks (at run r8)"
+    assert analysis.reason(older) is None
+
+
+def test_only_a_slower_step_at_or_before_the_first_failed_run_holds_a_failing_stretch():
+    """Not a faster step, nor a slower creep, nor a slower step after the stretch's first run (8); and a step
+    whose kind and direction were read back as text still holds it."""
+    one = with_points(a_series(*[1e-3] * 4, *[1.05e-3] * 6), p8={"outcome": "failed"}, p9={"outcome": "failed"})
+    holding = a_step(one, 3, 4)
+    found = failing_stretch(one, [holding, a_step(one, 5, 6, direction=FASTER), a_step(one, 6, 7, kind=CREEP),
+                                  a_step(one, 8, 9)])
+    assert found.runs == 2 and found.step is holding
+    read_back = dataclasses.replace(holding, kind=TEXT_STEP, direction=TEXT_SLOWER)
+    assert failing_stretch(one, [read_back]).step is read_back
+
+
+def test_an_acknowledgement_at_a_steps_first_run_is_its_reason_before_any_acceptance_at_its_level():
+    one = with_points(a_series(*[1e-3] * 3, *[1.05e-3] * 4), p5={"accepted_reason": "bounds checks"})
+    step = a_step(one, 2, 3)
+    assert Analysis([one], {}, {one.key: [step]}, {(CASE, "r3"): "larger tiles"}).reason(step) == "larger tiles"
+
+
+def test_a_creep_neither_ends_the_level_of_the_step_before_it_nor_is_accepted_by_that_level():
+    """A creep is accepted by an acknowledgement at its own last run only; the step's level runs past it."""
+    one = with_points(a_series(*[1e-3] * 3, *[1.05e-3] * 5), p6={"accepted_reason": "bounds checks"})
+    step, creep = a_step(one, 2, 3), a_step(one, 4, 5, kind=CREEP)
+    analysis = Analysis([one], {}, {one.key: [step, creep]}, {})
+    assert analysis.reason(step) == "bounds checks (at run r6)"
+    assert analysis.reason(creep) is None
+
+
+def test_a_step_whose_kind_was_read_back_as_text_has_a_level_and_ends_the_one_before_it():
+    one = with_points(a_series(*[1e-3] * 3, *[1.05e-3] * 4, *[1.1e-3] * 3), p8={"accepted_reason": "bounds checks"})
+    older, newer = a_step(one, 2, 3), a_step(one, 6, 7, kind=TEXT_STEP)
     analysis = Analysis([one], {}, {one.key: [older, newer]}, {})
     assert analysis.reason(newer) == "bounds checks (at run r8)"
     assert analysis.reason(older) is None

@@ -281,6 +281,8 @@ def test_the_command_says_not_slower_and_exits_1_naming_no_commit(tmp_path, fake
     (["{node}"], "give the range"),
     (["{node}", "HEAD"], "is not GOOD..BAD"),
     (["{node}", "HEAD...HEAD~1"], "is not GOOD..BAD"),
+    (["{node}", "..HEAD"], "is not GOOD..BAD"),  # a range without its good ref
+    (["{node}", "HEAD~1.."], "is not GOOD..BAD"),  # nor without its bad one
     (["{node}", "HEAD~1..HEAD", "--good", "HEAD~2"], "give the range once"),
     (["-k", "x", "{node}", "HEAD~1..HEAD"], "with -k, give at most the range"),
     ([], "name the case"),
@@ -305,6 +307,17 @@ def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path):
     unusable.write_text("")
     assert main(["bisect", NODE, "HEAD~1..HEAD", "--history", str(unusable / "h.sqlite")]) == 0
     assert cmd_bisect.USES_STORE is False
+
+
+@pytest.mark.parametrize("argv", [[NODE, "HEAD~3..HEAD"], [NODE, "--good", "HEAD~3", "--bad", "HEAD"]],
+                         ids=["GOOD..BAD", "--good and --bad"])
+def test_the_command_bisects_the_case_it_names_between_the_refs_it_names(monkeypatch, tmp_path, argv):
+    """The first argument is the case and the second the range, never the range taken for a -k expression."""
+    asked = []
+    result = BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
+    monkeypatch.setattr(cmd_bisect, "bisect", lambda *args: asked.append(args) or result)
+    assert main(["bisect", *argv, "--repo", str(tmp_path), "--profile", "quick"]) == 0
+    assert asked == [(str(tmp_path), Selector(node_id=NODE), "HEAD~3", "HEAD", "quick")]
 
 
 def test_the_pasted_command_line_is_the_one_the_command_takes():

@@ -346,9 +346,9 @@ def test_too_short_names_the_range_of_run_counts_of_the_short_series():
     assert "(1 run each)" in cmd_changes.too_short_text(Analysis([a_series(1e-3)], {}, {}, {}))
 
 
-def test_a_series_is_too_short_below_min_runs_on_each_side_of_a_step_and_long_enough_at_that():
-    five, six = a_series(*[1e-3] * (2 * MIN_RUNS_AT_LEVEL - 1)), a_series(*[1e-3] * (2 * MIN_RUNS_AT_LEVEL))
-    assert Analysis([five, six], {}, {}, {}).too_short() == [five]
+def test_a_series_is_too_short_below_min_runs_on_each_side_of_a_step_and_long_enough_at_that_and_above():
+    five, six, seven = (a_series(*[1e-3] * (2 * MIN_RUNS_AT_LEVEL + more)) for more in (-1, 0, 1))
+    assert Analysis([five, six, seven], {}, {}, {}).too_short() == [five]
     assert cmd_changes.too_short_text(Analysis([six], {}, {}, {})) is None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -12,7 +13,17 @@ from synthetic import GPU_A, case_name, make_document
 from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
 from harness.storage.history.connection import create_engine, resolve_url
 from harness.storage.history.documents import case_rows, run_row
-from harness.storage.history.schema import ACKNOWLEDGEMENTS, CASES, META, RUNS, SCHEMA_VERSION, migrate, tables
+from harness.storage.history.schema import (
+    ACKNOWLEDGEMENTS,
+    CASES,
+    META,
+    RUNS,
+    SCHEMA_VERSION,
+    STEPS,
+    migrate,
+    stored_version,
+    tables,
+)
 
 
 def _columns(engine: sa.Engine) -> dict[str, set[str]]:
@@ -78,13 +89,16 @@ def test_a_database_with_our_table_names_but_no_schema_version_is_not_taken_for_
         open_store(history_url)
 
 
-def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_marks_its_slower_cases_failed(history_url):
+def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_marks_its_slower_cases_alone_failed(
+        history_url):
     url = resolve_url(history_url)
     engine = create_engine(url)
     migrate(engine, target=2)
     passed = [record_as_version(engine, 2, make_document(i), "passed") for i in range(3)]
     failed_doc = make_document(3, case_slower={1: 1.05})
-    failed_doc["benchmarks"][1]["extra_info"]["verdict"] = "slower"
+    # only the slower case fails: not one whose verdict sorts before "slower" (faster), nor after it (throttled)
+    for number, verdict in enumerate(("faster", "slower", "throttled")):
+        failed_doc["benchmarks"][number]["extra_info"]["verdict"] = verdict
     failed = record_as_version(engine, 2, failed_doc, "failed")
     engine.dispose()
 
@@ -96,8 +110,9 @@ def test_a_version_2_store_keeps_its_failed_runs_out_of_every_reference_and_mark
         [(_, points)] = series.items()
         assert [(p.run_id, p.outcome, p.run_failed) for p in points] == [
             *((str(run_id), "passed", False) for run_id in passed), (str(failed), "failed", True)]
-        [(_, others)] = store.case_series(case=case_name(0)).items()
-        assert (others[-1].outcome, others[-1].run_failed) == ("passed", True)
+        for other in (0, 2):
+            [(_, others)] = store.case_series(case=case_name(other)).items()
+            assert (others[-1].outcome, others[-1].run_failed) == ("passed", True)
 
 
 def test_the_hash_and_commit_columns_hold_sha256_names():
@@ -113,6 +128,35 @@ def test_what_an_export_or_an_acknowledgement_needs_is_never_null(column):
     """export_run rebuilds the document from document_rest and each case's benchmark; an acknowledgement
     always names who made it (the login name by default)."""
     assert column.nullable is False
+
+
+def test_a_schema_version_table_without_a_row_reads_as_an_empty_store(history_url):
+    """No applied step is version 0, as for a database without the table, not 1 nor any other number."""
+    engine = create_engine(resolve_url(history_url))
+    with engine.begin() as conn:
+        SCHEMA_VERSION.create(conn)
+        assert stored_version(conn) == 0
+    engine.dispose()
+
+
+def test_a_migration_step_is_frozen():
+    """The steps are the history of every store's schema: none can be renumbered in place."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        STEPS[0].version = 2
+
+
+def test_a_schema_version_is_the_number_of_its_step_never_one_the_database_counts(history_url):
+    """Its column has no default on either backend (no sequence on PostgreSQL): each row names its step."""
+    with open_store(history_url) as store:
+        [version] = [c for c in sa.inspect(store.engine).get_columns("schema_version") if c["name"] == "version"]
+        assert version["default"] is None
+
+
+def test_a_step_is_recorded_once_in_the_schema_version_table(history_url):
+    """The version is the table's key: a second row for an applied step is refused, so `stored_version`
+    never reads a step twice."""
+    with open_store(history_url) as store, pytest.raises(sa.exc.IntegrityError), store.engine.begin() as conn:
+        conn.execute(sa.insert(SCHEMA_VERSION).values(version=CURRENT_VERSION, summary="applied again"))
 
 
 def test_a_version_3_store_gains_the_energy_columns_and_its_runs_read_as_having_no_energy(history_url):

@@ -135,6 +135,17 @@ def test_an_acknowledgement_makes_its_own_case_a_reference_and_no_case_named_aft
     assert [point.accepted_reason for point in newest] == [None, "meant", None]
 
 
+def test_a_case_reads_back_the_newest_acknowledgement_at_its_own_run_and_none_made_at_an_earlier_run(store):
+    slow = [store.record_run(judged(i, {0: "slower"}), outcome="failed", profile="nightly", other_failures=0)
+            for i in range(2)]
+    store.acknowledge(case_name(0), slow[0], reason="first reason")
+    store.acknowledge(case_name(0), slow[0], reason="second reason")
+    [(_, points)] = store.case_series(case=case_name(0)).items()
+    assert [p.accepted_reason for p in points] == ["second reason", None]
+    history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)[case_name(0)]
+    assert [(e.run_id, e.accepted_reason) for e in history] == [(slow[0], "second reason")]
+
+
 def test_the_window_of_twenty_reference_runs_counts_only_runs_that_may_be_references(store):
     # twenty-five failed nights of case 1 after five clean ones: its five clean runs are still its history,
     # so a slowdown that nobody accepted fails every night and never falls back to the baseline
@@ -155,6 +166,13 @@ def test_case_series_marks_each_point_with_its_outcome_verdict_and_acceptance(st
         ("passed", None, None, False), ("passed", None, None, False), ("failed", "slower", "meant", False)]
     assert store.case_record(case_name(2), ids[2])["verdict"] == "slower"
     assert store.case_record(case_name(2), 999) is None
+
+
+def test_series_split_by_a_gpu_uuid_named_at_run_time_are_per_physical_gpu(store):
+    by = "".join(["gpu_", "uuid"])  # as `changes --by gpu_uuid` gives it: a string made at run time, not the literal
+    for index, uuid in enumerate((GPU_A, GPU_B)):
+        store.record_run(make_document(index, gpu_uuid=uuid), outcome="passed", profile="nightly")
+    assert {key.gpu for key in store.case_series(by=by, case=case_name(0))} == {GPU_A, GPU_B}
 
 
 def test_a_series_is_in_the_order_of_its_runs_times_even_when_an_older_run_is_imported_later(store):

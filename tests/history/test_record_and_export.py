@@ -162,6 +162,8 @@ NOT_NULL = {
              "document_rest"},
     "cases": {"id", "run_id", "position", "node_id", "median_s", "q25_s", "q75_s", "sample_count", "throttled",
               "record", "benchmark", "stats", "samples", "outcome"},
+    "acknowledgements": {"id", "node_id", "run_id", "reason", "who", "acknowledged_at"},
+    "schema_version": {"version", "applied_at", "summary"},
 }
 
 
@@ -424,16 +426,25 @@ def test_a_machine_without_a_login_name_acknowledges_as_unknown(monkeypatch, err
     assert store_module._login_name() == "unknown"
 
 
-def test_a_run_id_is_never_given_again_after_the_newest_run_is_deleted_by_hand(store):
+def test_no_run_case_or_acknowledgement_id_is_given_again_after_the_newest_run_is_deleted_by_hand(store):
     # an operator removing a bad run with sqlite3 or psql must not make a later run take its id (and its
-    # acknowledgements)
+    # acknowledgements), nor a later case or acknowledgement the id of one removed with it
+    def ids(table: str, run_id: int) -> list[int]:
+        with store.engine.connect() as conn:
+            return conn.execute(sa.text(f"SELECT id FROM {table} WHERE run_id = :id"), {"id": run_id}).scalars().all()
+
     first = store.record_run(make_document(1), outcome="passed", profile="nightly")
     second = store.record_run(make_document(2), outcome="passed", profile="nightly")
+    store.acknowledge(case_name(0), second, reason="meant")
+    deleted = {table: max(ids(table, second)) for table in ("cases", "acknowledgements")}
     with store.engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM acknowledgements WHERE run_id = :id"), {"id": second})
         conn.execute(sa.text("DELETE FROM cases WHERE run_id = :id"), {"id": second})
         conn.execute(sa.text("DELETE FROM runs WHERE id = :id"), {"id": second})
     third = store.record_run(make_document(3), outcome="passed", profile="nightly")
+    store.acknowledge(case_name(0), third, reason="meant")
     assert first < second < third
+    assert all(min(ids(table, third)) > newest for table, newest in deleted.items())
 
 
 def test_a_case_is_acknowledged_only_at_a_run_that_holds_it(store):
