@@ -159,6 +159,20 @@ def test_a_step_is_recorded_once_in_the_schema_version_table(history_url):
         conn.execute(sa.insert(SCHEMA_VERSION).values(version=CURRENT_VERSION, summary="applied again"))
 
 
+@pytest.mark.parametrize("target", [CURRENT_VERSION, 1], ids=["at its version", "asked for an older one"])
+def test_a_store_at_or_past_the_version_asked_for_is_opened_without_a_write_lock(history_url, target):
+    """Migrating takes the store's write lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock); a
+    store with nothing to migrate is only read, so opening it never waits for a writer."""
+    with open_store(history_url):
+        pass
+    engine = create_engine(resolve_url(history_url))
+    statements = []
+    sa.event.listen(engine, "before_cursor_execute", lambda _c, _k, statement, *_: statements.append(statement))
+    assert migrate(engine, target=target) == CURRENT_VERSION
+    engine.dispose()
+    assert statements and not [s for s in statements if "IMMEDIATE" in s or "advisory" in s]
+
+
 def test_a_version_3_store_gains_the_energy_columns_and_its_runs_read_as_having_no_energy(history_url):
     url = resolve_url(history_url)
     engine = create_engine(url)
