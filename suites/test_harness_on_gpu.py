@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from harness.timing import timer as timer_module
-from harness.timing.ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+from harness.timing.ceilings import Ceilings, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 from harness.timing.gpu import clock_state
 from harness.timing.profile import MIN_PAIRS
 from harness.timing.timer import TIMER_CUPTI_KERNEL, TIMER_EVENTS
@@ -213,14 +213,22 @@ def test_a_host_copy_ceiling_is_sampled_without_an_l2_flush_or_the_host_copy_win
     assert seen == [(False, 0.0)]
 
 
-def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(ceilings):
+def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(gpu_timer, profile):
+    # Three fresh sets of ceilings, each rule judged on the middle one: the host's other traffic can slow
+    # one ceiling's samples for a fraction of a second (GPU-e767c524, 2026-12-04: a lone copy's median
+    # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 24 runs; NOTES.md). The rules are
+    # about the copies, and a count ignored or a copy dropped fails all three.
     chunk = 4 << 20
-    one = ceilings.host_copy_seconds(True, chunk, 1)
-    four = ceilings.host_copy_seconds(True, chunk, 4)
-    sixteen = ceilings.host_copy_seconds(True, chunk, 16)  # the streams case's largest count
-    back = ceilings.host_copy_seconds(False, chunk, 4)
+    trials = []
+    for _ in range(3):
+        ceilings = Ceilings(gpu_timer, profile)
+        trials.append([ceilings.host_copy_seconds(True, chunk, count) for count in (1, 4, 16)]
+                      + [ceilings.host_copy_seconds(False, chunk, 4)])
+    _, four, sixteen, back = (statistics.median(column) for column in zip(*trials, strict=True))
     # copies back to back on one engine: each as long as the one before, a launch cost saved
-    assert 3.0 < four / one < 4.5 and 3.5 < sixteen / four < 4.5, (one, four, sixteen)
+    four_by_one = statistics.median(t[1] / t[0] for t in trials)
+    sixteen_by_four = statistics.median(t[2] / t[1] for t in trials)
+    assert 3.0 < four_by_one < 4.5 and 3.5 < sixteen_by_four < 4.5, trials
     for count, seconds in ((4, four), (16, sixteen), (4, back)):
         # PCIe 3 x16 moves about 12 GB/s, PCIe 5 x16 about 55 GB/s (63 on paper)
-        assert 5e9 < count * chunk / seconds < 64e9, (count, seconds)
+        assert 5e9 < count * chunk / seconds < 64e9, (count, seconds, trials)
