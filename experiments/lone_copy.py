@@ -2,7 +2,7 @@
 
     python3 -m experiments.lone_copy
 
-suites/test_harness_on_gpu.py's host-copy ceiling test failed twice in 24 runs on one H200 host
+suites/test_harness_on_gpu.py's host-copy ceiling test failed twice in 25 runs on one H200 host
 (GPU-e767c524, 2026-12-04): one copy's median 130.5 µs against 79 µs per copy of four and of sixteen
 (four / one 2.43, the test wants more than 3). This measures the ceiling as the suite does (a fresh
 `Ceilings` per trial, the nightly profile) under four conditions: back to back, after 0.2 s and 2 s with

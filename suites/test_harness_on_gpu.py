@@ -216,7 +216,7 @@ def test_a_host_copy_ceiling_is_sampled_without_an_l2_flush_or_the_host_copy_win
 def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(gpu_timer, profile):
     # Three fresh sets of ceilings, each rule judged on the middle one: the host's other traffic can slow
     # one ceiling's samples for a fraction of a second (GPU-e767c524, 2026-12-04: a lone copy's median
-    # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 24 runs; NOTES.md). The rules are
+    # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 25 runs; NOTES.md). The rules are
     # about the copies, and a count ignored or a copy dropped fails all three.
     chunk = 4 << 20
     trials = []
