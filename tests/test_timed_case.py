@@ -3,10 +3,13 @@ under --compare-ref, and the record fields taken from a measurement."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import types
 
 import pytest
 
+import harness.plugin.timed_case as timed_case_module
 from harness.plugin.state import SuiteState
 from harness.plugin.timed_case import TimedCase, measured_fields
 from harness.plugin.xdist import worker_id
@@ -72,8 +75,6 @@ def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty()
 
 
 def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):
-    import harness.plugin.timed_case as timed_case_module
-
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")
     verdict = Verdict("suites/s.py::test_host[k]", "same", 1.99e-3, 2.0e-3, 1.004, 0.02, "within 2%", ci_low=0.998, ci_high=1.01,
@@ -100,8 +101,6 @@ def slower(reference_runs: int) -> Verdict:
                                                       (3, ", pooled with 2 more stored runs")])
 def test_a_slower_case_fails_naming_its_reference_and_how_many_stored_runs_it_pooled(monkeypatch, reference_runs,
                                                                                       pooled):
-    import harness.plugin.timed_case as timed_case_module
-
     monkeypatch.setattr(timed_case_module, "judge_against_stored", lambda record, **kwargs: slower(reference_runs))
     case = timed_case()
     case.state.comparing = True
@@ -140,7 +139,6 @@ def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
 
 def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(monkeypatch):
     import harness.plugin
-    import harness.plugin.timed_case as timed_case_module
 
     # a prepared case made in a module of a package (kernels' cases are made in kernels.<module>)
     prepared = type("Prepared", (), {"__module__": "harness.plugin.state", "build": lambda self: "built"})()
@@ -152,10 +150,6 @@ def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(
 
 
 def test_under_compare_ref_more_energy_fails_the_case_with_its_message_alone(monkeypatch):
-    import dataclasses
-
-    import harness.plugin.timed_case as timed_case_module
-
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     block = {"joules_per_launch": 2e-3, "joules_per_launch_low": 1.99e-3, "joules_per_launch_high": 2.01e-3,
              "confidence": 0.95}
@@ -201,11 +195,6 @@ def test_a_gpu_case_flushes_the_l2_before_each_sample_unless_told_not_to(given, 
 
 @pytest.mark.parametrize(("label", "carded"), [("same", False), ("slower", True), ("accepted", True)])
 def test_only_a_slower_or_accepted_case_gets_a_cause_card(monkeypatch, label, carded):
-    import contextlib
-    import dataclasses
-
-    import harness.plugin.timed_case as timed_case_module
-
     verdict = dataclasses.replace(slower(1), label=label)
     monkeypatch.setattr(timed_case_module, "judge_against_stored", lambda record, **kwargs: verdict)
     carded_cases = []
@@ -255,8 +244,6 @@ def test_a_routine_without_phases_has_no_phase_verdicts_in_a_run_that_stores():
 
 
 def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_traceback(monkeypatch):
-    import harness.plugin.timed_case as timed_case_module
-
     phase = Verdict("suites/s.py::test_host[k] kernel", "slower", 1.0e-4, 1.2e-4, 1.2, 0.02, "20% slower (p=0.001)",
                     reference_runs=3)
     monkeypatch.setattr(timed_case_module, "phase_verdicts", lambda record, history, **kwargs: {"kernel": phase})
@@ -272,7 +259,6 @@ def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_
 
 def compared_case(monkeypatch, label: str, note: str = "") -> TimedCase:
     """A prepared case under --compare-ref whose paired verdict is `label`, timed by a timer with `note`."""
-    import harness.plugin.timed_case as timed_case_module
 
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cuda events")
@@ -298,8 +284,6 @@ def test_a_gpu_timed_case_keeps_the_timers_note_and_a_wall_clock_one_none(wall, 
 
 
 def test_a_case_slower_than_the_ref_fails_with_one_line_naming_the_ref_after_its_card(monkeypatch):
-    import harness.plugin.timed_case as timed_case_module
-
     explained = []
     monkeypatch.setattr(timed_case_module, "explain_slower", lambda state, name, prepared: explained.append(name))
     case = compared_case(monkeypatch, "slower")
