@@ -222,6 +222,7 @@ def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(gpu_t
     trials = []
     for _ in range(3):
         ceilings = Ceilings(gpu_timer, profile)
+        # 16: the streams case's largest count
         trials.append([ceilings.host_copy_seconds(True, chunk, count) for count in (1, 4, 16)]
                       + [ceilings.host_copy_seconds(False, chunk, 4)])
     _, four, sixteen, back = (statistics.median(column) for column in zip(*trials, strict=True))
