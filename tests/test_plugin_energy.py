@@ -13,6 +13,7 @@ from harness.storage.history import open_store
 from harness.timing.profile import PROFILES
 from harness.verdict.record import CaseRecord
 from tests.plugins.fake_gpu import FakeEnergyMeter
+from tests.pytest_runs import no_gpu_conftest
 from tests.test_plugin_end_to_end import output, run
 
 MORE = "--fake-gpu-energy=*beta*:1.05"
@@ -112,7 +113,8 @@ def test_energy_verdict_fail_spelled_out_fails_a_case_of_more_energy_as_the_defa
 
 
 def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    # a device layer without a GPU, so that the refusal is tested on a machine with one too
+    (tmp_path / "conftest.py").write_text(no_gpu_conftest("no GPU in this folder"))
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     result = run(tmp_path, "--energy")
     assert result.returncode == 4 and "--energy asks for what only a GPU can give" in output(result)
