@@ -1,10 +1,4 @@
-"""The kernel suite's pytest set-up: the plugin in harness/plugin/__init__.py does the work.
-
-It adds the options (--profile, --regression-threshold, --benchmark-report,
---require-gpu, --no-memory-pool, --compare-ref, --compare-ref-all,
---accept-slowdown), skips GPU tests without a GPU, keys stored runs by the GPU
-model, judges every timed case against its baseline or a git ref, and provides
-the fixtures the suites use: gpu, gpu_timer, gpu_bench, ceilings, profile.
+"""The kernel suite's pytest set-up. The plugin (kernelwatch, installed: its pytest11 entry point loads it)
+does the work: its options (--kernelwatch-*), fixtures (kernelwatch_*), verdicts and reports.
+pyproject.toml's [tool.pytest.ini_options] names this repository's kernel library (kernelwatch_kernels).
 """
-
-pytest_plugins = ["harness.plugin"]

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the history store's tests (tests/history), never a mock.
 #
-#   eval "$(.ci/postgres.sh start)"   # prints: export KERNEL_SUITE_TEST_POSTGRES=postgresql+psycopg://...
+#   eval "$(.ci/postgres.sh start)"   # prints: export KERNELWATCH_TEST_POSTGRES=postgresql+psycopg://...
 #   .ci/postgres.sh stop
 #
 # start installs Debian's postgresql package when no server binaries are found (needs root),
-# initdb's a scratch cluster in $KERNEL_SUITE_PG_ROOT (default /tmp/kernel-suite-postgres),
+# initdb's a scratch cluster in $KERNELWATCH_PG_ROOT (default /tmp/kernel-suite-postgres),
 # starts it on 127.0.0.1 only, on a free port, with password authentication, and creates a
 # role that may create databases (each test makes its own) and a database of that name.
 # The server refuses to run as root: as root, it runs as the postgres user.
 # Everything but the export line goes to stderr.
 set -euo pipefail
 
-root=${KERNEL_SUITE_PG_ROOT:-/tmp/kernel-suite-postgres}
+root=${KERNELWATCH_PG_ROOT:-/tmp/kernel-suite-postgres}
 user=kernel_suite
 
 as_postgres() {
@@ -49,7 +49,7 @@ start() {
 CREATE ROLE $user LOGIN CREATEDB PASSWORD '$password';
 CREATE DATABASE $user OWNER $user;
 SQL
-    echo "export KERNEL_SUITE_TEST_POSTGRES=postgresql+psycopg://$user:$password@127.0.0.1:$port/$user"
+    echo "export KERNELWATCH_TEST_POSTGRES=postgresql+psycopg://$user:$password@127.0.0.1:$port/$user"
 }
 
 stop() {

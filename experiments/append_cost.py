@@ -18,10 +18,10 @@ def main() -> None:
     import cupy
     import numpy as np
 
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
     from kernels import prepare_add, prepare_matmul
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
     from suites.perf_cases import random_device
     from tests.plugins.spin_injection import APPEND_SOURCE
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import statistics
 
-from harness.timing.gpu import gpu_info
-from harness.timing.profile import PROFILES
-from harness.timing.timer import GpuTimer
 from kernels import prepare_add, prepare_matmul
+from kernelwatch.timing.gpu import gpu_info
+from kernelwatch.timing.profile import PROFILES
+from kernelwatch.timing.timer import GpuTimer
 from suites.perf_cases import random_device
 
 CASES = {  # name: (launcher, kernel, operand shape)

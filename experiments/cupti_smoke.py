@@ -62,9 +62,9 @@ def cases():
 def main(out_dir: Path) -> None:
     import cupy
 
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer, TimingError
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer, TimingError
 
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host} driver={info.driver}")
@@ -116,7 +116,7 @@ def main(out_dir: Path) -> None:
               f"max {max(collect_seconds) * 1e6:.0f} µs over {len(collect_seconds)} calls")
 
     vec = cases()["vector_add_vec4 1M"]
-    import harness.timing.timer as timing
+    import kernelwatch.timing.timer as timing
 
     for every in (1, timing.COLLECT_EVERY):
         saved, timing.COLLECT_EVERY = timing.COLLECT_EVERY, every

@@ -23,11 +23,11 @@ def main(argv=None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    from harness.timing.energy import EnergyMeter, EnergyPlan, open_power
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
     from kernels import prepare_add, prepare_matmul
+    from kernelwatch.timing.energy import EnergyMeter, EnergyPlan, open_power
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
     from suites.perf_cases import random_device
 
     info = gpu_info()

@@ -2,12 +2,12 @@
 
     python -m experiments.history_verdicts FOLDER [--baseline FILE] [--min-us 50]
 
-Reads FOLDER/same-*.json (unmodified runs judged with --history) and
+Reads FOLDER/same-*.json (unmodified runs judged with --kernelwatch-history) and
 FOLDER/slowed-*.json (the same with tests/plugins/slowdown.py's calibrated
 slowdown). Per run: cases, how many were slower, and which reference they
 used. Per case: how often the unmodified and the slowed runs were flagged
 against this GPU's own history, and how often the very same slowed samples
-are flagged against the newest committed baseline (harness.compare, which has
+are flagged against the newest committed baseline (kernelwatch.compare, which has
 the 5% floor of another GPU). Exit status 1 when an unmodified run flagged a
 case or a slowed GPU-timed case of --min-us or more was missed against history.
 """
@@ -21,11 +21,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.compare import compare_runs
-from harness.storage.runs import stored_runs
-from harness.units import format_duration, percent
-from harness.verdict.labels import HISTORY_REFERENCE, SLOWER
-from harness.verdict.record import TIMER_WALL, records_of
+from kernelwatch.compare import compare_runs
+from kernelwatch.storage.runs import stored_runs
+from kernelwatch.units import format_duration, percent
+from kernelwatch.verdict.labels import HISTORY_REFERENCE, SLOWER
+from kernelwatch.verdict.record import TIMER_WALL, records_of
 
 
 def runs_of(folder: Path, prefix: str) -> list[Path]:

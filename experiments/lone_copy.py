@@ -22,10 +22,10 @@ def main() -> None:
     import cupy
     import pynvml
 
-    from harness.timing.ceilings import Ceilings
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
+    from kernelwatch.timing.ceilings import Ceilings
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
 
     info = gpu_info()
     print(f"GPU {info.name} uuid={info.uuid} host={info.host}")

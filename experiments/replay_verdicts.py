@@ -8,7 +8,7 @@ calibrated slowdown), as `scripts/run_gpu_suites.sh sensitivity` writes them.
 Each draw takes K of the unmodified runs as this GPU's stored runs (the last
 drawn is the baseline; all K are the noise model's history and, being the same
 code on the same GPU, the pooled reference), then judges every other
-unmodified run and every slowed run with harness.verdict.against_baseline.judge_record, as a
+unmodified run and every slowed run with kernelwatch.verdict.against_baseline.judge_record, as a
 live run would. With --against PREFIX, the stored runs are FOLDER/PREFIX-*.json
 instead (the baselines the sensitivity step compared against; the last is the
 baseline) and every unmodified and slowed run is judged once: the live run's
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from experiments.sensitivity_table import load_docs  # (PREFIX-1.json, PREFIX-2.json, ... in run order)
-from harness.verdict.against_baseline import (
+from kernelwatch.verdict.against_baseline import (
     DEFAULT_FLOORS,
     Baseline,
     floors_with_threshold,
@@ -33,8 +33,8 @@ from harness.verdict.against_baseline import (
     judge_record,
     run_gpu_uuid,
 )
-from harness.verdict.record import records_of
-from harness.verdict.stats import SLOWER
+from kernelwatch.verdict.record import records_of
+from kernelwatch.verdict.stats import SLOWER
 
 
 def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], counts: dict[str, list[int]], *,

@@ -23,9 +23,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from harness.verdict.labels import SLOWER
-from harness.verdict.record import records_of
-from harness.verdict.stats import format_duration
+from kernelwatch.verdict.labels import SLOWER
+from kernelwatch.verdict.record import records_of
+from kernelwatch.verdict.stats import format_duration
 
 
 def load_docs(folder: Path, prefix: str) -> list[dict]:

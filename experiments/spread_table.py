@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from experiments.sensitivity_table import load  # (NAME-1.json, NAME-2.json, ... in run order)
-from harness.units import format_duration
+from kernelwatch.units import format_duration
 
 
 def main(folder: Path, name: str) -> int:

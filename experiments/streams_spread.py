@@ -26,11 +26,11 @@ def main() -> None:
 
     import numpy as np
 
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
     from kernels import pinned_empty
     from kernels.streams import PreparedStreams
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
     from suites.perf_cases import STREAM_FLOATS
 
     timer = GpuTimer(gpu_info().l2_bytes)

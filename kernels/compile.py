@@ -72,7 +72,7 @@ class KernelBuild:
     """What a prepared case launches: the build of its CUDA function and the launch itself.
 
     Two cases with the same build and the same `launch` text run the same
-    machine code the same way (harness/ab/against_ref.py compares them across git
+    machine code the same way (src/kernelwatch/ab/against_ref.py compares them across git
     refs without timing them).
     """
 

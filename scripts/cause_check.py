@@ -3,7 +3,7 @@
     python -m scripts.cause_check [--size 2048] [--only NAME,...] [--json OUT.json] [--ncu PATH]
 
 For each variant: the static half (both builds for this GPU's architecture) and the dynamic half (both
-sides under Nsight Compute: harness/cause/dynamic.py, each side launched by harness/cause/launch.py),
+sides under Nsight Compute: src/kernelwatch/cause/dynamic.py, each side launched by src/kernelwatch/cause/launch.py),
 then the full card. Prints a table: the cause the variant is for, the static card's first cause, the
 full card's first, and the GPU seconds each card took; the full cards go to --json. Exit 0 when the
 full card names the intended cause first for at least 7 of the 8 (issue 30's bar), else 1.
@@ -37,16 +37,16 @@ def _side_command(source_text: str, options, function: str, grid, block, shared:
                   name: str) -> list[str]:
     path = folder / f"{name}.cu"
     path.write_text(source_text)
-    return [sys.executable, "-m", "harness.cause.launch", str(path), function, f"--shape={size}x{size}x{size}",
+    return [sys.executable, "-m", "kernelwatch.cause.launch", str(path), function, f"--shape={size}x{size}x{size}",
             f"--grid={','.join(map(str, grid))}", f"--block={','.join(map(str, block))}", f"--shared={shared}",
             *(f"--option={option}" for option in options)]
 
 
 def check(variant, arch: str, size: int, folder: Path, ncu: str | None) -> dict:
-    from harness.cause.card import card, merged, static_causes
-    from harness.cause.dynamic import dynamic_causes, figures, profile, stall_shares
-    from harness.cause.static import static_profile
     from kernels.compile import BASE_OPTIONS, define_options, load_source
+    from kernelwatch.cause.card import card, merged, static_causes
+    from kernelwatch.cause.dynamic import dynamic_causes, figures, profile, stall_shares
+    from kernelwatch.cause.static import static_profile
     from tests.cause.variants import original_launch
 
     original = variant.original
@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--size {args.size}: at least 64")
     needs("cause_check", "cupy", "elftools")
     needs_gpu("cause_check")
-    from harness.ab.identity import arch_of
-    from harness.timing.gpu import gpu_info
+    from kernelwatch.ab.identity import arch_of
+    from kernelwatch.timing.gpu import gpu_info
     from tests.cause.variants import VARIANTS
 
     chosen = [v for v in VARIANTS if not args.only or v.name in args.only.split(",")]

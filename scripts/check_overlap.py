@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     if not path.is_file():
         parser.error(f"no such file: {path}")
     needs("check_overlap", "pytest", "pytest_benchmark", "elftools")
-    from harness.plugin.xdist import overlapping_timings
+    from kernelwatch.plugin.xdist import overlapping_timings
 
     benchmarks = json.loads(path.read_text())["benchmarks"]
     counts = Counter((b["extra_info"].get("pci_bus_id"), b["extra_info"].get("cuda_device"),

@@ -4,18 +4,18 @@
     python -m scripts.energy_check agree RUN.json [RUN.json ...]
 
 `measure`: (1) each case of CASES timed by the suite's timer, then its energy by the suite's meter
-(harness/timing/energy.py): joules per launch with its 95% interval, mean power, POWER_INSTANT and the
+(src/kernelwatch/timing/energy.py): joules per launch with its 95% interval, mean power, POWER_INSTANT and the
 50 Hz samples over the same windows as fractions of the counter's power, idle power, work per joule;
 (2) the variant of tests/energy/variant.py (an add with hidden FMAs) against the plain add,
 interleaved, at several FMA counts: time ratio (the timer's interleaved A/B) and energy ratio; the
 smallest count that adds 3% of energy at a time within 0.5% is taken; (3) N energy A/Bs of that
 variant against the plain add and N of the plain add against itself, alternating: how many of each
-the verdict (harness/verdict/energy.py: judge_energy_paired) calls more energy.
+the verdict (src/kernelwatch/verdict/energy.py: judge_energy_paired) calls more energy.
 --traces writes the traces of the first cases and of the idle GPU (tests/data/energy).
 
 `agree`: the joules per launch that several runs (pytest-benchmark JSON files, or `measure`'s JSON)
 recorded for the same cases, side by side, and whether each case's intervals overlap: those of
-the runs' own windows, and those that add the spread between runs (harness/verdict/energy.py).
+the runs' own windows, and those that add the spread between runs (src/kernelwatch/verdict/energy.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.history.cmd_changes import positive_int
+from kernelwatch.history.cmd_changes import positive_int
 from scripts.environment import needs_gpu, summary
 
 MATMUL = [("cublas", 4096), ("warptile_128x256", 4096), ("warptile_128x256", 1024), ("blocktile_2d", 4096)]
@@ -71,11 +71,11 @@ def _row(case: str, median_s: float, block: dict) -> dict:
 
 def measure(args) -> int:
     needs_gpu("energy_check")
-    from harness.timing.energy import EnergyMeter, EnergyPlan, open_power
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
-    from harness.verdict.energy import MORE_ENERGY, energy_block, interval_text, judge_energy_paired, precise_enough
+    from kernelwatch.timing.energy import EnergyMeter, EnergyPlan, open_power
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
+    from kernelwatch.verdict.energy import MORE_ENERGY, energy_block, interval_text, judge_energy_paired, precise_enough
     from tests.energy.variant import BusyAdd
 
     started = time.perf_counter()

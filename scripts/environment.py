@@ -3,7 +3,7 @@
 ``needs(script, "matplotlib", ...)`` imports each module and, where one is missing, prints which
 and how to get it (the tox environment that has it, or pip) and exits with NO_ENVIRONMENT.
 ``needs_gpu(script)`` does the same where CuPy cannot use a CUDA device, with the reason
-harness.timing.gpu.cuda_available gives (no driver, a driver too old, no device visible, ...).
+kernelwatch.timing.gpu.cuda_available gives (no driver, a driver too old, no device visible, ...).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def needs(script: str, *modules: str, tox_env: str = "unit") -> None:
 
 def needs_gpu(script: str) -> None:
     """Exit with one sentence when CuPy cannot use a CUDA device here, saying why."""
-    from harness.timing.gpu import cuda_available
+    from kernelwatch.timing.gpu import cuda_available
 
     available, why_not = cuda_available()
     if not available:

@@ -7,12 +7,12 @@
 #
 #   HISTORY=path/history.sqlite scripts/history_gpu_runs.sh STEP [STEP ...]
 #     record N          N quick runs of the history subset, recorded (no verdicts)
-#     same N            N quick runs judged (--benchmark-compare --history): unmodified code
+#     same N            N quick runs judged (--benchmark-compare --kernelwatch-history): unmodified code
 #     slowed N PCT      N quick runs with every GPU-timed case slowed by PCT% (tests/plugins/slowdown.py)
 #     table             per run and per case: what was flagged, against history and against the
-#                       newest committed baseline (python -m harness.compare, offline)
+#                       newest committed baseline (python -m kernelwatch.compare, offline)
 #     life              the life of a regression through the nightly's own commands, in a scratch clone of
-#                       HEAD: 4 clean nightlies (pytest suites --benchmark-compare --require-gpu --history),
+#                       HEAD: 4 clean nightlies (pytest suites --benchmark-compare --kernelwatch-require-gpu --kernelwatch-history),
 #                       then a harmless commit, one that slows warptile_128x256 (8-deep k tiles) and
 #                       another harmless one: a nightly, `changes --newest 3`, `site`, `bisect` of the
 #                       slowed 4096³ case over the window (node id form) and of an unchanged case
@@ -34,7 +34,7 @@ if ! command -v nvidia-smi >/dev/null; then echo "history_gpu_runs.sh: no nvidia
 [ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
 nvidia-smi -L
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
-PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE suites -m perf --require-gpu --profile quick"
+PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE suites -m perf --kernelwatch-require-gpu --kernelwatch-profile quick"
 # GPU-timed cases of 50 µs and more across the kernels, and two host routines (wall clock)
 SUBSET="(test_matmul_time and ((1024x1024x1024 and (warptile_128x256 or tiled32 or row_shared or cublas)) \
 or (4096x4096x4096 and warptile_128x256))) or (test_add_time and 8192x8192 and (vector_add_vec4 or cupy_add)) \
@@ -52,7 +52,7 @@ runs() {  # runs PREFIX N ARGS...: N runs of the subset, each its own process
   local prefix=$1 n=$2; shift 2
   local start; start=$(ls "$WORK"/"$prefix"-*.json 2>/dev/null | wc -l)
   for i in $(seq $((start + 1)) $((start + n))); do
-    step "$prefix-$i" $PYTEST -k "$SUBSET" --history="$HISTORY" --benchmark-json="$WORK/$prefix-$i.json" "$@"
+    step "$prefix-$i" $PYTEST -k "$SUBSET" --kernelwatch-history="$HISTORY" --benchmark-json="$WORK/$prefix-$i.json" "$@"
   done
 }
 while [ $# -gt 0 ]; do
@@ -69,17 +69,17 @@ while [ $# -gt 0 ]; do
       g() { git -C "$demo" -c user.name=suite -c user.email=suite@example.invalid "$@"; }
       life_nightly() {  # life_nightly N: the nightly workflow's command, in the clone
         SECONDS=0
-        (cd "$demo" && python3 -m pytest suites --benchmark-compare --require-gpu -ra -p no:cacheprovider -q \
-          --history="$store" --profile nightly --benchmark-json="$WORK/life-$1.json" \
-          --benchmark-report="$WORK/life-$1.md") > "$WORK/life-$1.log" 2>&1
+        (cd "$demo" && python3 -m pytest suites --benchmark-compare --kernelwatch-require-gpu -ra -p no:cacheprovider -q \
+          --kernelwatch-history="$store" --kernelwatch-profile nightly --benchmark-json="$WORK/life-$1.json" \
+          --kernelwatch-report="$WORK/life-$1.md") > "$WORK/life-$1.log" 2>&1
         local rc=$?
         echo "--- nightly $1 at $(g log -1 --format='%h %<(40,trunc)%s'): exit $rc, wall ${SECONDS}s: $(grep -hE '^(Summary|[0-9]+ (passed|failed))' "$WORK/life-$1.md" "$WORK/life-$1.log" 2>/dev/null | tail -n 2 | tr '\n' ' ')"
         grep -E "^(suites/.*: (slower|accepted)|  commits |  bisect: |  accepted: )" "$WORK/life-$1.log" | head -n 12
       }
       life_tools() {  # life_tools NAME: changes and site, as the workflow's next steps
-        (cd "$demo" && python3 -m harness.history changes --newest 3 --history "$store") > "$OUT/changes-$1.txt" 2>&1
+        (cd "$demo" && python3 -m kernelwatch.history changes --newest 3 --history "$store") > "$OUT/changes-$1.txt" 2>&1
         echo "--- changes ($1): exit $?"; tail -n 14 "$OUT/changes-$1.txt"
-        (cd "$demo" && python3 -m harness.history site "$WORK/site-$1" --history "$store") > /dev/null 2>&1
+        (cd "$demo" && python3 -m kernelwatch.history site "$WORK/site-$1" --history "$store") > /dev/null 2>&1
         echo "--- site ($1): exit $?, $(ls "$WORK/site-$1/cases" | wc -l) case pages"
       }
       good=$(g rev-parse HEAD)
@@ -96,11 +96,11 @@ while [ $# -gt 0 ]; do
       life_tools failing
       case="suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
       SECONDS=0
-      (cd "$demo" && python3 -m harness.history bisect "$case" "${good:0:12}..${bad:0:12}") > "$OUT/bisect-slowed.txt" 2>&1
+      (cd "$demo" && python3 -m kernelwatch.history bisect "$case" "${good:0:12}..${bad:0:12}") > "$OUT/bisect-slowed.txt" 2>&1
       echo "--- bisect of the slowed case: exit $?, wall ${SECONDS}s (the slowing commit: ${slow:0:12})"
       cat "$OUT/bisect-slowed.txt"
       SECONDS=0
-      (cd "$demo" && python3 -m harness.history bisect -k "test_matmul_time and 4096x4096x4096 and tiled32" \
+      (cd "$demo" && python3 -m kernelwatch.history bisect -k "test_matmul_time and 4096x4096x4096 and tiled32" \
         "${good:0:12}..${bad:0:12}") > "$OUT/bisect-unchanged.txt" 2>&1
       echo "--- bisect of an unchanged case: exit $?, wall ${SECONDS}s"; cat "$OUT/bisect-unchanged.txt"
       g commit -q --allow-empty -m "Accept the 8-deep k tiles of warptile_128x256" \
@@ -108,7 +108,7 @@ while [ $# -gt 0 ]; do
       life_nightly 6
       life_nightly 7
       life_tools accepted
-      python3 -m harness.history runs --history "$store" | head -n 9
+      python3 -m kernelwatch.history runs --history "$store" | head -n 9
       tar czf "$OUT/life-site.tgz" -C "$WORK" site-failing site-accepted life-5.md life-6.md life-7.md
       cp "$store" "$OUT/life.sqlite";;
     *) echo "unknown step $1"; exit 2;;

@@ -1,4 +1,4 @@
-"""Which tests run which lines of harness/ and kernels/: the map that lets a replayed mutant run only
+"""Which tests run which lines of src/kernelwatch/ and kernels/: the map that lets a replayed mutant run only
 the tests that can see it.
 
     python -m scripts.mutation_coverage -o MAP.json -- PYTEST_ARGUMENTS...
@@ -31,7 +31,7 @@ import pytest
 from scripts.environment import summary
 
 ROOT = Path(__file__).resolve().parents[1]
-MEASURED = ("harness", "kernels")
+MEASURED = ("kernelwatch", "kernels")  # import packages; kernelwatch installed (site-packages) or from src/
 CONTEXT = "MUTATION_COVERAGE_TEST"  # the test a process runs for; read by the subprocesses' coverage config
 TIMES = "MUTATION_COVERAGE_TIMES"  # where the main pytest process writes each test's seconds and outcome
 PTH = "mutation_coverage_startup.pth"
@@ -88,9 +88,12 @@ def build(pytest_arguments: list[str]) -> dict:
         rc.write_text("[run]\n"
                       f"data_file = {scratch}/.coverage\n"
                       "parallel = true\n"
-                      f"source = {', '.join(str(ROOT / d) for d in MEASURED)}\n"
+                      f"source_pkgs = {', '.join(MEASURED)}\n"
                       f"context = ${{{CONTEXT}}}\n"
-                      "disable_warnings = no-data-collected, module-not-measured\n")
+                      "disable_warnings = no-data-collected, module-not-measured\n"
+                      # an installed kernelwatch's lines are counted as src/kernelwatch's, the files mutated
+                      "[paths]\n"
+                      f"kernelwatch =\n    {ROOT / 'src' / 'kernelwatch'}\n    */site-packages/kernelwatch\n")
         times = Path(scratch) / "times.json"
         pth = Path(sysconfig.get_paths()["purelib"]) / PTH
         pth.write_text("import coverage; coverage.process_startup()\n")  # coverage must be in site-packages

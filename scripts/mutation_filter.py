@@ -2,9 +2,9 @@
 
     python -m scripts.mutation_filter SESSION.sqlite
 
-Every module of harness/ that annotates starts with `from __future__ import annotations`, so its
+Every module of src/kernelwatch/ that annotates starts with `from __future__ import annotations`, so its
 annotations stay strings that nothing evaluates (no `typing.get_type_hints` in the project), and a
-mutant of one (`str | None` to `str - None`: cosmic-ray's BitOr swaps, 7% of harness/'s mutants) is
+mutant of one (`str | None` to `str - None`: cosmic-ray's BitOr swaps, 7% of src/kernelwatch/'s mutants) is
 equivalent by construction. This filter runs after `cr-filter-operators`, as cosmic-ray's own
 filters do: it writes a SKIPPED result for each such mutant, so neither `cosmic-ray exec` nor
 `mutation_replay export --outcome pending` (samples included) spends a run or a judgement on them.

@@ -13,7 +13,7 @@ cosmic-ray's mutator for the mutants a session has not run (`--outcome pending`)
 to a private copy of this tree, runs the test command in it, and restores the file: killed when the
 command fails, survived when it passes, timeout past --timeout. It first runs the command on each
 unmutated copy and stops (exit 3) if that fails, so a failure is the mutant's, not the machine's.
-Workers run side by side; the GPU lock that the suite's timed tests take (harness/plugin/fixtures.py)
+Workers run side by side; the GPU lock that the suite's timed tests take (src/kernelwatch/plugin/fixtures.py)
 keeps their timing one at a time. With --tests-by-line (a map of scripts.mutation_coverage) each mutant
 runs only the tests that ran the statement it sits in (`tests_for`); one that no test runs survives
 unrun ("not run" in its tail). `run` and `table` need only the Python standard library.
@@ -45,7 +45,7 @@ from pathlib import Path
 from scripts.environment import summary
 
 ROOT = Path(__file__).resolve().parents[1]
-# not copied into the replay's trees: environments, caches and outputs (.git is: tests of --compare-ref need it)
+# not copied into the replay's trees: environments, caches and outputs (.git is: tests of --kernelwatch-compare-ref need it)
 SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
            ".ruff_cache")
 
@@ -165,12 +165,13 @@ def _copy_tree(target: Path) -> None:
 
 
 def _run_command(command: str, cwd: Path, timeout: float, private_tmp: bool = False) -> tuple[str, str]:
-    env = None
+    # the copy's src/ before an installed kernelwatch: the mutant is what its tests import
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd / "src"), os.environ.get("PYTHONPATH")]))}
     if private_tmp:  # the copy's own TMPDIR: its tests' lock files and scratch folders meet no other copy's
         # (beside the copy, not in it: a test's scratch folder must lie outside the copy's git tree)
         tmp = cwd.parent / f"{cwd.name}.tmp"
         tmp.mkdir(exist_ok=True)
-        env = {**os.environ, "TMPDIR": str(tmp)}
+        env["TMPDIR"] = str(tmp)
     # a session of its own, so that a timeout kills the whole command (the shell and every test
     # process under it), not the shell alone: a mutant that loops forever must not outlive its turn
     process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

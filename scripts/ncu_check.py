@@ -72,9 +72,9 @@ def prepare(family: str, name: str, shape: tuple[int, ...]):
 def time_ours(only: str) -> None:
     import cupy
 
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
 
     info = gpu_info()
     timer = GpuTimer(info.l2_bytes)

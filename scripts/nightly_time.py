@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     needs_gpu("nightly_time")
     with tempfile.TemporaryDirectory() as scratch:
         junit = Path(scratch) / "nightly.xml"
-        command = [sys.executable, "-m", "pytest", "suites", "--benchmark-compare", "--require-gpu",
+        command = [sys.executable, "-m", "pytest", "suites", "--benchmark-compare", "--kernelwatch-require-gpu",
                    f"--junitxml={junit}", *args.pytest_args]
         print("$ " + " ".join(command), flush=True)
         started = time.perf_counter()

@@ -21,8 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args(argv)
     needs("plot_baselines", "matplotlib", "numpy")
-    from harness.report.plots import performance_table, plot_roofline, plot_trend
-    from harness.storage.runs import load_run, stored_runs
+    from kernelwatch.report.plots import performance_table, plot_roofline, plot_trend
+    from kernelwatch.storage.runs import load_run, stored_runs
 
     files = stored_runs(args.folder)
     if not files:

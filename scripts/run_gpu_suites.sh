@@ -24,10 +24,10 @@
 #                        all N are the noise model's history (N >= 3 gives it a spread between processes)
 #                        and, being runs of the same code on this GPU, pooled into each case's reference
 #     baseline-errors    corrupt, missing and concurrent baseline files on a scratch copy
-#     ab N               --compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
+#     ab N               --kernelwatch-compare-ref HEAD: the clean tree (all unchanged), a comment-only change, N runs
 #                        of a real ~3% slowdown (warptile_128x256 with 8-deep k tiles instead of 16, the
 #                        tuning table's 3.5%), N runs of HEAD against itself timing every case
-#                        (--compare-ref-all); needs a git checkout (a .gitbundle is unpacked if given)
+#                        (--kernelwatch-compare-ref-all); needs a git checkout (a .gitbundle is unpacked if given)
 #     xdist N            the whole suite with N workers (-n N), then the overlap check
 #     spread N NAME PROFILE EXPR
 #                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
@@ -37,23 +37,23 @@
 #                        `env CUPY_CACHE_DIR=/tmp/fresh` before it makes the first such run a cold one
 #     session-profile    cProfile of a one-case nightly: where the run's own start-up and report go
 #     mutation FILE      replays the mutants in FILE (python -m scripts.mutation_replay export) against the CPU
-#                        tests of harness/timing/ and metrics.py, then, for those they leave alive, the GPU
+#                        tests of src/kernelwatch/timing/ and metrics.py, then, for those they leave alive, the GPU
 #                        tests of the harness (suites/test_harness_on_gpu.py, test_verdict_gpu.py, the
 #                        elementwise correctness suite); `env MUTATION_WORKERS=N` (default 12) copies side by side.
 #                        A test that fails here unmutated is left out, and named
 #     mutation-mapped FILE  replays the mutants in FILE against the CPU tests of tests/ that ran each one's
 #                        statement here (python -m scripts.mutation_coverage: the map is built first, the
 #                        tests failing unmutated left out of it); a copy of TMPDIR per worker. Needs coverage.py
-#                        (carried in .whl) and, for the tests of --compare-ref, .gitbundle
+#                        (carried in .whl) and, for the tests of --kernelwatch-compare-ref, .gitbundle
 #     cards              the cause cards: scripts/cause_check.py over the eight broken variants (full cards to
 #                        $OUT/cause.json, the table to $OUT/cause.md), then a pull request that gives
-#                        warptile_128x256 8-deep k tiles, against HEAD with --diagnose ($OUT/pr-diagnose.md)
+#                        warptile_128x256 8-deep k tiles, against HEAD with --kernelwatch-diagnose ($OUT/pr-diagnose.md)
 #     pr-same REF        the pull-request profile against REF (tox -e pr's command): its verdicts
 #     energy             the nightly as the workflow runs it (with its energy cases) into a fresh store, the
 #                        energy cases again in a second process against it, scripts/energy_check.py measure
 #                        (every case's joules per launch, NVML's three readings, the variant's A/Bs: a third
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
-#     energy-all         the nightly's timed cases, every one measured for energy (--energy=all): how long
+#     energy-all         the nightly's timed cases, every one measured for energy (--kernelwatch-energy=all): how long
 #                        that takes ($OUT/energy-all.txt, with the report's energy table)
 #     phases N           the pinned host routines as the nightly times them, into a fresh store, the tree at a
 #                        scratch commit: N runs (its history), three clean runs judged against it, one with the
@@ -61,8 +61,8 @@
 #                        then a commit whose Accept-Slowdown trailer names the routines and the slowed run twice
 #                        more (accepted, then same); each run's phase verdicts, the slowed report's slower cases
 #                        and cards, and `changes` over the store ($OUT/phases.md); the checkout is put back
-#     nightlies N        N nightlies as the workflow runs them (pytest suites --benchmark-compare --require-gpu -ra
-#                        --history=STORE --profile nightly) into a fresh store, then `changes` over it
+#     nightlies N        N nightlies as the workflow runs them (pytest suites --benchmark-compare --kernelwatch-require-gpu -ra
+#                        --kernelwatch-history=STORE --kernelwatch-profile nightly) into a fresh store, then `changes` over it
 #                        ($OUT/nightlies.md: the last report's summary and energy table, and `changes`)
 #     nightly-card       the nightly's cause card: the tree committed (a scratch commit in this checkout), three
 #                        nightlies of warptile_128x256 into a fresh store, then a commit giving it 8-deep k tiles
@@ -90,7 +90,7 @@ if [ -d .whl ]; then
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE --benchmark-columns=median,iqr,rounds --benchmark-sort=name"
-PERF="$PYTEST suites -m perf --require-gpu"
+PERF="$PYTEST suites -m perf --kernelwatch-require-gpu"
 GPU_TIMED="test_matmul_time or test_add_time or streams_time"  # the GPU-timed cases (no host routines)
 STORE=()  # --benchmark-storage of the steps that compare; scratch-baseline sets it
 selected_cases() {  # the -k expression of sensitivity and scratch-baseline: GPU-timed, narrowed by $CASES
@@ -123,7 +123,7 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
   return 0
 }
 
-# the tests that judge mutants of harness/timing/ and metrics.py (step mutation)
+# the tests that judge mutants of src/kernelwatch/timing/ and metrics.py (step mutation)
 TIMING_CPU_TESTS="tests/test_gpu_queries.py tests/test_cuda_available.py tests/test_timing_rules.py
   tests/test_cupti_spans.py tests/test_timed_case.py tests/test_timer.py tests/test_timer_and_ceiling_setup.py
   tests/test_registry.py tests/test_identity.py tests/test_against_baseline.py tests/test_record.py
@@ -139,11 +139,11 @@ replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_re
     awk '/^(FAILED|ERROR) / {print $2}' "$WORK/$name-unmutated.log"; : > "$WORK/$name-unmutated.log"
   }
   local left_out deselect cmd
-  left_out="$(failing $cpu) $([ -n "$gpu" ] && failing $gpu --require-gpu)"
+  left_out="$(failing $cpu) $([ -n "$gpu" ] && failing $gpu --kernelwatch-require-gpu)"
   echo "=== $name: tests failing here unmutated, left out: $(echo $left_out)"
   deselect=$(for t in $left_out; do printf -- '--deselect %s ' "$t"; done)
   cmd="python3 -m pytest $(echo $cpu) $deselect -x -q -p no:cacheprovider -p no:randomly"
-  [ -n "$gpu" ] && cmd="$cmd && python3 -m pytest $gpu $deselect -x -q -p no:cacheprovider --require-gpu"
+  [ -n "$gpu" ] && cmd="$cmd && python3 -m pytest $gpu $deselect -x -q -p no:cacheprovider --kernelwatch-require-gpu"
   step "$name" python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
     --timeout 300 --test-command "$cmd" -o "$OUT/$name-results.jsonl" $option
   sed -n '/^| module/,$p' "$WORK/$name.log"
@@ -173,7 +173,7 @@ hostname
 while [ $# -gt 0 ]; do
   case "$1" in
     correctness)
-      step correctness $PYTEST suites -m "gpu and not perf" --require-gpu --junitxml="$WORK/correctness.xml";;
+      step correctness $PYTEST suites -m "gpu and not perf" --kernelwatch-require-gpu --junitxml="$WORK/correctness.xml";;
     record)
       shift
       step record $PERF --benchmark-save="$1" --benchmark-json="$WORK/record.json"
@@ -182,19 +182,19 @@ while [ $# -gt 0 ]; do
     compare|compare:*|quick|quick:*)
       kind=${1%%:*} name=${1#*:}
       profile=nightly; [ "$kind" = quick ] && profile=quick
-      step "$name" $PERF --profile $profile --benchmark-compare --benchmark-json="$WORK/$name.json" \
-        --benchmark-report="$WORK/$name.md"
+      step "$name" $PERF --kernelwatch-profile $profile --benchmark-compare --benchmark-json="$WORK/$name.json" \
+        --kernelwatch-report="$WORK/$name.md"
       benches+=("$WORK/$name.json");;
     sensitivity)
       runs=$2 pct=$3; shift 2
       for i in $(seq 1 "$runs"); do
-        step "same-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
-          --benchmark-json="$WORK/same-$i.json" --benchmark-report="$WORK/same-$i.md"
+        step "same-$i" $PERF --kernelwatch-profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
+          --benchmark-json="$WORK/same-$i.json" --kernelwatch-report="$WORK/same-$i.md"
       done
       for i in $(seq 1 "$runs"); do
-        step "slowed-$i" $PERF --profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
+        step "slowed-$i" $PERF --kernelwatch-profile "${SENSITIVITY_PROFILE:-quick}" -k "$(selected_cases)" "${STORE[@]}" --benchmark-compare \
           -p tests.plugins.slowdown --slow-down="*:$pct" --slow-down-spins="$WORK/spins.json" \
-          --benchmark-json="$WORK/slowed-$i.json" --benchmark-report="$WORK/slowed-$i.md"
+          --benchmark-json="$WORK/slowed-$i.json" --kernelwatch-report="$WORK/slowed-$i.md"
       done
       python3 -m experiments.sensitivity_table "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
       cat "$OUT/sensitivity.md";;
@@ -203,13 +203,13 @@ while [ $# -gt 0 ]; do
       scratch=$(mktemp -d)
       STORE=("--benchmark-storage=file://$scratch/baselines")
       for i in $(seq 1 "$runs"); do
-        step "scratch-baseline-$i" $PERF --profile "$profile" -k "$(selected_cases)" "${STORE[@]}" \
+        step "scratch-baseline-$i" $PERF --kernelwatch-profile "$profile" -k "$(selected_cases)" "${STORE[@]}" \
           --benchmark-save="scratch-$i" --benchmark-json="$WORK/scratch-baseline-$i.json"
       done;;
     baseline-errors)
       scratch=$(mktemp -d)
       cp -r baselines "$scratch/"
-      slug=$(python3 -c "from harness.timing.gpu import gpu_info; print(gpu_info().slug)")
+      slug=$(python3 -c "from kernelwatch.timing.gpu import gpu_info; print(gpu_info().slug)")
       newest=$(ls "$scratch/baselines/$slug"/[0-9]*.json | sort -V | tail -n 1)
       one=(-k "test_add_time and 8192x8192-vector_add_vec4")
       store="--benchmark-storage=file://$scratch/baselines"
@@ -224,15 +224,15 @@ while [ $# -gt 0 ]; do
       step compare-scratch $PERF "${one[@]}" "$store" --benchmark-compare;;
     ab)
       runs=$2; shift
-      AB="$PYTEST suites -m perf --profile quick --require-gpu --compare-ref HEAD"
-      step ab-clean $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-clean.md"
+      AB="$PYTEST suites -m perf --kernelwatch-profile quick --kernelwatch-require-gpu --kernelwatch-compare-ref HEAD"
+      step ab-clean $AB -k "$GPU_TIMED" --kernelwatch-report="$WORK/ab-clean.md"
       # the two edits below are made on committed files only, and undone whatever happens
       if ! git diff --quiet -- kernels/cuda/matmul_08_warptile.cu kernels/registry.py; then
         echo "ab: kernels/registry.py or matmul_08_warptile.cu has uncommitted changes; not touching them"; exit 2
       fi
       trap 'git checkout -q -- kernels/cuda/matmul_08_warptile.cu kernels/registry.py' EXIT
       sed -i '1i // a comment-only change' kernels/cuda/matmul_08_warptile.cu
-      step ab-comment $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-comment.md"
+      step ab-comment $AB -k "$GPU_TIMED" --kernelwatch-report="$WORK/ab-comment.md"
       git checkout -q -- kernels/cuda/matmul_08_warptile.cu
       sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
       if git diff --quiet -- kernels/registry.py; then
@@ -240,11 +240,11 @@ while [ $# -gt 0 ]; do
       fi
       git diff --stat
       for i in $(seq 1 "$runs"); do
-        step "ab-slow-$i" $AB -k "$GPU_TIMED" --benchmark-report="$WORK/ab-slow-$i.md"
+        step "ab-slow-$i" $AB -k "$GPU_TIMED" --kernelwatch-report="$WORK/ab-slow-$i.md"
       done
       git checkout -q -- kernels/registry.py
       for i in $(seq 1 "$runs"); do
-        step "ab-all-$i" $AB -k "$GPU_TIMED" --compare-ref-all --benchmark-report="$WORK/ab-all-$i.md"
+        step "ab-all-$i" $AB -k "$GPU_TIMED" --kernelwatch-compare-ref-all --kernelwatch-report="$WORK/ab-all-$i.md"
       done
       python3 -m experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
     cards)
@@ -253,17 +253,17 @@ while [ $# -gt 0 ]; do
       if ! git diff --quiet -- kernels/registry.py; then echo "cards: kernels/registry.py has uncommitted changes"; exit 2; fi
       trap 'git checkout -q -- kernels/registry.py' EXIT
       sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
-      step pr-diagnose env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref HEAD --diagnose \
-        -k "test_matmul_time and warptile_128x256" --benchmark-report="$OUT/pr-diagnose.md"
+      step pr-diagnose env KERNELWATCH_PULL_REQUEST=1 $PERF --kernelwatch-profile quick --kernelwatch-compare-ref HEAD --kernelwatch-diagnose \
+        -k "test_matmul_time and warptile_128x256" --kernelwatch-report="$OUT/pr-diagnose.md"
       git checkout -q -- kernels/registry.py;;
     energy)
       store="sqlite:///$WORK/energy-history.sqlite"
       cases="test_matmul_time and 4096x4096x4096 and (cublas or warptile_128x256) or test_add_time and matrix_add_2d_vec4"
-      step energy-nightly timeout 150 $PYTEST suites --benchmark-compare --require-gpu -ra --history="$store" \
-        --profile nightly --benchmark-json="$WORK/energy-nightly.json" --benchmark-report="$WORK/energy-nightly.md"
+      step energy-nightly timeout 150 $PYTEST suites --benchmark-compare --kernelwatch-require-gpu -ra --kernelwatch-history="$store" \
+        --kernelwatch-profile nightly --benchmark-json="$WORK/energy-nightly.json" --kernelwatch-report="$WORK/energy-nightly.md"
       grep -A12 "energy per launch" "$WORK/energy-nightly.log"
-      step energy-second timeout 90 $PERF --profile nightly --benchmark-compare --history="$store" -k "$cases" \
-        --benchmark-json="$WORK/energy-second.json" --benchmark-report="$WORK/energy-second.md"
+      step energy-second timeout 90 $PERF --kernelwatch-profile nightly --benchmark-compare --kernelwatch-history="$store" -k "$cases" \
+        --benchmark-json="$WORK/energy-second.json" --kernelwatch-report="$WORK/energy-second.md"
       grep -A6 "energy per launch" "$WORK/energy-second.log"
       step energy-check timeout 300 python3 -m scripts.energy_check measure --json "$OUT/energy.json" \
         --traces "$WORK/energy-traces" --ab 10
@@ -279,11 +279,11 @@ while [ $# -gt 0 ]; do
       fi
       store="sqlite:///$WORK/nightlies-history.sqlite"
       for i in $(seq 1 "$2"); do
-        step "nightly-$i" timeout 150 $PYTEST suites --benchmark-compare --require-gpu -ra --history="$store" \
-          --profile nightly --benchmark-json="$WORK/nightly-$i.json" --benchmark-report="$WORK/nightly-$i.md"
+        step "nightly-$i" timeout 150 $PYTEST suites --benchmark-compare --kernelwatch-require-gpu -ra --kernelwatch-history="$store" \
+          --kernelwatch-profile nightly --benchmark-json="$WORK/nightly-$i.json" --kernelwatch-report="$WORK/nightly-$i.md"
         grep -A6 "energy per launch" "$WORK/nightly-$i.log"
       done
-      python3 -m harness.history changes --history="$store" > "$WORK/nightlies-changes.txt" 2>&1
+      python3 -m kernelwatch.history changes --history="$store" > "$WORK/nightlies-changes.txt" 2>&1
       echo "--- nightlies changes: exit $?"; head -30 "$WORK/nightlies-changes.txt"
       { grep -m1 "^Summary" "$WORK/nightly-$2.md"; sed -n '/^## Energy/,$p' "$WORK/nightly-$2.md";
         echo; echo "## changes"; cat "$WORK/nightlies-changes.txt"; } > "$OUT/nightlies.md"
@@ -294,12 +294,12 @@ while [ $# -gt 0 ]; do
       started_at=$(git rev-parse HEAD)
       scratch_commit "nightly-card: the tree as it is"
       for i in 1 2 3; do
-        step "card-history-$i" $PERF --profile nightly -k "$warptile" --energy=none --benchmark-compare --history="$store"
+        step "card-history-$i" $PERF --kernelwatch-profile nightly -k "$warptile" --kernelwatch-energy=none --benchmark-compare --kernelwatch-history="$store"
       done
       sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
       scratch_commit "nightly-card: warptile_128x256 with 8-deep k tiles"
-      step card-slower $PERF --profile nightly -k "$warptile" --energy=none --benchmark-compare --history="$store" \
-        --benchmark-report="$OUT/nightly-card.md"
+      step card-slower $PERF --kernelwatch-profile nightly -k "$warptile" --kernelwatch-energy=none --benchmark-compare --kernelwatch-history="$store" \
+        --kernelwatch-report="$OUT/nightly-card.md"
       sed -i 's/rm=2, rn=4, bk=8),/rm=2, rn=4, bk=16),/' kernels/registry.py && git reset -q --mixed "$started_at"
       sed -n '/^## Slower cases/,$p' "$OUT/nightly-card.md" | head -60;;
     phases)
@@ -312,7 +312,7 @@ while [ $# -gt 0 ]; do
       started_at=$(git rev-parse HEAD)
       scratch_commit "phases: the tree as it is"
       for i in $(seq 1 "$2"); do
-        step "phases-history-$i" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store"
+        step "phases-history-$i" $PERF --kernelwatch-profile nightly -k "$routines" --benchmark-compare --kernelwatch-history="$store"
       done
       # three clean runs; a slowed one (fails, with its window); a commit whose trailer accepts the routines, and
       # the slowed run again (accepted); once more (the accepted run is the new level: same)
@@ -322,11 +322,11 @@ while [ $# -gt 0 ]; do
         [ "$name" = accepted ] && scratch_commit "phases: the matrix product inside the pinned routines 10% slower
 
 Accept-Slowdown: cases=*pinned* the phases step's meant 10% slower kernel"
-        step "phases-$name" $PERF --profile nightly -k "$routines" --benchmark-compare --history="$store" \
-          --benchmark-json="$WORK/phases-$name.json" --benchmark-report="$WORK/phases-$name.md" "${extra[@]}"
+        step "phases-$name" $PERF --kernelwatch-profile nightly -k "$routines" --benchmark-compare --kernelwatch-history="$store" \
+          --benchmark-json="$WORK/phases-$name.json" --kernelwatch-report="$WORK/phases-$name.md" "${extra[@]}"
       done
       git reset -q --mixed "$started_at"
-      python3 -m harness.history changes --history="$store" > "$WORK/phases-changes.txt" 2>&1
+      python3 -m kernelwatch.history changes --history="$store" > "$WORK/phases-changes.txt" 2>&1
       echo "--- phases changes: exit $?"; head -40 "$WORK/phases-changes.txt"
       python3 - "$WORK"/phases-{clean-1,clean-2,clean-3,slowed,accepted,after}.json <<'PY' | tee "$OUT/phases.md"
 import json, sys
@@ -345,34 +345,34 @@ PY
       { echo; echo "## changes"; cat "$WORK/phases-changes.txt"; } >> "$OUT/phases.md"
       shift;;
     energy-all)
-      step energy-all timeout 500 $PERF --profile nightly --energy=all --benchmark-json="$WORK/energy-all.json" \
-        --benchmark-report="$WORK/energy-all.md"
+      step energy-all timeout 500 $PERF --kernelwatch-profile nightly --kernelwatch-energy=all --benchmark-json="$WORK/energy-all.json" \
+        --kernelwatch-report="$WORK/energy-all.md"
       grep -E "^energy of|passed|failed" "$WORK/energy-all.log" | tee "$OUT/energy-all.txt"
       sed -n '/^## Energy/,$p' "$WORK/energy-all.md" >> "$OUT/energy-all.txt";;
     pr-same)
-      step pr-same env KERNEL_SUITE_PULL_REQUEST=1 $PERF --profile quick --compare-ref "$2" \
-        --benchmark-report="$WORK/pr-same.md"
+      step pr-same env KERNELWATCH_PULL_REQUEST=1 $PERF --kernelwatch-profile quick --kernelwatch-compare-ref "$2" \
+        --kernelwatch-report="$WORK/pr-same.md"
       grep -m1 "^Summary" "$WORK/pr-same.md"; shift;;
     xdist)
       shift
-      step xdist $PYTEST suites -n "$1" --require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
-        --benchmark-report="$WORK/xdist.md"
+      step xdist $PYTEST suites -n "$1" --kernelwatch-require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
+        --kernelwatch-report="$WORK/xdist.md"
       step overlap python3 -m scripts.check_overlap "$WORK/xdist.json";;
     spread)
       runs=$2 name=$3 profile=$4 expr=$5; shift 4
       for i in $(seq 1 "$runs"); do
-        step "$name-$i" $PERF --profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
+        step "$name-$i" $PERF --kernelwatch-profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
       done
       python3 -m experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
     nightly-time)
       name=$2; shift
       step "$name" python3 -m scripts.nightly_time --slowest 4 -- -q -p no:cacheprovider -rfE \
-        --benchmark-json="$WORK/$name.json" --benchmark-report="$WORK/$name.md"
+        --benchmark-json="$WORK/$name.json" --kernelwatch-report="$WORK/$name.md"
       sed -n '/^| family/,$p' "$WORK/$name.log" > "$OUT/$name-families.md"
       grep -m1 "^Summary" "$WORK/$name.md"; sed -n '/^| family/,/wall/p' "$WORK/$name.log"
       benches+=("$WORK/$name.json");;
     session-profile)
-      python3 -m cProfile -o "$WORK/session.prof" -m pytest suites -q -p no:cacheprovider --require-gpu \
+      python3 -m cProfile -o "$WORK/session.prof" -m pytest suites -q -p no:cacheprovider --kernelwatch-require-gpu \
         --benchmark-compare -k "test_add_time and 8192x8192-vector_add_vec4" > "$WORK/session-profile.log" 2>&1
       python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(28)" \
         "$WORK/session.prof" | grep -E "^ +[0-9]" | cut -c1-150 | tee "$OUT/session-profile.txt";;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the correctness suite at small sizes under compute-sanitizer's memcheck,
 # racecheck, initcheck and synccheck. CuPy's memory pool is switched off
-# (--no-memory-pool) so that every array is its own cudaMalloc and an
+# (--kernelwatch-no-memory-pool) so that every array is its own cudaMalloc and an
 # out-of-bounds access cannot land silently inside a pooled block. memcheck's
 # leak check is off: arrays still referenced when Python exits are not leaks
 # of a kernel.
@@ -16,7 +16,7 @@ for tool in $tools; do
     *) echo "usage: bash scripts/sanitize.sh [memcheck|racecheck|initcheck|synccheck ...] (unknown tool: $tool)" >&2; exit 2;;
   esac
 done
-if ! why=$(python3 -c "import sys; from harness.timing.gpu import cuda_available; ok, why = cuda_available(); print(why); sys.exit(not ok)"); then
+if ! why=$(python3 -c "import sys; from kernelwatch.timing.gpu import cuda_available; ok, why = cuda_available(); print(why); sys.exit(not ok)"); then
   echo "scripts/sanitize.sh needs a CUDA GPU: $why" >&2
   exit 3
 fi
@@ -37,7 +37,7 @@ for tool in $tools; do
   [ "$tool" = racecheck ] && extra="--racecheck-report all"
   compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
     --log-file "$OUT/sanitize-$tool.log" \
-    python3 -m pytest -p no:cacheprovider -q --no-memory-pool --require-gpu suites/test_matmul_correctness.py \
+    python3 -m pytest -p no:cacheprovider -q --kernelwatch-no-memory-pool --kernelwatch-require-gpu suites/test_matmul_correctness.py \
       suites/test_elementwise_correctness.py -k "$select" > "$OUT/sanitize-$tool.pytest" 2>&1
   rc=$?
   echo "$tool: exit $rc, $(tail -n 1 "$OUT/sanitize-$tool.pytest"), $(grep -c 'ERROR SUMMARY\|========= Error\|Hazard' "$OUT/sanitize-$tool.log") error lines, ${SECONDS}s"

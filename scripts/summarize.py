@@ -16,8 +16,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.units import format_duration
-from harness.verdict.record import records_of
+from kernelwatch.units import format_duration
+from kernelwatch.verdict.record import records_of
 from scripts.environment import summary
 
 CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")

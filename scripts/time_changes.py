@@ -21,7 +21,7 @@ def store_bench(url: str | None, runs: int, cases: int) -> None:
     import io
     import tempfile
 
-    from harness.history.cli import main as history
+    from kernelwatch.history.cli import main as history
     from tests.history.synthetic import record_stepped_history
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
         return 0
     import numpy as np
 
-    from harness.history.steps import detect_all
+    from kernelwatch.history.steps import detect_all
     from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series
 
     profiles = case_profiles()
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     found = sum(len(v) for v in steps.values())
     print(f"detection: {args.runs} runs x {args.cases} cases in {detection:.2f} s ({found} changes)")
     if args.site is not None:
-        from harness.history.site import write_site
+        from kernelwatch.history.site import write_site
 
         started = time.perf_counter()
         write_site(args.site, series, steps)

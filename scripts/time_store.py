@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     if min(args.runs, args.cases, args.samples) < 1:
         parser.error("--runs, --cases and --samples must be at least 1")
     needs("time_store", "sqlalchemy")
-    from harness.storage.history import open_store
+    from kernelwatch.storage.history import open_store
     from tests.history.synthetic import GPU_A, make_document
 
     with tempfile.TemporaryDirectory() as scratch:

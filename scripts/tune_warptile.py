@@ -37,12 +37,12 @@ def main(argv: list[str] | None = None) -> None:
     import cupy
     import numpy as np
 
-    from harness.metrics import relative_error
-    from harness.timing.gpu import gpu_info
-    from harness.timing.profile import PROFILES
-    from harness.timing.timer import GpuTimer
     from kernels.matmul import PreparedMatmul, prepare_matmul
     from kernels.registry import MATMUL_KERNELS, tolerance, warptile
+    from kernelwatch.metrics import relative_error
+    from kernelwatch.timing.gpu import gpu_info
+    from kernelwatch.timing.profile import PROFILES
+    from kernelwatch.timing.timer import GpuTimer
 
     timer = GpuTimer(gpu_info().l2_bytes)
     rng = cupy.random.default_rng(7)

@@ -35,7 +35,7 @@ def random_device(shape, seed: int):
 
 def datasheet_rates(gpu) -> tuple[float | None, float | None]:
     """(FP32 FLOP/s, DRAM bytes/s) of the GPU's datasheet; None where unknown."""
-    from harness.timing.ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+    from kernelwatch.timing.ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 
     return (datasheet_fp32_flops_per_s(gpu.compute_capability, gpu.multiprocessors, gpu.sm_clock_max_mhz),
             datasheet_memory_bytes_per_s(gpu.memory_clock_max_mhz, gpu.memory_bus_width_bits))

@@ -18,11 +18,11 @@ import time
 import numpy as np
 import pytest
 
-from harness.timing import timer as timer_module
-from harness.timing.ceilings import Ceilings, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
-from harness.timing.gpu import clock_state
-from harness.timing.profile import MIN_PAIRS
-from harness.timing.timer import TIMER_CUPTI_KERNEL, TIMER_EVENTS
+from kernelwatch.timing import timer as timer_module
+from kernelwatch.timing.ceilings import Ceilings, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+from kernelwatch.timing.gpu import clock_state
+from kernelwatch.timing.profile import MIN_PAIRS
+from kernelwatch.timing.timer import TIMER_CUPTI_KERNEL, TIMER_EVENTS
 
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]  # times: needs the GPU to itself
 
@@ -50,7 +50,7 @@ CHAIN_SPAN_BYTES = 32 << 20  # spread over 32 MiB, so that each link is a line a
 
 
 @pytest.fixture(scope="module")
-def kernels(gpu):
+def kernels(kernelwatch_gpu):
     import cupy
 
     module = cupy.RawModule(code=SOURCE, options=("-std=c++17",))
@@ -63,7 +63,7 @@ def spin(kernels, stream, ns: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def chain(gpu):
+def chain(kernelwatch_gpu):
     """A closed chain of CHAIN_LINKS links, each in a random cache line of CHAIN_SPAN_BYTES."""
     import cupy
 
@@ -81,8 +81,8 @@ def chase(kernels, chain, stream) -> None:
 
 
 @pytest.mark.parametrize("length", [200e-6, 20e-3], ids=["200us", "20ms"])
-def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels, length):
-    times = [gpu_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
+def test_an_event_sample_reads_a_spin_of_known_length(kernelwatch_timer, kernels, length):
+    times = [kernelwatch_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
     # the spin ends on the GPU's clock and the events add their fixed cost (2.6-4.2 µs on H200 hosts,
     # NOTES.md). The shortest sample is judged: other work on the GPU (another process's context)
     # can only lengthen one. 8 µs below the length covers the two clocks' resolution; at 20 ms a
@@ -90,17 +90,17 @@ def test_an_event_sample_reads_a_spin_of_known_length(gpu_timer, kernels, length
     assert length - 8e-6 <= min(times) < length + 15e-6, times
 
 
-def test_the_held_stream_keeps_host_time_between_launches_out_of_a_sample(gpu_timer, kernels):
+def test_the_held_stream_keeps_host_time_between_launches_out_of_a_sample(kernelwatch_timer, kernels):
     def run(stream):
         spin(kernels, stream, 50_000)
         time.sleep(0.01)  # 10 ms of host time between two launches: queued behind the hold, not timed
         spin(kernels, stream, 50_000)
 
-    sampled = gpu_timer.sample(run, flush=False)
+    sampled = kernelwatch_timer.sample(run, flush=False)
     assert 100e-6 <= sampled < 1e-3, sampled  # two 50 µs spins back to back, not the 10 ms between them
 
 
-def test_a_hold_that_times_out_is_an_error_and_the_timer_still_works_after_it(gpu_timer, kernels, monkeypatch):
+def test_a_hold_that_times_out_is_an_error_and_the_timer_still_works_after_it(kernelwatch_timer, kernels, monkeypatch):
     monkeypatch.setattr(timer_module, "HOLD_TIMEOUT_NS", 1_000_000)  # 1 ms instead of 2 s
 
     def slow_to_queue(stream):
@@ -108,37 +108,37 @@ def test_a_hold_that_times_out_is_an_error_and_the_timer_still_works_after_it(gp
         spin(kernels, stream, 10_000)
 
     with pytest.raises(RuntimeError, match="held stream timed out"):
-        gpu_timer.sample(slow_to_queue, flush=False)
+        kernelwatch_timer.sample(slow_to_queue, flush=False)
     monkeypatch.undo()
-    assert 10e-6 <= gpu_timer.sample(lambda stream: spin(kernels, stream, 10_000), flush=False) < 1e-3
+    assert 10e-6 <= kernelwatch_timer.sample(lambda stream: spin(kernels, stream, 10_000), flush=False) < 1e-3
 
 
-def test_a_sample_starts_with_the_l2_flushed_unless_asked_not_to(gpu_timer, kernels, chain):
+def test_a_sample_starts_with_the_l2_flushed_unless_asked_not_to(kernelwatch_timer, kernels, chain):
     run = lambda stream: chase(kernels, chain, stream)  # noqa: E731
-    gpu_timer.sample(run, flush=False)  # loads the chain into L2 (and its pages into the TLBs)
-    warm = statistics.median(gpu_timer.sample(run, flush=False) for _ in range(7))
-    cold = statistics.median(gpu_timer.sample(run) for _ in range(7))  # flush=True is the default
+    kernelwatch_timer.sample(run, flush=False)  # loads the chain into L2 (and its pages into the TLBs)
+    warm = statistics.median(kernelwatch_timer.sample(run, flush=False) for _ in range(7))
+    cold = statistics.median(kernelwatch_timer.sample(run) for _ in range(7))  # flush=True is the default
     # every link a DRAM access instead of an L2 hit: about twice as long on any recent GPU; 1.3x leaves room
     assert cold > 1.3 * warm, (cold, warm)
 
 
-def test_a_measurement_of_a_spin_reads_its_length_with_the_timer_it_names(gpu, gpu_timer, kernels, profile):
+def test_a_measurement_of_a_spin_reads_its_length_with_the_timer_it_names(kernelwatch_gpu, kernelwatch_timer, kernels, kernelwatch_profile):
     length = 100e-6
-    measured = gpu_timer.measure(lambda stream: spin(kernels, stream, int(length * 1e9)), profile, case="spin")
+    measured = kernelwatch_timer.measure(lambda stream: spin(kernels, stream, int(length * 1e9)), kernelwatch_profile, case="spin")
     assert 0.99 * length <= measured.median < length + 10e-6, measured.samples[:10]
-    assert len(measured.samples) >= profile.min_samples
+    assert len(measured.samples) >= kernelwatch_profile.min_samples
     assert measured.stopped_by in ("noise", "precision", "time cap", "max samples")
     assert len(measured.event_samples) == len(measured.samples)
-    # one stream's work of 20 µs or more gets CUPTI's KERNEL kind (harness/timing/timer.py)
-    assert measured.timer == (TIMER_CUPTI_KERNEL if gpu_timer.uses_cupti else TIMER_EVENTS)
-    assert measured.host_copies is (False if gpu_timer.uses_cupti else None)
-    if gpu.nvml:
-        assert measured.sm_clock_mhz and all(0 < mhz <= gpu.sm_clock_max_mhz for mhz in measured.sm_clock_mhz)
+    # one stream's work of 20 µs or more gets CUPTI's KERNEL kind (src/kernelwatch/timing/timer.py)
+    assert measured.timer == (TIMER_CUPTI_KERNEL if kernelwatch_timer.uses_cupti else TIMER_EVENTS)
+    assert measured.host_copies is (False if kernelwatch_timer.uses_cupti else None)
+    if kernelwatch_gpu.nvml:
+        assert measured.sm_clock_mhz and all(0 < mhz <= kernelwatch_gpu.sm_clock_max_mhz for mhz in measured.sm_clock_mhz)
 
 
-def test_interleaved_measurements_keep_each_run_apart(gpu_timer, kernels, profile):
-    one, two = gpu_timer.measure_interleaved(lambda stream: spin(kernels, stream, 50_000),
-                                             lambda stream: spin(kernels, stream, 100_000), profile, case="pair")
+def test_interleaved_measurements_keep_each_run_apart(kernelwatch_timer, kernels, kernelwatch_profile):
+    one, two = kernelwatch_timer.measure_interleaved(lambda stream: spin(kernels, stream, 50_000),
+                                             lambda stream: spin(kernels, stream, 100_000), kernelwatch_profile, case="pair")
     assert len(one.samples) >= MIN_PAIRS and len(two.samples) >= MIN_PAIRS
     assert 1.8 < two.median / one.median < 2.05, (one.median, two.median)
 
@@ -149,71 +149,71 @@ def nvidia_smi(*args: str) -> str:
     return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, check=True).stdout
 
 
-def test_the_gpu_description_matches_what_nvidia_smi_says(gpu):
+def test_the_gpu_description_matches_what_nvidia_smi_says(kernelwatch_gpu):
     import cupy
 
-    if not gpu.nvml:
+    if not kernelwatch_gpu.nvml:
         pytest.skip("NVML is not usable here: the description comes from CUDA alone")
     fields = "pci.bus_id,name,uuid,driver_version,clocks.max.sm,clocks.max.memory,compute_cap,enforced.power.limit"
     rows = [[value.strip() for value in line.split(",")]
             for line in nvidia_smi(f"--query-gpu={fields}", "--format=csv,noheader,nounits").splitlines() if line]
     # nvidia-smi writes the PCI domain with 8 digits, CUDA with 4: compare bus, device and function
-    mine = [row[1:] for row in rows if row[0].lower().split(":", 1)[1] == gpu.pci_bus_id.lower().split(":", 1)[1]]
-    assert len(mine) == 1, (gpu.pci_bus_id, rows)
+    mine = [row[1:] for row in rows if row[0].lower().split(":", 1)[1] == kernelwatch_gpu.pci_bus_id.lower().split(":", 1)[1]]
+    assert len(mine) == 1, (kernelwatch_gpu.pci_bus_id, rows)
     name, uuid, driver, sm_max, memory_max, capability, power_limit = mine[0]
-    assert (gpu.name, gpu.uuid, gpu.driver) == (name, uuid, driver)
-    assert (gpu.sm_clock_max_mhz, gpu.memory_clock_max_mhz) == (int(sm_max), int(memory_max))
-    assert gpu.compute_capability == capability
-    assert gpu.power_limit_w == pytest.approx(float(power_limit), abs=0.01)  # nvidia-smi prints W to 2 places
+    assert (kernelwatch_gpu.name, kernelwatch_gpu.uuid, kernelwatch_gpu.driver) == (name, uuid, driver)
+    assert (kernelwatch_gpu.sm_clock_max_mhz, kernelwatch_gpu.memory_clock_max_mhz) == (int(sm_max), int(memory_max))
+    assert kernelwatch_gpu.compute_capability == capability
+    assert kernelwatch_gpu.power_limit_w == pytest.approx(float(power_limit), abs=0.01)  # nvidia-smi prints W to 2 places
     # CuPy loads the NVRTC of the CUDA major it was built for, as it does the runtime
-    assert gpu.nvrtc.split(".")[0] == gpu.cuda_runtime.split(".")[0], (gpu.nvrtc, gpu.cuda_runtime)
+    assert kernelwatch_gpu.nvrtc.split(".")[0] == kernelwatch_gpu.cuda_runtime.split(".")[0], (kernelwatch_gpu.nvrtc, kernelwatch_gpu.cuda_runtime)
     cuda = re.search(r"CUDA Version: (\d+\.\d+)", nvidia_smi()).group(1)
-    assert gpu.cuda_driver_api == cuda
+    assert kernelwatch_gpu.cuda_driver_api == cuda
     # NVML's bus width against CUDA's own device property: two sources of one number
-    assert gpu.memory_bus_width_bits == cupy.cuda.runtime.getDeviceProperties(gpu.cuda_device)["memoryBusWidth"]
+    assert kernelwatch_gpu.memory_bus_width_bits == cupy.cuda.runtime.getDeviceProperties(kernelwatch_gpu.cuda_device)["memoryBusWidth"]
 
 
-def test_the_clock_state_reads_a_clock_within_the_gpus_range(gpu):
+def test_the_clock_state_reads_a_clock_within_the_gpus_range(kernelwatch_gpu):
     state = clock_state()
-    if not gpu.nvml:
+    if not kernelwatch_gpu.nvml:
         assert (state.sm_clock_mhz, state.reasons) == (None, None)
         return
-    assert 0 < state.sm_clock_mhz <= gpu.sm_clock_max_mhz
+    assert 0 < state.sm_clock_mhz <= kernelwatch_gpu.sm_clock_max_mhz
     assert isinstance(state.reasons, int)
 
 
-def test_the_device_copy_ceiling_is_below_the_datasheet_bandwidth_and_near_it(gpu, ceilings):
-    datasheet = datasheet_memory_bytes_per_s(gpu.memory_clock_max_mhz, gpu.memory_bus_width_bits)
+def test_the_device_copy_ceiling_is_below_the_datasheet_bandwidth_and_near_it(kernelwatch_gpu, kernelwatch_ceilings):
+    datasheet = datasheet_memory_bytes_per_s(kernelwatch_gpu.memory_clock_max_mhz, kernelwatch_gpu.memory_bus_width_bits)
     if datasheet is None:
         pytest.skip("NVML gives no memory clock or bus width here")
     # a copy reaches 75-95% of the datasheet on HBM GPUs (H200: 89%, ../shared/MEASURED.md); it can never pass it
-    assert 0.5 * datasheet < ceilings.copy_bytes_per_s <= datasheet
+    assert 0.5 * datasheet < kernelwatch_ceilings.copy_bytes_per_s <= datasheet
 
 
-def test_the_cublas_ceiling_is_below_the_fp32_datasheet_peak_and_near_it(gpu, ceilings):
-    peak = datasheet_fp32_flops_per_s(gpu.compute_capability, gpu.multiprocessors, gpu.sm_clock_max_mhz)
+def test_the_cublas_ceiling_is_below_the_fp32_datasheet_peak_and_near_it(kernelwatch_gpu, kernelwatch_ceilings):
+    peak = datasheet_fp32_flops_per_s(kernelwatch_gpu.compute_capability, kernelwatch_gpu.multiprocessors, kernelwatch_gpu.sm_clock_max_mhz)
     if peak is None:
         pytest.skip("no FP32 lane count for this compute capability, or no clock from NVML")
     # SGEMM of 4096³ (the nightly's largest matmul, so measured once) reaches 65-80% of the FP32 peak
     # with TF32 off (H200: 49 of 67 TFLOP/s, ../shared/MEASURED.md), never more than the peak
-    assert 0.4 * peak < ceilings.cublas_flops_per_s(4096, 4096, 4096) <= peak
+    assert 0.4 * peak < kernelwatch_ceilings.cublas_flops_per_s(4096, 4096, 4096) <= peak
 
 
-def test_a_host_copy_ceiling_is_sampled_without_an_l2_flush_or_the_host_copy_window(ceilings, monkeypatch):
+def test_a_host_copy_ceiling_is_sampled_without_an_l2_flush_or_the_host_copy_window(kernelwatch_ceilings, monkeypatch):
     # a copy between pinned host memory and the device reads no L2 line: a flush before each sample would
     # only cost time; the host-copy window is for verdicts, and a ceiling is a figure (ceilings.py)
-    seen, measure = [], ceilings.timer.measure
+    seen, measure = [], kernelwatch_ceilings.timer.measure
 
     def spy(run, profile, flush=True, case=""):
         seen.append((flush, profile.host_copy_min_time))
         return measure(run, profile, flush=flush, case=case)
 
-    monkeypatch.setattr(ceilings.timer, "measure", spy)
-    assert ceilings.host_copy_seconds(True, 1 << 20, 2) > 0
+    monkeypatch.setattr(kernelwatch_ceilings.timer, "measure", spy)
+    assert kernelwatch_ceilings.host_copy_seconds(True, 1 << 20, 2) > 0
     assert seen == [(False, 0.0)]
 
 
-def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(gpu_timer, profile):
+def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(kernelwatch_timer, kernelwatch_profile):
     # Three fresh sets of ceilings, each rule judged on the middle one: the host's other traffic can slow
     # one ceiling's samples for a fraction of a second (GPU-e767c524, 2026-12-04: a lone copy's median
     # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 25 runs; NOTES.md). The rules are
@@ -221,7 +221,7 @@ def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(gpu_t
     chunk = 4 << 20
     trials = []
     for _ in range(3):
-        ceilings = Ceilings(gpu_timer, profile)
+        ceilings = Ceilings(kernelwatch_timer, kernelwatch_profile)
         # 16: the streams case's largest count
         trials.append([ceilings.host_copy_seconds(True, chunk, count) for count in (1, 4, 16)]
                       + [ceilings.host_copy_seconds(False, chunk, 4)])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.metrics import relative_error
 from kernels import MATMUL_KERNELS, matmul_host, pinned_empty, tolerance
+from kernelwatch.metrics import relative_error
 from suites.inputs import seed_for
 
 pytestmark = pytest.mark.gpu

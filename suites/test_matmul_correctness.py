@@ -1,7 +1,7 @@
 """Every matrix-multiply kernel against a float64 reference (max and average error per element).
 
 Errors per element: relative |c - ref| / |ref| for inputs of one sign,
-scaled |c - ref| / (|A|·|B|) for mixed signs (harness/metrics.py), bounded by
+scaled |c - ref| / (|A|·|B|) for mixed signs (src/kernelwatch/metrics.py), bounded by
 the kernel's tolerance (kernels/registry.py). Outputs are poisoned with NaN
 before every launch, so an element never written fails.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from kernels import MATMUL_KERNELS, NEGATIVE_CONTROL, prepare_matmul, tolerance
+from kernelwatch.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 from suites.inputs import operands, reference_product
 
 pytestmark = pytest.mark.gpu
@@ -162,13 +162,13 @@ def test_a_cause_cards_build_of_a_kernel_the_suite_has_built_still_gets_ptxas_re
     """The static half compiles what the suite has already built in this process (the nightly's card): NVRTC's
     own cache (12.9 on) would hand back a cubin with an empty log, and every card would read 'No card'."""
     import kernels
-    from harness.ab.identity import arch_of
-    from harness.cause.sides import Side, _profile
-    from harness.timing.gpu import gpu_info
+    from kernelwatch.ab.identity import arch_of
+    from kernelwatch.cause.sides import Side, _profile
+    from kernelwatch.timing.gpu import gpu_info
     from suites.perf_cases import random_device
 
     prepared = prepare_matmul("warptile_128x256", random_device((1000, 1000), 1), random_device((1000, 1000), 2))
     # for this GPU's architecture, as the nightly's card builds it: the build CuPy has just made, so a cached one
     arch = arch_of(gpu_info().compute_capability)
-    profile = _profile(Side(kernels, prepared.build(), "1000x1000x1000"), arch)[2]  # ValueError without it
-    assert profile.registers > 0 and profile.function == "matmul_warptile"
+    ncu_profile = _profile(Side(kernels, prepared.build(), "1000x1000x1000"), arch)[2]  # ValueError without it
+    assert ncu_profile.registers > 0 and ncu_profile.function == "matmul_warptile"

@@ -4,7 +4,7 @@ The plugin's end-to-end tests start pytest on a small suite in a folder of their
 A fresh Python for each run costs about 2 s (the harness, SciPy and SQLAlchemy imported again); a run in
 this process, where they are imported already, about 0.3 s. `run_pytest` runs in this process unless told
 otherwise, with what a fresh process would have: the folder as its working directory, the environment
-without this run's own PYTEST_* and KERNEL_SUITE_* variables (an xdist worker's id would make the inner
+without this run's own PYTEST_* and KERNELWATCH_* variables (an xdist worker's id would make the inner
 run think it is one), and none of the folder's modules left behind for the next run. A run with xdist
 workers (-n) runs in a fresh process (its workers, started from an in-process controller, did not find
 the harness on a clean clone), and `fresh=True` gives one wherever a test needs it.
@@ -24,14 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def no_gpu_conftest(why_not: str) -> str:
     """A conftest whose own device layer has no GPU, for `why_not`, whatever this machine has."""
-    return ('import types\n\npytest_plugins = ["harness.plugin"]\n\n\n'
-            'def pytest_kernel_suite_device(config):\n'
+    return ('import types\n\n'
+            'def pytest_kernelwatch_device(config):\n'
             f'    return types.SimpleNamespace(available=False, why_not={why_not!r})\n')
 
 
 def clean_environment() -> dict:
     """This process's environment without what would change the inner run (an xdist worker's ids, ...)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "KERNEL_SUITE_"))}
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "KERNELWATCH_"))}
     return dict(environment, PYTHONPATH=str(ROOT))
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import norm
 
-from harness.verdict.noise import StoredResult
-from harness.verdict.record import TIMER_CUPTI
+from kernelwatch.verdict.noise import StoredResult
+from kernelwatch.verdict.record import TIMER_CUPTI
 
 RECORDED = Path(__file__).parent / "data" / "samples" / "h200_34b7857.json"
 ADD_8192_VEC4 = "suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]"

@@ -1,4 +1,4 @@
-"""harness/verdict/acceptance.py, harness/ab/commits.py and harness/plugin/regression.py: a slowdown that was meant.
+"""src/kernelwatch/verdict/acceptance.py, src/kernelwatch/ab/commits.py and src/kernelwatch/plugin/regression.py: a slowdown that was meant.
 
 The trailer's two forms (cases=PATTERN, or the cases whose machine code changed), the window of
 commits a slower case is shown with (read from a real git repository), and what the plugin makes
@@ -16,8 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.ab.commits import Commit, Window, head_of, window
-from harness.plugin.regression import (
+from kernelwatch.ab.commits import Commit, Window, head_of, window
+from kernelwatch.plugin.regression import (
     bisect_command,
     failure_words,
     follow_slower,
@@ -26,10 +26,10 @@ from harness.plugin.regression import (
     is_followed_record,
     window_lines,
 )
-from harness.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
-from harness.verdict.labels import ACCEPTED, FASTER, SAME, SLOWER, THROTTLED, UNCHANGED, ReferenceRun, Verdict
-from harness.verdict.phases import phase_fields
-from harness.verdict.record import CaseRecord
+from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
+from kernelwatch.verdict.labels import ACCEPTED, FASTER, SAME, SLOWER, THROTTLED, UNCHANGED, ReferenceRun, Verdict
+from kernelwatch.verdict.phases import phase_fields
+from kernelwatch.verdict.record import CaseRecord
 
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
 
@@ -328,9 +328,9 @@ def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_a
     assert lines[1] == f"- against history run 6 (newest: 2026-12-02 10:00 UTC, commit {base[:12]})"
     assert lines[2].startswith(f"- commits {base[:12]}..{head[:12]}: 2 commits")
     assert lines[3].strip().endswith("tiles") and lines[4].strip().endswith("merge topic")
-    assert lines[5] == (f"- bisect: `python -m harness.history bisect '{CASE}' {base[:12]}..{head[:12]} "
+    assert lines[5] == (f"- bisect: `python -m kernelwatch.history bisect '{CASE}' {base[:12]}..{head[:12]} "
                         f"--profile nightly`")
-    assert f"`python -m harness.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
+    assert f"`python -m kernelwatch.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
     assert bisect_command(CASE, Window(None, head, unknown="no"), "nightly") is None
     assert bisect_command(CASE, Window(head, head), "nightly") is None  # no commit in the window: nothing to bisect
 
@@ -477,7 +477,7 @@ def test_the_terminal_block_names_every_reference_run_and_the_newest_and_indents
                          f"  against history run 5, history run 6 (newest: 2026-12-02 10:30 UTC, commit {BASE[:12]})",
                          f"  commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
                          f"    {'c' * 12} tiles", f"    {'d' * 12} merge topic"]
-    assert lines[-1].endswith(f"python -m harness.history acknowledge '{CASE}' RUN --reason TEXT")
+    assert lines[-1].endswith(f"python -m kernelwatch.history acknowledge '{CASE}' RUN --reason TEXT")
     markdown = window_lines(record, "nightly", 17, markdown=True)
     assert markdown[2:5] == [f"- commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
                              f"  {'c' * 12} tiles", f"  {'d' * 12} merge topic"]

@@ -1,4 +1,4 @@
-"""harness.verdict.against_baseline: judging records against a stored baseline or this GPU's history: which floor
+"""kernelwatch.verdict.against_baseline: judging records against a stored baseline or this GPU's history: which floor
 applies, which runs are pooled into the reference, and which stored cases are no reference."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.verdict import against_baseline
-from harness.verdict.against_baseline import (
+from kernelwatch.verdict import against_baseline
+from kernelwatch.verdict.against_baseline import (
     HISTORY_MIN_RUNS,
     REFERENCE_RUNS,
     Baseline,
@@ -22,15 +22,15 @@ from harness.verdict.against_baseline import (
     judge_record,
     reference_samples,
 )
-from harness.verdict.labels import FASTER, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
-from harness.verdict.noise import (
+from kernelwatch.verdict.labels import FASTER, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
+from kernelwatch.verdict.noise import (
     NoiseFloors,
     StoredResult,
     history_spread,
     median_rel_se,
     relevant_history,
 )
-from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
+from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord
 from tests.sample_sets import fresh, noisy, stored
 
 CASE = "suites/x.py::test_x[a]"
@@ -313,7 +313,7 @@ def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_floor(host_
         assert record.detectable == 0.06 and "6% floor, host copies" in record.verdict_reason
 
 
-# ---- judged against this GPU's own history (--history) ------------------------------------------
+# ---- judged against this GPU's own history (--kernelwatch-history) ------------------------------------------
 
 def stored_runs_of(gpu: str, n: int, median=1e-3, sass="sass-1", timer=TIMER_CUPTI, first_seed=10):
     return [StoredResult(gpu, timer, median, f"history run {i}", sass, tuple(samples(median, seed=first_seed + i)))
@@ -352,7 +352,7 @@ def test_the_reference_pools_only_the_newest_runs_code_and_this_timer():
 
 
 def test_a_host_routine_is_judged_against_its_own_machine_at_thirty_percent_once_it_has_eight_runs():
-    from harness.verdict.against_baseline import HISTORY_MIN_RUNS_WALL
+    from kernelwatch.verdict.against_baseline import HISTORY_MIN_RUNS_WALL
 
     history = stored_runs_of("GPU-A", HISTORY_MIN_RUNS_WALL, sass=None, timer=TIMER_WALL)
     record = current(1.2, sass=None, timer=TIMER_WALL)
@@ -457,7 +457,7 @@ def test_the_judges_options_are_taken_by_keyword_only(call):
                                                              (0.07, 0.07, 0.07)])
 def test_the_threshold_sets_the_same_gpu_floor_and_lifts_the_other_gpu_floor_only_above_it(threshold, same_gpu,
                                                                                            other_gpu):
-    from harness.verdict.against_baseline import floors_with_threshold
+    from kernelwatch.verdict.against_baseline import floors_with_threshold
 
     floors = floors_with_threshold(NoiseFloors(), threshold)
     assert (floors.same_gpu, floors.other_gpu) == (same_gpu, other_gpu)
@@ -620,7 +620,7 @@ def test_a_young_levels_spread_comes_from_the_runs_before_it_of_the_newest_of_th
 
 
 def test_a_runs_commit_is_its_commit_info_id_where_that_is_a_non_empty_string():
-    from harness.verdict.against_baseline import run_commit
+    from kernelwatch.verdict.against_baseline import run_commit
 
     assert run_commit({"commit_info": {"id": "abc123"}}) == "abc123"
     assert [run_commit(doc) for doc in ({"commit_info": {"id": ""}}, {"commit_info": {"id": 5}}, {})] == [None] * 3

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import harness.ab.against_ref as ab_compare
 import kernels.compile
-from harness.timing.profile import Profile
-from harness.timing.timer import Measurement
-from harness.verdict.labels import ACCEPTED, NEW, REMOVED, SAME, SLOWER, UNCHANGED
-from harness.verdict.record import TIMER_CUPTI
+import kernelwatch.ab.against_ref as ab_compare
 from kernels.compile import KernelBuild
+from kernelwatch.timing.profile import Profile
+from kernelwatch.timing.timer import Measurement
+from kernelwatch.verdict.labels import ACCEPTED, NEW, REMOVED, SAME, SLOWER, UNCHANGED
+from kernelwatch.verdict.record import TIMER_CUPTI
 from tests.sample_sets import ADD_8192_VEC4, recorded
 
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-naive]"
@@ -29,7 +29,7 @@ NAIVE = KernelBuild("matmul_01_naive.cu", "matmul_naive", (), "grid=(64, 64, 1) 
 
 
 def detectable(median_s: float) -> float:
-    return max(0.015, 0.3e-6 / median_s)  # the same-GPU floors, as harness.plugin.timed_case passes them
+    return max(0.015, 0.3e-6 / median_s)  # the same-GPU floors, as kernelwatch.plugin.timed_case passes them
 
 
 def recorded_pairs(slowdown: float = 1.0) -> tuple[list[float], list[float]]:

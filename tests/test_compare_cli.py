@@ -1,4 +1,4 @@
-"""`python -m harness.compare OLD NEW`: verdicts and the report from two saved runs, no GPU needed."""
+"""`python -m kernelwatch.compare OLD NEW`: verdicts and the report from two saved runs, no GPU needed."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import compare
-from harness.storage.runs import BaselineError
+from kernelwatch import compare
+from kernelwatch.storage.runs import BaselineError
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
@@ -21,11 +21,11 @@ HOST_ROUTINE_CASE = "suites/test_perf_matmul.py::test_matmul_host_routine_time[n
 
 
 def run_compare(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "kernelwatch.compare", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.slow  # harness.compare in a process of its own: CI's second pass (tox -e unit -- -m slow)
+@pytest.mark.slow  # kernelwatch.compare in a process of its own: CI's second pass (tox -e unit -- -m slow)
 def test_the_committed_baseline_against_itself_is_same_everywhere(tmp_path):
     result = run_compare(COMMITTED, COMMITTED, "--report", tmp_path / "report.md")
     assert result.returncode == 0, result.stderr
@@ -125,7 +125,6 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     registry.write_text(registry.read_text().replace("rm=2, rn=4, bk=16),", "rm=2, rn=4, bk=8),"))
     git(repo, "commit", "-q", "-am", "8-deep k tiles")
     new_commit = git(repo, "rev-parse", "HEAD")
-    monkeypatch.setattr(compare, "REPOSITORY", repo)
 
     doc = json.loads(COMMITTED.read_text())
     doc["commit_info"]["id"] = old_commit
@@ -136,7 +135,7 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     driver = doc["machine_info"]["gpu"]["driver"]
     doc["machine_info"]["gpu"]["driver"] = "590.10"
     (tmp_path / "new.json").write_text(json.dumps(doc))
-    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
+    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json", repo)
     assert [v.case for v in verdicts if v.label == "slower"] == [SLOWED_CASE]
     card = text[text.index("## Why the slower cases are slower"):].splitlines()
     assert card[2] == f"#### Why `{SLOWED_CASE}` is slower"
@@ -160,13 +159,13 @@ def compare_slowed(tmp_path, slowed, edit=lambda extra_info: None, gpu=None):
             bench["stats"]["data"] = [1.5 * x for x in bench["stats"]["data"]]
             edit(bench["extra_info"])
     (tmp_path / "new.json").write_text(json.dumps(doc))
-    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json")
+    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json", ROOT)
     cards = text[text.index("## Why the slower cases are slower"):] if "## Why the slower" in text else ""
     return verdicts, cards
 
 
 def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none(tmp_path):
-    """The commits are looked up in the checkout this harness lives in, and the card names it."""
+    """The commits are looked up in the checkout given (the working directory by default), and the card names it."""
     verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE, ELEMENTWISE_CASE))
     assert sum(v.label == "slower" for v in verdicts) == 2
     assert cards.count("#### Why") == 1 and f"#### Why `{SLOWED_CASE}` is slower\n\nNo card: " in cards
@@ -239,7 +238,7 @@ def test_a_name_that_is_no_file_and_no_run_number_is_reported_missing(tmp_path, 
 def test_a_comparison_that_judged_exactly_half_of_the_cases_passes(tmp_path, capsys):
     """Under half judged is exit 2 (the module's docstring); half is enough: here one of two cases, the other timed
     by another timer than OLD's."""
-    from harness.verdict.record import TIMER_EVENTS
+    from kernelwatch.verdict.record import TIMER_EVENTS
 
     doc = json.loads(COMMITTED.read_text())
     doc["benchmarks"] = [b for b in doc["benchmarks"] if b["fullname"] in (SLOWED_CASE, CUBLAS_CASE)]

@@ -1,5 +1,5 @@
 """Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing:
-the suite's kernels under kernels/cuda and the timer's own, harness/timing/kernels.cu."""
+the suite's kernels under kernels/cuda and the timer's own, src/kernelwatch/timing/kernels.cu."""
 
 from pathlib import Path
 
@@ -50,7 +50,7 @@ def test_cuda_source_compiles_without_spills(build, arch):
     assert max(report.registers.values()) <= 255
 
 
-TIMER_KERNELS = Path(__file__).resolve().parents[1] / "harness" / "timing" / "kernels.cu"
+TIMER_KERNELS = Path(__file__).resolve().parents[1] / "src" / "kernelwatch" / "timing" / "kernels.cu"
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
@@ -94,8 +94,8 @@ def test_the_energy_variant_compiles_without_spills_and_keeps_its_fmas(arch, mon
     monkeypatch.setattr(compile_module, "CUDA_DIR", ENERGY_VARIANT.parent)
     report = compile_report(ENERGY_VARIANT.name, arch)
     assert set(report.registers) == {"busy_add"} and report.spill_stores == 0 and report.spill_loads == 0, report.log
-    from harness.cause.sass import opcodes
-    from harness.cause.static import compiled
+    from kernelwatch.cause.sass import opcodes
+    from kernelwatch.cause.static import compiled
 
     cubin, _ = compiled(ENERGY_VARIANT.read_text(), (), arch, ENERGY_VARIANT.name)
     assert any(op.startswith("FFMA") for op in opcodes(cubin, "busy_add")), "the hidden FMAs were compiled away"

@@ -137,4 +137,4 @@ def test_pyproject_asks_for_what_tox_asks_for_with_the_same_ranges(extra):
     declared = {r.replace(" ", "") for r in project["dependencies"] + project["optional-dependencies"][extra]}
     declared |= {r.replace(" ", "") for r in project["optional-dependencies"]["postgresql"]}
     assert declared == tox_requirements({"bench", extra})
-    assert project["scripts"] == {"kernel-suite": "harness.cli:main"}
+    assert project["scripts"] == {"kernelwatch": "kernelwatch.cli:main"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import types
 
-from harness.timing import gpu
+from kernelwatch.timing import gpu
 
 
 class FakeCudaError(Exception):

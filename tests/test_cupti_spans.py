@@ -1,4 +1,4 @@
-"""harness.timing.spans: CUPTI activity records turned into per-launch spans, on a fake cupti."""
+"""kernelwatch.timing.spans: CUPTI activity records turned into per-launch spans, on a fake cupti."""
 
 import json
 import random
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.timing.spans import (
+from kernelwatch.timing.spans import (
     FLUSH_KERNEL,
     HOLD_KERNEL,
     Activity,
@@ -209,7 +209,7 @@ def recorded_kinds_cases():
 
 
 def launches_of(case):
-    from harness.timing.spans import sample_activities
+    from kernelwatch.timing.spans import sample_activities
 
     return sample_activities(activities_from_json(case["records"]), case["samples"], case["case"], case["dropped"])
 
@@ -241,7 +241,7 @@ def test_recorded_gpu_only_cases_run_one_at_a_time_without_host_copies():
 
 
 def test_recorded_cases_got_the_kind_the_rule_gives_their_timed_samples():
-    from harness.timing.timer import SERIAL_KIND_FROM
+    from kernelwatch.timing.timer import SERIAL_KIND_FROM
 
     for name, case in recorded_kinds_cases().items():
         launches = launches_of(case)
@@ -259,7 +259,7 @@ def test_a_span_runs_from_the_first_start_to_the_last_end_whatever_the_record_or
 
 def test_work_that_overlaps_by_up_to_a_microsecond_still_runs_one_at_a_time():
     """CUPTI's timestamps of back-to-back kernels can overlap by a little: 1000 ns is the slack."""
-    from harness.timing.spans import SERIAL_SLACK_NS, Activity, runs_one_at_a_time
+    from kernelwatch.timing.spans import SERIAL_SLACK_NS, Activity, runs_one_at_a_time
 
     assert SERIAL_SLACK_NS == 1000
     assert runs_one_at_a_time([Activity("kernel", "a", 0, 5000), Activity("kernel", "b", 4000, 9000)])
@@ -267,7 +267,7 @@ def test_work_that_overlaps_by_up_to_a_microsecond_still_runs_one_at_a_time():
 
 
 def test_a_record_of_no_duration_is_a_record_not_an_error():
-    from harness.timing.spans import HOLD_KERNEL, Activity, sample_activities, span
+    from kernelwatch.timing.spans import HOLD_KERNEL, Activity, sample_activities, span
 
     records = [Activity("kernel", HOLD_KERNEL, 0, 1000), Activity("kernel", "k", 1500, 1500),
                Activity("kernel", "k", 1600, 2600)]

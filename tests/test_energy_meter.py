@@ -1,4 +1,4 @@
-"""harness.timing.energy on the CPU: NVML's readings read right, the samples' clock, the replay's fallback, the plan."""
+"""kernelwatch.timing.energy on the CPU: NVML's readings read right, the samples' clock, the replay's fallback, the plan."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import types
 
 import pytest
 
-import harness.timing.energy as energy
-from harness.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
-from harness.timing.power_trace import COUNTER_PERIOD_S, Trace, Window
+import kernelwatch.timing.energy as energy
+from kernelwatch.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
+from kernelwatch.timing.power_trace import COUNTER_PERIOD_S, Trace, Window
 
 
 class FakeNvml:
@@ -157,7 +157,7 @@ class CountingPower:
 
 
 def test_an_idle_recording_keeps_the_instant_readings_nvml_gave_and_asks_for_every_held_sample():
-    from harness.timing.energy import EnergyMeter
+    from kernelwatch.timing.energy import EnergyMeter
 
     power = CountingPower()
     trace = EnergyMeter(power)._record(None, busy_s=0.35, warm_s=0.0)
@@ -280,7 +280,7 @@ class WarmingPower(CountingPower):
 
 
 def test_the_idle_power_leaves_out_the_warm_up_before_its_first_window():
-    from harness.timing.energy import EnergyMeter
+    from kernelwatch.timing.energy import EnergyMeter
 
     meter = EnergyMeter(WarmingPower())
     assert meter.idle_w() == pytest.approx(300.0, rel=0.03)  # the 900 W of the first 0.2 s not in it
@@ -402,7 +402,7 @@ def test_a_measurements_launch_time_is_its_windows_seconds_over_their_launches()
 
 
 class Clock:
-    """The `time` of harness.timing.energy, by hand: perf_counter from 1000 s, the epoch 1.7e9 s before
+    """The `time` of kernelwatch.timing.energy, by hand: perf_counter from 1000 s, the epoch 1.7e9 s before
     it, and a sleep that moves it on by exactly what was asked (`stall_s` more, once, at `stall_at`: a
     host that hung in a driver call). A recording still going after ten seconds never ends: an error."""
 

@@ -1,4 +1,4 @@
-"""harness.verdict.energy: joules per launch with an interval, the record's energy block, the energy verdicts."""
+"""kernelwatch.verdict.energy: joules per launch with an interval, the record's energy block, the energy verdicts."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import harness.verdict.energy as energy_verdict
-from harness.timing.energy import EnergyMeasurement
-from harness.timing.power_trace import Window
-from harness.verdict.energy import (
+import kernelwatch.verdict.energy as energy_verdict
+from kernelwatch.timing.energy import EnergyMeasurement
+from kernelwatch.timing.power_trace import Window
+from kernelwatch.verdict.energy import (
     ENERGY_FLOOR,
     LESS_ENERGY,
     MORE_ENERGY,
@@ -30,8 +30,8 @@ from harness.verdict.energy import (
     precise_enough,
     run_to_run,
 )
-from harness.verdict.labels import NEW, SAME
-from harness.verdict.noise import StoredResult
+from kernelwatch.verdict.labels import NEW, SAME
+from kernelwatch.verdict.noise import StoredResult
 
 GPU = "GPU-a"
 

@@ -1,15 +1,15 @@
-"""The `kernel-suite` entry point (harness/cli.py): one command line that hands `compare` to harness.compare and every
-other command to the history store's (harness/history/cli.py)."""
+"""The `kernelwatch` console script (src/kernelwatch/cli.py): one command line that hands `compare` to kernelwatch.compare and every
+other command to the history store's (src/kernelwatch/history/cli.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import cli, compare
-from harness.history import cli as history_cli
+from kernelwatch import cli, compare
+from kernelwatch.history import cli as history_cli
 
 
-def test_compare_goes_to_harness_compare_and_the_rest_to_the_history_commands(monkeypatch):
+def test_compare_goes_to_kernelwatch_compare_and_the_rest_to_the_history_commands(monkeypatch):
     called = []
     monkeypatch.setattr(compare, "run", lambda args: called.append(("compare", args.command)) or 7)
     monkeypatch.setattr(history_cli, "run", lambda args: called.append(("history", args.command)) or 9)

@@ -1,5 +1,5 @@
 """The front door without a GPU: options that name a run, a ref or a store are checked first (exit 4),
-a run of skipped GPU tests says so under -q, and harness.compare says what it could judge."""
+a run of skipped GPU tests says so under -q, and kernelwatch.compare says what it could judge."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import main as compare_main
+from kernelwatch.compare import main as compare_main
 from tests.pytest_runs import no_gpu_conftest, run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +26,8 @@ def pytest_suites(*args: str, env: dict | None = None) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("args, named", [
     (["--benchmark-compare=9999"], "0005_h200-5fcc19b.json"),  # the choices are listed
-    (["--compare-ref", "no-such-ref"], "no-such-ref"),
-    (["--history", "notadb://x"], "SQLite or PostgreSQL only"),
+    (["--kernelwatch-compare-ref", "no-such-ref"], "no-such-ref"),
+    (["--kernelwatch-history", "notadb://x"], "SQLite or PostgreSQL only"),
 ])
 def test_an_unknown_run_ref_or_store_is_exit_4_on_a_machine_without_a_gpu(args, named):
     result = pytest_suites(*args)
@@ -39,8 +39,8 @@ def test_an_unknown_run_ref_or_store_is_exit_4_on_a_machine_without_a_gpu(args, 
     (["--benchmark-compare=0005"], "--benchmark-compare"),  # a run that exists: it is the GPU that is missing
     (["--benchmark-compare"], "--benchmark-compare"),
     (["--benchmark-save=x"], "--benchmark-save"),
-    (["--compare-ref", "HEAD"], "--compare-ref"),
-    (["--history", "sqlite:///never.sqlite"], "--history"),
+    (["--kernelwatch-compare-ref", "HEAD"], "--kernelwatch-compare-ref"),
+    (["--kernelwatch-history", "sqlite:///never.sqlite"], "--kernelwatch-history"),
 ])
 def test_verdicts_a_baseline_an_ab_or_a_record_asked_for_without_a_gpu_are_exit_4_naming_what(args, flag):
     result = pytest_suites(*args)
@@ -50,25 +50,25 @@ def test_verdicts_a_baseline_an_ab_or_a_record_asked_for_without_a_gpu_are_exit_
     assert not (ROOT / "never.sqlite").exists()
 
 
-@pytest.mark.parametrize("args, flag", [(["--accept-slowdown", "meant"], "--accept-slowdown"),
-                                        (["--compare-ref-all"], "--compare-ref-all")])
+@pytest.mark.parametrize("args, flag", [(["--kernelwatch-accept-slowdown", "meant"], "--kernelwatch-accept-slowdown"),
+                                        (["--kernelwatch-compare-ref-all"], "--kernelwatch-compare-ref-all")])
 def test_a_flag_without_the_flag_it_needs_is_exit_4(args, flag):
     result = pytest_suites(*args)
     assert result.returncode == 4
-    assert f"{flag} works only with --compare-ref REF" in result.stdout + result.stderr
+    assert f"{flag} works only with --kernelwatch-compare-ref REF" in result.stdout + result.stderr
 
 
 def test_a_pull_request_run_without_compare_ref_is_exit_4():
-    result = pytest_suites(env={"KERNEL_SUITE_PULL_REQUEST": "1"})
+    result = pytest_suites(env={"KERNELWATCH_PULL_REQUEST": "1"})
     assert result.returncode == 4
-    assert "pass --compare-ref REF, e.g. tox -e pr-cuda13 -- --compare-ref origin/main" in result.stdout + result.stderr
+    assert "pass --kernelwatch-compare-ref REF, e.g. tox -e pr-cuda13 -- --kernelwatch-compare-ref origin/main" in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("value, words", [("notaurl", "is neither a path nor a URL"),
                                           ("/nonexistent/dir/h.sqlite", "does not exist"),
                                           ("host=h password=hunter2", "libpq connection string")])
 def test_a_history_value_that_names_no_store_is_exit_4_on_any_machine(value, words):
-    result = pytest_suites("--history", value)
+    result = pytest_suites("--kernelwatch-history", value)
     assert result.returncode == 4 and words in result.stdout + result.stderr
     assert "hunter2" not in result.stdout + result.stderr
 
@@ -77,7 +77,7 @@ def test_skipped_gpu_tests_are_counted_with_their_reason_under_q():
     result = pytest_suites()
     assert result.returncode == 0
     line = next(line for line in result.stdout.splitlines() if line.startswith("kernel suite: "))
-    assert "GPU tests skipped: needs a CUDA GPU: " in line and "--require-gpu" in line
+    assert "GPU tests skipped: needs a CUDA GPU: " in line and "--kernelwatch-require-gpu" in line
     assert int(line.split()[2]) > 0
 
 
@@ -117,23 +117,23 @@ def test_without_a_gpu_only_the_gpu_tests_are_skipped_and_counted_and_the_others
 @pytest.mark.gpu
 def test_a_gpu_test_runs_only_where_cuda_can_use_a_gpu():
     # this run's own plugin skips it on a machine without one, as it skips the suites' GPU tests there
-    from harness.timing.gpu import cuda_available
+    from kernelwatch.timing.gpu import cuda_available
 
     assert cuda_available() == (True, "")
 
 
 def test_require_gpu_makes_a_missing_gpu_an_error_naming_the_reason():
-    result = pytest_suites("--require-gpu")
+    result = pytest_suites("--kernelwatch-require-gpu")
     assert result.returncode == 4
     assert "no usable CUDA GPU on this machine" in result.stdout + result.stderr
 
 
 def compare(*paths) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, paths)], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelwatch.compare", *map(str, paths)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 
-@pytest.mark.slow  # harness.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
+@pytest.mark.slow  # kernelwatch.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
 def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge_and_refuses_to_pass_on_so_few():
     # both files name the host "vm" and differ by GPU: "other GPU", not "other host"
     result = compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json")
@@ -143,7 +143,7 @@ def test_compare_of_two_gpus_runs_leads_with_how_many_cases_it_could_judge_and_r
     assert compare(RUNS / "0004_h200-46c5004.json", RUNS / "0005_h200-5fcc19b.json", "--allow-partial").returncode == 0
 
 
-@pytest.mark.slow  # harness.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
+@pytest.mark.slow  # kernelwatch.compare in subprocesses: CI's second pass (tox -e unit -- -m slow)
 def test_compare_takes_run_numbers_of_a_baselines_folder():
     result = compare("2", "3", "--in", RUNS, "--allow-partial")
     assert result.returncode == 0 and result.stdout.startswith("4 of 86 cases judged")

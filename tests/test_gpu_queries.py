@@ -1,4 +1,4 @@
-"""What harness/timing/gpu.py reads from CuPy and NVML, against fakes of both on this CPU machine.
+"""What src/kernelwatch/timing/gpu.py reads from CuPy and NVML, against fakes of both on this CPU machine.
 
 The fakes answer as the real libraries do where it matters: nvidia-ml-py returns str from some
 versions and bytes from others, CuPy's device name is bytes, NVML takes the PCI bus id as bytes.
@@ -13,8 +13,8 @@ import types
 
 import pytest
 
-from harness.timing import gpu
-from harness.timing.gpu import ClockState
+from kernelwatch.timing import gpu
+from kernelwatch.timing.gpu import ClockState
 from tests.test_cuda_available import FakeCudaError, fake_cupy
 from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
 
@@ -231,7 +231,7 @@ def test_the_throttle_bits_and_cuda_error_codes_are_the_libraries_own():
     import pynvml
     from cuda.bindings import runtime
 
-    from harness.timing import gpu
+    from kernelwatch.timing import gpu
 
     assert gpu.THROTTLE_REASONS == {
         pynvml.nvmlClocksEventReasonSwPowerCap: "SW power cap",
@@ -247,7 +247,7 @@ def test_the_throttle_bits_and_cuda_error_codes_are_the_libraries_own():
 @pytest.mark.parametrize("number, written", [(12080, "12.8"), (13000, "13.0"), (12040, "12.4"), (11020, "11.2"),
                                              (12090, "12.9")])
 def test_cuda_version_numbers_are_written_as_people_write_them(number, written):
-    from harness.timing import gpu
+    from kernelwatch.timing import gpu
 
     assert gpu._cuda_version(number) == written
 

@@ -1,4 +1,4 @@
-"""harness.ab.identity: a kernel's identity from its machine code, launch and the data it is built with."""
+"""kernelwatch.ab.identity: a kernel's identity from its machine code, launch and the data it is built with."""
 
 import importlib.metadata
 import io
@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from harness.ab import identity as kernel_identity
-from harness.ab.identity import arch_of, build_identity
 from kernels.compile import BASE_OPTIONS, define_options, load_source
 from kernels.registry import MATMUL_KERNELS
+from kernelwatch.ab import identity as kernel_identity
+from kernelwatch.ab.identity import arch_of, build_identity
 
 SCALE_KERNEL = r"""
 #define SCALED(x) ((x) * SCALE + OFFSET)
@@ -172,7 +172,7 @@ def test_suite_kernels_of_one_source_with_other_defines_differ():
 
 
 def test_pitched_variant_shares_the_code_with_the_plain_one():
-    # the two differ only in their launch, which KernelBuild.launch carries (harness/ab/against_ref.py)
+    # the two differ only in their launch, which KernelBuild.launch carries (src/kernelwatch/ab/against_ref.py)
     assert suite_identity("row_shared") == suite_identity("row_shared_pitched")
 
 

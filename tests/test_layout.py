@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-HARNESS = Path(__file__).resolve().parents[1] / "harness"
+HARNESS = Path(__file__).resolve().parents[1] / "src" / "kernelwatch"
 # The rooms in import order: a module may import its own room and the rooms before it, never after.
 ORDER = ["units", "metrics", "timing", "verdict", "storage", "ab", "cause", "report", "history", "plugin", "compare", "cli"]
 MAX_LINES = 350
@@ -33,13 +33,13 @@ def imports_of(path: Path) -> list[tuple[str, list[str]]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(alias.name, []) for alias in node.names if alias.name.startswith("harness")]
+            found += [(alias.name, []) for alias in node.names if alias.name.startswith("kernelwatch")]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
-            if base.startswith("harness"):
+            if base.startswith("kernelwatch"):
                 names = [alias.name for alias in node.names]
                 submodules = [f"{base}.{name}" for name in names if f"{base}.{name}" in MODULES]
                 found += [(sub, []) for sub in submodules] or [(base, names)]
@@ -47,17 +47,17 @@ def imports_of(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def test_every_module_of_the_harness_lies_in_a_known_room():
-    unknown = {module for module in MODULES if module != "harness" and room(module) not in ORDER}
+    unknown = {module for module in MODULES if module != "kernelwatch" and room(module) not in ORDER}
     assert not unknown, f"modules outside the rooms {ORDER}: {sorted(unknown)}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_go_only_to_its_own_room_or_an_earlier_one(module):
-    if module == "harness":
+    if module == "kernelwatch":
         return
     mine = ORDER.index(room(module))
     upward = [target for target, _ in imports_of(MODULES[module])
-              if target != "harness" and ORDER.index(room(target)) > mine]
+              if target != "kernelwatch" and ORDER.index(room(target)) > mine]
     assert not upward, f"{module} imports from a later room: {upward} (order: {' < '.join(ORDER)})"
 
 

@@ -1,4 +1,4 @@
-"""harness.metrics: the error of a result against its float64 reference (maximum and average)."""
+"""kernelwatch.metrics: the error of a result against its float64 reference (maximum and average)."""
 
 import dataclasses
 import sys
@@ -7,8 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from harness import metrics
-from harness.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
+from kernelwatch import metrics
+from kernelwatch.metrics import product_scale, relative_error, same_nonfinite_pattern, scaled_error
 
 
 def test_relative_error_on_known_data():

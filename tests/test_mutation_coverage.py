@@ -135,18 +135,19 @@ def test_a_built_map_names_the_test_that_ran_a_line_in_a_subprocess_and_leaves_o
     tests.write_text(
         "import subprocess, sys\n"
         "def test_in_process():\n"
-        "    from harness import units\n"
-        "    assert units.__name__\n"
+        # a call, not an import: pytest's entry point has imported the installed plugin before any test
+        "    from kernelwatch import units\n"
+        "    assert units.percent(0.5)\n"
         "def test_in_a_subprocess():\n"
-        f"    subprocess.run([sys.executable, '-c', 'import harness.metrics'], check=True, cwd={str(tmp_path)!r},\n"
+        f"    subprocess.run([sys.executable, '-c', 'import kernelwatch.metrics'], check=True, cwd={str(tmp_path)!r},\n"
         f"                   env={{'PYTHONPATH': {str(mutation_coverage.ROOT)!r}, **__import__('os').environ}})\n"
         "def test_failing():\n"
-        "    import harness.compare\n"
+        "    import kernelwatch.compare\n"
         "    assert False\n")
     built = mutation_coverage.build([str(tests), "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)])
     # node ids are relative to the run's rootdir, as pytest takes them back in a replay's command
     assert built["failed"] == ["test_toy.py::test_failing"]
-    assert "test_toy.py::test_in_a_subprocess" in {t for lines in built["files"]["harness/metrics.py"].values()
+    assert "test_toy.py::test_in_a_subprocess" in {t for lines in built["files"]["src/kernelwatch/metrics.py"].values()
                                                    for t in lines}
-    assert "test_toy.py::test_in_process" in {t for lines in built["files"]["harness/units.py"].values() for t in lines}
+    assert "test_toy.py::test_in_process" in {t for lines in built["files"]["src/kernelwatch/units.py"].values() for t in lines}
     assert all("test_toy.py::test_failing" not in t for lines in built["files"].values() for t in lines.values())

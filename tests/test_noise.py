@@ -1,4 +1,4 @@
-"""CPU tests for harness.verdict.noise on recorded and deterministically built sample sets."""
+"""CPU tests for kernelwatch.verdict.noise on recorded and deterministically built sample sets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from harness.verdict.noise import (
+from kernelwatch.verdict.noise import (
     Detectable,
     NoiseFloors,
     StoredResult,
@@ -19,7 +19,7 @@ from harness.verdict.noise import (
     relevant_history,
     same_physical_gpu,
 )
-from harness.verdict.record import TIMER_CUPTI
+from kernelwatch.verdict.record import TIMER_CUPTI
 from tests.sample_sets import ADD_8192_VEC4, SPREAD, fresh, recorded, spread_samples, stored
 
 EVENTS = "CUDA events, held stream, L2 flushed"

@@ -1,13 +1,13 @@
-"""harness.verdict.paired: the interleaved A/B verdict, its bootstrap interval and its labels."""
+"""kernelwatch.verdict.paired: the interleaved A/B verdict, its bootstrap interval and its labels."""
 
 
 import numpy as np
 import pytest
 
-from harness.timing import profile
-from harness.timing.profile import MIN_PAIRS
-from harness.verdict.labels import FASTER, NEW, REMOVED, SAME, SLOWER, UNCHANGED, Verdict
-from harness.verdict.paired import bootstrap_ratio_interval, judge_paired, new, removed, unchanged
+from kernelwatch.timing import profile
+from kernelwatch.timing.profile import MIN_PAIRS
+from kernelwatch.verdict.labels import FASTER, NEW, REMOVED, SAME, SLOWER, UNCHANGED, Verdict
+from kernelwatch.verdict.paired import bootstrap_ratio_interval, judge_paired, new, removed, unchanged
 
 CASE = "test_matmul_time[warptile-1024x1024x1024]"
 MEDIAN_TIME = 1.234e-3  # seconds, the scale of a mid-sized matmul on the H200

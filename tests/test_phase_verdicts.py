@@ -1,16 +1,16 @@
-"""harness.verdict.phases: each phase of a host routine judged against the same phase of this GPU's stored runs,
-and the report's section (harness/report/phases.py)."""
+"""kernelwatch.verdict.phases: each phase of a host routine judged against the same phase of this GPU's stored runs,
+and the report's section (src/kernelwatch/report/phases.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from harness.report.phases import phases_section
-from harness.timing.timer import TIMER_WALL
-from harness.verdict.noise import StoredResult, stored_phases
-from harness.verdict.phases import HOST_COPIES, phase_fields, phase_timer, phase_verdicts
-from harness.verdict.record import CaseRecord
+from kernelwatch.report.phases import phases_section
+from kernelwatch.timing.timer import TIMER_WALL
+from kernelwatch.verdict.noise import StoredResult, stored_phases
+from kernelwatch.verdict.phases import HOST_COPIES, phase_fields, phase_timer, phase_verdicts
+from kernelwatch.verdict.record import CaseRecord
 
 GPU = "GPU-a"
 CASE = "s.py::test_routine[pinned-tiled]"

@@ -1,4 +1,4 @@
-"""harness.timing.phases and the wall-clock sampling that uses it: a host routine's samples cut into phases
+"""kernelwatch.timing.phases and the wall-clock sampling that uses it: a host routine's samples cut into phases
 by CUPTI's records (marks, copy directions, the host's rest) without a GPU."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.timing.phases import (
+from kernelwatch.timing.phases import (
     HOST_PHASE,
     MARK_KERNEL,
     PhaseRecorder,
@@ -16,9 +16,9 @@ from harness.timing.phases import (
     phase_of,
     phases_of,
 )
-from harness.timing.profile import Profile
-from harness.timing.spans import Activity, TimingError, activities_from_json
-from harness.timing.wall import measure_wall
+from kernelwatch.timing.profile import Profile
+from kernelwatch.timing.spans import Activity, TimingError, activities_from_json
+from kernelwatch.timing.wall import measure_wall
 
 
 def mark(at: int) -> Activity:

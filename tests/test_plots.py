@@ -1,12 +1,12 @@
-"""harness.report.plots: the performance table, the roofline and the trend plot from stored runs."""
+"""kernelwatch.report.plots: the performance table, the roofline and the trend plot from stored runs."""
 
 import json
 import warnings
 
 import pytest
 
-from harness.report.plots import performance_table, plot_roofline, plot_trend, trend_series
-from harness.storage.schema import migrated
+from kernelwatch.report.plots import performance_table, plot_roofline, plot_trend, trend_series
+from kernelwatch.storage.schema import migrated
 
 GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "multiprocessors": 132, "sm_clock_max_mhz": 1980,
        "memory_clock_max_mhz": 3201, "memory_bus_width_bits": 6016}
@@ -107,7 +107,7 @@ def test_plot_script_says_when_there_is_nothing(tmp_path, missing):
 
 
 def test_a_matmuls_least_traffic_is_a_b_and_c_once_each():
-    from harness.report.plots import _least_matmul_bytes
+    from kernelwatch.report.plots import _least_matmul_bytes
 
     assert _least_matmul_bytes("2x3x4") == 4 * (2 * 4 + 4 * 3 + 2 * 3)  # m x n x k: A m·k, B k·n, C m·n floats
     assert _least_matmul_bytes("3x5x7") == 4 * (21 + 35 + 15)

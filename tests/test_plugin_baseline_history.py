@@ -1,4 +1,4 @@
-"""The plugin's choice of the baseline's history (harness/plugin/__init__.py `_load_baseline`): the
+"""The plugin's choice of the baseline's history (src/kernelwatch/plugin/__init__.py `_load_baseline`): the
 noise model sees the newest HISTORY_RUNS stored runs of the GPU model, the baseline among them once,
 whichever run --benchmark-compare names. Called directly: a pytest run per case would take a minute."""
 
@@ -8,9 +8,9 @@ import types
 
 import pytest
 
-import harness.plugin as plugin
-from harness.plugin.state import SuiteState
-from harness.timing.profile import PROFILES
+import kernelwatch.plugin as plugin
+from kernelwatch.plugin.state import SuiteState
+from kernelwatch.timing.profile import PROFILES
 from tests.test_replay_verdicts import QUIET, write_run
 
 

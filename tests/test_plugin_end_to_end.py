@@ -2,7 +2,7 @@
 
 Each test runs pytest in a subprocess on a small timed suite: save, compare,
 slowed cases, corrupt or missing baselines, two saves at once, a failed test,
-unwritable folders, --require-gpu.
+unwritable folders, --kernelwatch-require-gpu.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.perf]
 
 
 @pytest.mark.parametrize("name", ["alpha", "beta", "gamma"])
-def test_time(gpu_bench, name):
-    gpu_bench.time(lambda stream: None, kernel=name, shape="1x1", flops=1e9)
+def test_time(kernelwatch_bench, name):
+    kernelwatch_bench.time(lambda stream: None, kernel=name, shape="1x1", flops=1e9)
 '''
 
 FAILING = '''
@@ -42,7 +42,7 @@ def run(folder: Path, *args: str, env: dict | None = None, fresh: bool = False) 
     """The suite's pytest on `folder` (tests/pytest_runs.py: in this process unless `fresh`), its baselines
     and report inside it."""
     return run_pytest(folder, ["-p", "no:cacheprovider", "-q", f"--benchmark-storage=file://{folder / 'baselines'}",
-                               f"--benchmark-report={folder / 'report.md'}", *args], env=env, fresh=fresh)
+                               f"--kernelwatch-report={folder / 'report.md'}", *args], env=env, fresh=fresh)
 
 
 def saved(folder: Path) -> list[str]:
@@ -177,16 +177,16 @@ def test_a_report_path_that_is_a_folder_is_a_clear_error(suite):
 
 
 def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):
-    from harness.timing.gpu import cuda_available
+    from kernelwatch.timing.gpu import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("this machine has a GPU: the claim is about machines without one")
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    (tmp_path / "conftest.py").write_text('')
     (tmp_path / "test_fake_suite.py").write_text(SUITE)
     (tmp_path / "baselines").mkdir()
     plain = run(tmp_path)
     assert plain.returncode == 0 and "3 skipped" in output(plain), output(plain)
-    for args, env in ((["--require-gpu"], None), ([], {"KERNEL_SUITE_REQUIRE_GPU": "1"})):
+    for args, env in ((["--kernelwatch-require-gpu"], None), ([], {"KERNELWATCH_REQUIRE_GPU": "1"})):
         result = run(tmp_path, *args, env=env)
         assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
         assert "no usable CUDA GPU" in output(result)
@@ -196,20 +196,35 @@ def test_a_device_hook_of_the_suites_own_conftest_answers_before_the_plugins_def
     # the conftest is registered before the plugins it names: the default CudaDevice must still come last
     (tmp_path / "conftest.py").write_text(no_gpu_conftest("the conftest's own device"))
     (tmp_path / "test_fake_suite.py").write_text(SUITE)
-    result = run(tmp_path, "--require-gpu")
+    result = run(tmp_path, "--kernelwatch-require-gpu")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
-    assert "--require-gpu: no usable CUDA GPU on this machine: the conftest's own device" in output(result)
+    assert "--kernelwatch-require-gpu: no usable CUDA GPU on this machine: the conftest's own device" in output(result)
+
+
+def git_init(folder):
+    """`folder` as a git repository with one commit of what it holds."""
+    import subprocess
+
+    git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the suite"], check=True)
 
 
 def test_an_unknown_compare_ref_is_an_error_before_anything_runs(suite):
-    result = run(suite, "--compare-ref", "no-such-branch-anywhere")
+    git_init(suite)  # the ref is looked up in the repository of the tests being run
+    result = run(suite, "--kernelwatch-compare-ref", "no-such-branch-anywhere")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
     assert "unknown git ref 'no-such-branch-anywhere'" in output(result)
     assert "Traceback" not in output(result)
 
 
 def test_compare_ref_skips_cases_it_cannot_prepare_on_the_base_side_with_the_reason(suite):
-    result = run(suite, "--compare-ref", "HEAD", "-rs")
+    import shutil
+
+    shutil.copytree(ROOT / "kernels", suite / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    git_init(suite)
+    result = run(suite, "--kernelwatch-compare-ref", "HEAD", "-rs")
     assert result.returncode == 0, output(result)
     assert "3 skipped" in output(result) and "a plain run, which the base side cannot prepare" in output(result)
 
@@ -218,9 +233,9 @@ def test_compare_ref_skips_cases_it_cannot_prepare_on_the_base_side_with_the_rea
                          ids=["save", "autosave", "compare-fail"])
 def test_compare_ref_refuses_options_that_store_or_judge_against_a_baseline(suite, option):
     # the ref does not exist: the refusal must come first, before git is asked anything
-    result = run(suite, "--compare-ref", "no-such-branch-anywhere", option)
+    result = run(suite, "--kernelwatch-compare-ref", "no-such-branch-anywhere", option)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
-    assert f"--compare-ref cannot be combined with {option.split('=')[0]}" in output(result)
+    assert f"--kernelwatch-compare-ref cannot be combined with {option.split('=')[0]}" in output(result)
     assert "unknown git ref" not in output(result) and "Traceback" not in output(result)
     assert saved(suite) == []
 
@@ -241,10 +256,10 @@ def test_the_storage_folder_naming_is_restored_after_the_session(suite):
 SLOWDOWN_CONFTEST = '''
 import dataclasses
 
-from harness.timing.gpu import ClockState
+from kernelwatch.timing.gpu import ClockState
 from tests.plugins import fake_gpu
 
-pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu", "tests.plugins.slowdown"]
+pytest_plugins = ["tests.plugins.fake_gpu", "tests.plugins.slowdown"]
 
 fake_gpu.FakeDevice.clock_state = lambda self: ClockState({now}, 0)
 _fake_info = fake_gpu.fake_info

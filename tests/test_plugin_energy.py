@@ -1,4 +1,4 @@
-"""The plugin's energy (harness/plugin/energy.py), end to end on the fake GPU: measured, recorded, judged, refused."""
+"""The plugin's energy (src/kernelwatch/plugin/energy.py), end to end on the fake GPU: measured, recorded, judged, refused."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import types
 
 import pytest
 
-from harness.plugin.energy import energy_wanted, with_paired_energy
-from harness.storage.history import open_store
-from harness.timing.profile import PROFILES
-from harness.verdict.record import CaseRecord
+from kernelwatch.plugin.energy import energy_wanted, with_paired_energy
+from kernelwatch.storage.history import open_store
+from kernelwatch.timing.profile import PROFILES
+from kernelwatch.verdict.record import CaseRecord
 from tests.plugins.fake_gpu import FakeEnergyMeter
 from tests.pytest_runs import no_gpu_conftest
 from tests.test_plugin_end_to_end import output, run
@@ -25,7 +25,7 @@ def energies(folder) -> dict:
 
 
 def test_energy_alone_records_each_cases_joules_per_launch_in_the_run(suite):
-    result = run(suite, "--energy", f"--benchmark-json={suite / 'run.json'}")
+    result = run(suite, "--kernelwatch-energy", f"--benchmark-json={suite / 'run.json'}")
     assert result.returncode == 0, output(result)
     found = energies(suite)
     assert set(found) == {"alpha", "beta", "gamma"}
@@ -42,17 +42,17 @@ def test_energy_alone_records_each_cases_joules_per_launch_in_the_run(suite):
 
 def test_a_case_whose_windows_are_too_noisy_for_1_percent_is_given_more_windows(suite):
     # 5% spread a window: six give about ±5%, so the plugin's precision rule asks for the 18 more
-    result = run(suite, "--energy", "--fake-gpu-energy-noise=0.05", f"--benchmark-json={suite / 'run.json'}")
+    result = run(suite, "--kernelwatch-energy", "--fake-gpu-energy-noise=0.05", f"--benchmark-json={suite / 'run.json'}")
     assert result.returncode == 0, output(result)
     for block in energies(suite).values():
         assert len(block["window_joules_per_launch"]) == 24 and block["windows_added"] == 18
-    quiet = run(suite, "--energy", f"--benchmark-json={suite / 'run.json'}")
+    quiet = run(suite, "--kernelwatch-energy", f"--benchmark-json={suite / 'run.json'}")
     assert quiet.returncode == 0 and {b["windows_added"] for b in energies(suite).values()} == {0}
 
 
 def test_no_energy_is_measured_where_none_is_asked_for(suite):
-    # the fake suite's names are none of the nightly's energy cases; --energy=none measures none at all
-    for args in ([], ["--energy=none"]):
+    # the fake suite's names are none of the nightly's energy cases; --kernelwatch-energy=none measures none at all
+    for args in ([], ["--kernelwatch-energy=none"]):
         assert run(suite, *args, f"--benchmark-json={suite / 'run.json'}").returncode == 0
         assert set(energies(suite).values()) == {None}
 
@@ -68,8 +68,8 @@ def test_the_profiles_energy_cases_are_matched_by_test_name():
 def test_more_energy_at_the_same_time_fails_its_case_only_and_the_store_keeps_the_rest(suite):
     url = f"sqlite:///{suite / 'h.sqlite'}"
     for seed in (1, 2, 3):
-        assert run(suite, "--benchmark-compare", f"--history={url}", "--energy", f"--fake-gpu-seed={seed}").returncode == 0
-    result = run(suite, "--benchmark-compare", f"--history={url}", "--energy", "--fake-gpu-seed=4", MORE)
+        assert run(suite, "--benchmark-compare", f"--kernelwatch-history={url}", "--kernelwatch-energy", f"--fake-gpu-seed={seed}").returncode == 0
+    result = run(suite, "--benchmark-compare", f"--kernelwatch-history={url}", "--kernelwatch-energy", "--fake-gpu-seed=4", MORE)
     assert result.returncode == 1, output(result)
     assert "FAILED test_fake_suite.py::test_time[beta] - Failed: energy regression" in output(result)
     failure = output(result).split(" test_time[beta] ")[1].splitlines()
@@ -84,29 +84,29 @@ def test_more_energy_at_the_same_time_fails_its_case_only_and_the_store_keeps_th
     assert {r.run_id for r in history["test_fake_suite.py::test_time[alpha]"]} == {1, 2, 3, 4}
     assert {r.run_id for r in history["test_fake_suite.py::test_time[beta]"]} == {1, 2, 3}
     assert all(len(r.energy) == 6 for r in history["test_fake_suite.py::test_time[alpha]"])
-    result = run(suite, "--benchmark-compare", f"--history={url}", "--energy", "--fake-gpu-seed=5", MORE,
-                 "--energy-verdict=report")
+    result = run(suite, "--benchmark-compare", f"--kernelwatch-history={url}", "--kernelwatch-energy", "--fake-gpu-seed=5", MORE,
+                 "--kernelwatch-energy-verdict=report")
     assert result.returncode == 0, output(result)
     assert "more energy" in (suite / "report.md").read_text()
 
 
 def test_energy_asked_for_where_it_cannot_be_measured_is_refused_before_anything_runs(suite):
-    result = run(suite, "--energy", "--fake-gpu-no-energy")
-    assert result.returncode == 4 and "--energy: the fake GPU has no energy counter" in output(result)
+    result = run(suite, "--kernelwatch-energy", "--fake-gpu-no-energy")
+    assert result.returncode == 4 and "--kernelwatch-energy: the fake GPU has no energy counter" in output(result)
     # the profile's energy cases on such a GPU are a notice, not an error
     assert run(suite, "--fake-gpu-no-energy").returncode == 0
 
 
 def test_energy_all_spelled_out_asks_for_what_energy_alone_does(suite):
     # "all" here is argparse's cut of the argument, another string than the option's constant
-    result = run(suite, "--energy=all", "--fake-gpu-no-energy")
-    assert result.returncode == 4 and "--energy: the fake GPU has no energy counter" in output(result)
+    result = run(suite, "--kernelwatch-energy=all", "--fake-gpu-no-energy")
+    assert result.returncode == 4 and "--kernelwatch-energy: the fake GPU has no energy counter" in output(result)
 
 
 def test_energy_verdict_fail_spelled_out_fails_a_case_of_more_energy_as_the_default_does(suite):
     # "fail" here is argparse's cut of the argument, another string than the option's constant
-    assert run(suite, "--energy", "--benchmark-save=first").returncode == 0
-    result = run(suite, "--benchmark-compare", "--energy", "--fake-gpu-seed=1", MORE, "--energy-verdict=fail")
+    assert run(suite, "--kernelwatch-energy", "--benchmark-save=first").returncode == 0
+    result = run(suite, "--benchmark-compare", "--kernelwatch-energy", "--fake-gpu-seed=1", MORE, "--kernelwatch-energy-verdict=fail")
     assert result.returncode == 1, output(result)
     assert "FAILED test_fake_suite.py::test_time[beta] - Failed: energy regression" in output(result)
     assert "1 failed, 2 passed" in output(result)
@@ -116,8 +116,8 @@ def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
     # a device layer without a GPU, so that the refusal is tested on a machine with one too
     (tmp_path / "conftest.py").write_text(no_gpu_conftest("no GPU in this folder"))
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
-    result = run(tmp_path, "--energy")
-    assert result.returncode == 4 and "--energy asks for what only a GPU can give" in output(result)
+    result = run(tmp_path, "--kernelwatch-energy")
+    assert result.returncode == 4 and "--kernelwatch-energy asks for what only a GPU can give" in output(result)
 
 
 def test_an_energy_ab_records_heads_energy_and_the_paired_verdict(pytestconfig):
@@ -143,11 +143,11 @@ def test_every_energy_case_of_the_nightly_is_a_case_the_nightly_times():
 
 def test_the_dashboard_draws_the_energy_the_store_kept(suite, tmp_path):
     # through the real paths: the plugin records energy into the store, `site` reads it back
-    from harness.history.cli import main
+    from kernelwatch.history.cli import main
 
     url = f"sqlite:///{suite / 'h.sqlite'}"
     for seed in (1, 2):
-        assert run(suite, f"--history={url}", "--energy", f"--fake-gpu-seed={seed}").returncode == 0
+        assert run(suite, f"--kernelwatch-history={url}", "--kernelwatch-energy", f"--fake-gpu-seed={seed}").returncode == 0
     assert main(["site", str(tmp_path / "site"), "--history", url]) == 0
     index = (tmp_path / "site" / "index.html").read_text()
     assert len(re.findall(r'<td class="nowrap">\d+(\.\d+)? (mJ|µJ|J)</td>', index)) == 3  # alpha, beta, gamma
@@ -164,7 +164,7 @@ def _block(**changes) -> dict:
 
 
 def test_the_energy_section_gives_each_measured_case_a_row_and_the_reasons_of_the_verdicts_not_same():
-    from harness.plugin.energy import energy_lines, energy_section
+    from kernelwatch.plugin.energy import energy_lines, energy_section
 
     more = CaseRecord(case="s.py::a", median_s=1e-3, energy=_block(),
                       energy_verdict={"label": "more energy", "fails": True, "reason": "1.05x"})
@@ -191,7 +191,7 @@ def test_the_energy_section_gives_each_measured_case_a_row_and_the_reasons_of_th
 
 
 def test_an_energy_failure_names_the_interval_and_the_reason_and_a_passing_verdict_none():
-    from harness.plugin.energy import energy_failure
+    from kernelwatch.plugin.energy import energy_failure
 
     failing = CaseRecord(case="a", median_s=1e-3, energy=_block(), energy_verdict={"fails": True, "reason": "why"})
     assert energy_failure(failing) == "energy regression: 2 J (95% 1.9-2.1, ±5.0% this run) per launch: why"
@@ -211,8 +211,8 @@ class _Meter:
         self.error, self.calls = error, []
 
     def measure(self, run, stream, launch_s, case="", enough=None):
-        from harness.timing.energy import EnergyMeasurement
-        from harness.timing.power_trace import Window
+        from kernelwatch.timing.energy import EnergyMeasurement
+        from kernelwatch.timing.power_trace import Window
 
         self.calls.append((launch_s, case, enough))
         if self.error:
@@ -233,8 +233,8 @@ def _energy_state(meter, **changes):
 
 
 def test_a_replay_without_a_window_is_a_problem_of_the_run_and_leaves_the_record_as_it_was():
-    from harness.plugin.energy import with_energy
-    from harness.timing.energy import EnergyError
+    from kernelwatch.plugin.energy import with_energy
+    from kernelwatch.timing.energy import EnergyError
 
     record = CaseRecord(case="s.py::k", median_s=2e-3)
     state = _energy_state(_Meter(EnergyError("s.py::k: no energy window")))
@@ -245,7 +245,7 @@ def test_a_replay_without_a_window_is_a_problem_of_the_run_and_leaves_the_record
 
 
 def test_a_wall_clock_case_a_host_copying_one_and_a_run_without_a_meter_are_not_measured():
-    from harness.plugin.energy import with_energy
+    from kernelwatch.plugin.energy import with_energy
 
     meter = _Meter()
     record = CaseRecord(case="s.py::k", median_s=2e-3)
@@ -258,8 +258,8 @@ def test_a_wall_clock_case_a_host_copying_one_and_a_run_without_a_meter_are_not_
 
 
 def test_a_measured_case_is_judged_only_where_the_run_compares_or_stores_and_fails_on_more_energy_alone():
-    from harness.plugin.energy import with_energy
-    from harness.verdict.energy import precise_enough
+    from kernelwatch.plugin.energy import with_energy
+    from kernelwatch.verdict.energy import precise_enough
 
     meter = _Meter()
     record = CaseRecord(case="s.py::k", median_s=2e-3, flops=1e9)
@@ -271,7 +271,7 @@ def test_a_measured_case_is_judged_only_where_the_run_compares_or_stores_and_fai
     assert "references" not in judged.energy_verdict
     assert with_energy(_energy_state(meter, comparing=True), record, None, None, wall=False).energy_verdict
     # this GPU's stored runs at 0.25 J a launch, the case now about 0.3045: more energy, failing where the run says
-    from harness.verdict.noise import StoredResult
+    from kernelwatch.verdict.noise import StoredResult
 
     runs = [StoredResult(gpu_uuid="GPU-x", timer="cupti kernel", median=2e-3, run=f"history run {i}",
                          started_at=f"2026-12-0{i}T00:00:00", energy=(0.249, 0.25, 0.251)) for i in range(1, 4)]
@@ -292,7 +292,7 @@ def _items(*nodes):
 
 
 def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
-    from harness.plugin import _open_energy_meter
+    from kernelwatch.plugin import _open_energy_meter
 
     opened = []
 
@@ -313,7 +313,7 @@ def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
     assert (profiled.energy_meter, every.energy_meter, opened) == ("meter", "meter", ["profile", "all"])
     _open_energy_meter(noticed := state("profile", None), _items((big, True)))
     assert noticed.notices == ["energy of the profile's energy cases not measured: no counter"]
-    with pytest.raises(pytest.UsageError, match=r"^--energy: no counter$"):
+    with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-energy: no counter$"):
         _open_energy_meter(state("all", None), [])
 
 
@@ -340,7 +340,7 @@ def _paired_state(factor: float, energy_fails: bool = True):
 
 @pytest.mark.parametrize("factor, energy_fails, label, fails", [
     (1.05, True, "more energy", True),
-    (1.05, False, "more energy", False),  # --energy-verdict report: said, not failed
+    (1.05, False, "more energy", False),  # --kernelwatch-energy-verdict report: said, not failed
     (1.0, True, "same", False),
     (0.95, True, "less energy", False),
 ])
@@ -355,8 +355,8 @@ def test_an_energy_ab_fails_its_case_only_on_more_energy_where_the_run_says_so(f
 
 
 def test_less_energy_against_the_stored_runs_passes_where_more_would_fail():
-    from harness.plugin.energy import with_energy
-    from harness.verdict.noise import StoredResult
+    from kernelwatch.plugin.energy import with_energy
+    from kernelwatch.verdict.noise import StoredResult
 
     # the case now about 0.3045 J a launch (_Meter), this GPU's stored runs at 0.4: less energy
     runs = [StoredResult(gpu_uuid="GPU-x", timer="cupti kernel", median=2e-3, run=f"history run {i}",
@@ -368,7 +368,7 @@ def test_less_energy_against_the_stored_runs_passes_where_more_would_fail():
 
 
 def test_whether_a_case_is_a_wall_clock_one_is_given_by_name():
-    from harness.plugin.energy import with_energy
+    from kernelwatch.plugin.energy import with_energy
 
     record = CaseRecord(case="s.py::k", median_s=2e-3)
     with pytest.raises(TypeError):
@@ -379,9 +379,9 @@ def test_whether_a_case_is_a_wall_clock_one_is_given_by_name():
 def test_more_energy_fails_its_case_under_a_label_equal_to_the_vocabularys(monkeypatch, paired):
     # a label equal to, not the object of, "more energy" (one read back from JSON, say): whether the case fails
     # must not hang on which object the verdict holds
-    import harness.plugin.energy as plugin_energy
-    from harness.plugin.energy import with_energy
-    from harness.verdict.labels import Verdict
+    import kernelwatch.plugin.energy as plugin_energy
+    from kernelwatch.plugin.energy import with_energy
+    from kernelwatch.verdict.labels import Verdict
 
     def judged_more(case, *args, **kwargs):
         return Verdict(case, "".join(["more ", "energy"]), 0.25, 0.3, 1.2, 0.01, "more energy: 1.200x")

@@ -1,11 +1,11 @@
 """The plugin's fixtures as pytest sees them: the GPU lock wraps every test (it takes the lock only for
-GPU tests on a GPU, harness/plugin/fixtures.py)."""
+GPU tests on a GPU, src/kernelwatch/plugin/fixtures.py)."""
 
 from __future__ import annotations
 
 
 def test_every_test_runs_inside_the_gpu_lock_fixture(request):
-    assert "_gpu_lock" in request.fixturenames
+    assert "_kernelwatch_gpu_lock" in request.fixturenames
 
 
 TIMER_SUITE = '''
@@ -13,13 +13,13 @@ import pytest
 
 
 @pytest.mark.gpu
-def test_a_correctness_test_gets_the_sessions_timer(gpu_timer):
-    assert gpu_timer is not None and type(gpu_timer).__name__ == "FakeTimer"
+def test_a_correctness_test_gets_the_sessions_timer(kernelwatch_timer):
+    assert kernelwatch_timer is not None and type(kernelwatch_timer).__name__ == "FakeTimer"
 '''
 
 
 def test_gpu_timer_makes_the_timer_where_no_timed_test_made_it(suite):
-    # harness/plugin/fixtures.py: with no perf test in the run the session made no timer at collection;
+    # src/kernelwatch/plugin/fixtures.py: with no perf test in the run the session made no timer at collection;
     # a test outside the perf marker that asks for one gets one made then
     from tests.test_plugin_end_to_end import output, run
 
@@ -33,7 +33,7 @@ import contextlib
 
 import pytest
 
-import harness.plugin.fixtures as fixtures
+import kernelwatch.plugin.fixtures as fixtures
 
 TAKEN = []
 

@@ -1,4 +1,4 @@
-"""The plugin's checks of named things, called directly (harness/plugin/options.py `check_named_things`):
+"""The plugin's checks of named things, called directly (src/kernelwatch/plugin/options.py `check_named_things`):
 a run number or name is looked up; `--benchmark-compare` without a value (the newest run) and the
 option not given name nothing, so an empty baselines folder is no error for them. At the end, what
 pytest_configure does with the options and the device layer, on the fake GPU in a pytest run of its own
@@ -7,18 +7,19 @@ pytest_configure does with the options and the device layer, on the fake GPU in 
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 
-from harness.plugin.options import check_named_things, refuse_requests_without_a_gpu
+from kernelwatch.plugin.options import check_named_things, refuse_requests_without_a_gpu
 from tests.plugins.fake_gpu import fake_info
 from tests.test_plugin_end_to_end import output, run
 
 
 def config(compare):
-    options = {"compare_ref": None, "history": None}
+    options = {"kernelwatch_compare_ref": None, "kernelwatch_history": None}
     return types.SimpleNamespace(option=types.SimpleNamespace(benchmark_compare=compare),
-                                 getoption=lambda name: options[name])
+                                 getoption=lambda name: options[name], rootpath=Path.cwd())
 
 
 @pytest.mark.parametrize("compare", [True, False, [], None])
@@ -33,7 +34,7 @@ def test_the_newest_run_is_left_to_the_gpus_own_folder_whatever_another_gpus_fol
     other.mkdir()
     for name in ("0002_a.json", "0002_b.json"):
         (other / name).write_text("{}")
-    from harness.storage.runs import BaselineError, resolve_compare
+    from kernelwatch.storage.runs import BaselineError, resolve_compare
 
     with pytest.raises(BaselineError, match="share the newest number"):
         resolve_compare(other, True)  # what that folder's newest run would say, asked
@@ -46,24 +47,25 @@ def test_a_run_number_is_looked_up_in_the_baselines(tmp_path, compare):
 
 
 def _options(**given):
-    return types.SimpleNamespace(option=types.SimpleNamespace(**given), getoption=lambda name: given.get(name))
+    return types.SimpleNamespace(option=types.SimpleNamespace(**given), getoption=lambda name: given.get(name),
+                                 rootpath=Path.cwd())
 
 
 @pytest.mark.parametrize(("given", "words"), [
-    ({"numprocesses": 2}, "--compare-ref runs in one process: drop -n"),
-    ({"benchmark_compare": "0001"}, "--compare-ref compares with a git ref in this run; drop --benchmark-compare"),
-    ({"benchmark_save": "x"}, "--compare-ref cannot be combined with --benchmark-save: a pull-request run is never "
+    ({"numprocesses": 2}, "--kernelwatch-compare-ref runs in one process: drop -n"),
+    ({"benchmark_compare": "0001"}, "--kernelwatch-compare-ref compares with a git ref in this run; drop --benchmark-compare"),
+    ({"benchmark_save": "x"}, "--kernelwatch-compare-ref cannot be combined with --benchmark-save: a pull-request run is never "
                               "saved as a baseline; drop one of them"),
-    ({"benchmark_autosave": True}, "--compare-ref cannot be combined with --benchmark-autosave: a pull-request run "
+    ({"benchmark_autosave": True}, "--kernelwatch-compare-ref cannot be combined with --benchmark-autosave: a pull-request run "
                                    "is never saved as a baseline; drop one of them"),
-    ({"benchmark_compare_fail": ["mean:5%"]}, "--compare-ref cannot be combined with --benchmark-compare-fail: it "
-                                              "judges against a stored baseline, and --compare-ref judges against "
+    ({"benchmark_compare_fail": ["mean:5%"]}, "--kernelwatch-compare-ref cannot be combined with --benchmark-compare-fail: it "
+                                              "judges against a stored baseline, and --kernelwatch-compare-ref judges against "
                                               "the ref; drop one of them"),
-    ({"history": "sqlite:///x"}, "--compare-ref cannot be combined with --history: a pull-request run is judged "
+    ({"kernelwatch_history": "sqlite:///x"}, "--kernelwatch-compare-ref cannot be combined with --kernelwatch-history: a pull-request run is judged "
                                  "against its ref, never recorded as a GPU's history; drop one of them"),
 ])
 def test_compare_ref_refuses_each_conflicting_option_by_name(given, words):
-    from harness.plugin.options import refuse_conflicts_with_compare_ref
+    from kernelwatch.plugin.options import refuse_conflicts_with_compare_ref
 
     with pytest.raises(pytest.UsageError) as refused:
         refuse_conflicts_with_compare_ref(_options(**given))
@@ -71,30 +73,30 @@ def test_compare_ref_refuses_each_conflicting_option_by_name(given, words):
 
 
 def test_compare_ref_alone_or_with_options_left_empty_is_fine():
-    from harness.plugin.options import refuse_conflicts_with_compare_ref
+    from kernelwatch.plugin.options import refuse_conflicts_with_compare_ref
 
     refuse_conflicts_with_compare_ref(_options())
     refuse_conflicts_with_compare_ref(_options(numprocesses=0, benchmark_compare=None, benchmark_save=None,
-                                               benchmark_autosave=False, benchmark_compare_fail=[], history=None))
+                                               benchmark_autosave=False, benchmark_compare_fail=[], kernelwatch_history=None))
 
 
 def test_the_regression_threshold_is_a_fraction_or_none_and_no_fraction_is_a_usage_error():
-    from harness.plugin.options import threshold_of
+    from kernelwatch.plugin.options import threshold_of
 
-    assert threshold_of(_options(regression_threshold=None)) is None
-    assert threshold_of(_options(regression_threshold="")) is None
-    assert threshold_of(_options(regression_threshold="5%")) == pytest.approx(0.05)
-    assert threshold_of(_options(regression_threshold="0.2")) == 0.2
-    with pytest.raises(pytest.UsageError, match=r"^--regression-threshold='x' is not a number; use a fraction like "
+    assert threshold_of(_options(kernelwatch_threshold=None)) is None
+    assert threshold_of(_options(kernelwatch_threshold="")) is None
+    assert threshold_of(_options(kernelwatch_threshold="5%")) == pytest.approx(0.05)
+    assert threshold_of(_options(kernelwatch_threshold="0.2")) == 0.2
+    with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-threshold='x' is not a number; use a fraction like "
                                                 r"0\.05 or 5%$"):
-        threshold_of(_options(regression_threshold="x"))
+        threshold_of(_options(kernelwatch_threshold="x"))
 
 
 def test_no_history_option_opens_no_store_and_a_store_that_cannot_be_opened_is_a_usage_error(monkeypatch):
-    import harness.storage.history as history
-    from harness.plugin.options import open_history_store
+    import kernelwatch.storage.history as history
+    from kernelwatch.plugin.options import open_history_store
 
-    assert open_history_store(_options(history=None)) is None
+    assert open_history_store(_options(kernelwatch_history=None)) is None
     urls = []
 
     def refuse(url):
@@ -103,25 +105,25 @@ def test_no_history_option_opens_no_store_and_a_store_that_cannot_be_opened_is_a
 
     monkeypatch.setattr(history, "open_store", refuse)
     with pytest.raises(pytest.UsageError) as refused:
-        open_history_store(_options(history=""))
-    assert str(refused.value) == "--history: cannot reach it" and urls == [None]  # "" asks for the default store
+        open_history_store(_options(kernelwatch_history=""))
+    assert str(refused.value) == "--kernelwatch-history: cannot reach it" and urls == [None]  # "" asks for the default store
     with pytest.raises(pytest.UsageError):
-        open_history_store(_options(history="sqlite:///x.db"))
+        open_history_store(_options(kernelwatch_history="sqlite:///x.db"))
     assert urls == [None, "sqlite:///x.db"]
 
 
 def test_energy_all_typed_on_a_command_line_without_a_gpu_is_refused_like_energy_alone():
-    # a console command's "all" is a string built at run time, never the interned literal that --energy alone gives
+    # a console command's "all" is a string built at run time, never the interned literal that --kernelwatch-energy alone gives
     typed = "".join(["al", "l"])
-    with pytest.raises(pytest.UsageError, match=r"^--energy asks for what only a GPU can give .*: no driver here\."):
-        refuse_requests_without_a_gpu(_options(energy=typed), "no driver here")
+    with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-energy asks for what only a GPU can give .*: no driver here\."):
+        refuse_requests_without_a_gpu(_options(kernelwatch_energy=typed), "no driver here")
 
 
 def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeypatch):
     # the ref resolves (check_named_things passed) but its tree is no suite: exit 4 with git's reason, no traceback
-    import harness.ab.against_ref as against_ref
-    import harness.plugin as plugin
-    from harness.ab.ref_tree import RefError
+    import kernelwatch.ab.against_ref as against_ref
+    import kernelwatch.plugin as plugin
+    from kernelwatch.ab.ref_tree import RefError
 
     def refuse(repo_root, ref, **options):
         raise RefError(f"{ref!r} (0123456789ab) lacks the suite's layout: missing kernels/registry.py")
@@ -129,8 +131,8 @@ def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeyp
     monkeypatch.setattr(against_ref, "RefComparison", refuse)
     state = types.SimpleNamespace(gpu=fake_info("GPU-test"), ref=None)
     with pytest.raises(pytest.UsageError) as refused:
-        plugin._open_ref(_options(compare_ref="v0.1", compare_ref_all=False, accept_slowdown=None), state)
-    assert str(refused.value) == "--compare-ref: 'v0.1' (0123456789ab) lacks the suite's layout: missing kernels/registry.py"
+        plugin._open_ref(_options(kernelwatch_compare_ref="v0.1", kernelwatch_compare_ref_all=False, kernelwatch_accept_slowdown=None), state)
+    assert str(refused.value) == "--kernelwatch-compare-ref: 'v0.1' (0123456789ab) lacks the suite's layout: missing kernels/registry.py"
     assert state.ref is None
 
 
@@ -146,7 +148,6 @@ def test_a_run_named_for_comparison_is_looked_up_in_the_storage_the_user_names(s
 TWO_MODELS = '''
 from tests.plugins.fake_gpu import FakeDevice, fake_info
 
-pytest_plugins = ["harness.plugin"]
 
 
 class TwoModels(FakeDevice):
@@ -162,7 +163,7 @@ class TwoModels(FakeDevice):
         (self.config.rootpath / "exact-allocations").touch()
 
 
-def pytest_kernel_suite_device(config):
+def pytest_kernelwatch_device(config):
     return TwoModels(config)
 '''
 
@@ -188,18 +189,18 @@ def test_gpus_of_two_models_are_refused_with_workers_and_used_by_one_process(two
 def test_no_memory_pool_and_only_it_asks_the_device_for_exact_allocations(two_models):
     assert run(two_models).returncode == 0
     assert not (two_models / "exact-allocations").exists()
-    assert run(two_models, "--no-memory-pool").returncode == 0
+    assert run(two_models, "--kernelwatch-no-memory-pool").returncode == 0
     assert (two_models / "exact-allocations").exists()
 
 
 def test_every_request_a_machine_without_a_gpu_cannot_answer_is_named_in_one_refusal():
-    # the benchmark options are absent where pytest-benchmark is not loaded, and --energy where it is not given
+    # the benchmark options are absent where pytest-benchmark is not loaded, and --kernelwatch-energy where it is not given
     with pytest.raises(pytest.UsageError) as refused:
         refuse_requests_without_a_gpu(_options(benchmark_compare="0001", benchmark_save="x", benchmark_autosave=True,
-                                               compare_ref="origin/main", history=""), "no driver here")
-    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --compare-ref, "
-                                         "--history asks for what only a GPU can give (verdicts, a baseline, a "
+                                               kernelwatch_compare_ref="origin/main", kernelwatch_history=""), "no driver here")
+    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --kernelwatch-compare-ref, "
+                                         "--kernelwatch-history asks for what only a GPU can give (verdicts, a baseline, a "
                                          "recorded run), and this machine has no usable CUDA GPU: no driver here. ")
     refuse_requests_without_a_gpu(_options(), "no driver here")  # nothing asked: the GPU tests are only skipped
     refuse_requests_without_a_gpu(_options(benchmark_compare=[], benchmark_save=None, benchmark_autosave=False,
-                                           compare_ref=None, history=None, energy="profile"), "no driver here")
+                                           kernelwatch_compare_ref=None, kernelwatch_history=None, kernelwatch_energy="profile"), "no driver here")

@@ -1,4 +1,4 @@
-"""Host routines by phase (harness/timing/phases.py, harness/verdict/phases.py), end to end on the fake GPU:
+"""Host routines by phase (src/kernelwatch/timing/phases.py, src/kernelwatch/verdict/phases.py), end to end on the fake GPU:
 recorded in the store, judged against its runs, a slower kernel phase failing the routine, the report's section."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from harness.storage.history import open_store
+from kernelwatch.storage.history import open_store
 from tests.test_plugin_end_to_end import output, run
 
 HOST_SUITE = '''
@@ -20,14 +20,14 @@ import pytest
 pytestmark = [pytest.mark.gpu, pytest.mark.perf]
 
 
-def test_routine(gpu_bench):
-    gpu_bench.time(lambda: time.sleep(0.0004), wall=True, kernel="alpha", shape="1x1")
+def test_routine(kernelwatch_bench):
+    kernelwatch_bench.time(lambda: time.sleep(0.0004), wall=True, kernel="alpha", shape="1x1")
 '''
 CASE = "test_host_suite.py::test_routine"
 
 
 def nightly(folder, url, seed, *extra):
-    return run(folder, "--benchmark-compare", f"--history={url}", f"--fake-gpu-seed={seed}",
+    return run(folder, "--benchmark-compare", f"--kernelwatch-history={url}", f"--fake-gpu-seed={seed}",
                f"--benchmark-json={folder / 'run.json'}", *extra)
 
 
@@ -38,7 +38,7 @@ def routine(folder) -> dict:
 
 @pytest.mark.slow  # five plugin runs: CI's second pass (tox -e unit -- -m slow)
 def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fails_it(tmp_path):
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
     (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
     (tmp_path / "baselines").mkdir()
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
@@ -89,7 +89,7 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
 def test_a_slower_phase_names_its_window_and_a_trailer_naming_the_routine_accepts_it_from_then_on(tmp_path):
     from tests.test_regression_life import commit, git
 
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
     (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
     (tmp_path / "baselines").mkdir()
     git(tmp_path, "init", "-q", "-b", "main")

@@ -1,20 +1,21 @@
-"""The plugin's end-of-run writing, called directly (a --compare-ref run needs a GPU, a failing store a
-pytest run per case): the --compare-ref report's accepted-slowdown note and title, and a store that
+"""The plugin's end-of-run writing, called directly (a --kernelwatch-compare-ref run needs a GPU, a failing store a
+pytest run per case): the --kernelwatch-compare-ref report's accepted-slowdown note and title, and a store that
 refuses the run's record."""
 
 from __future__ import annotations
 
 import dataclasses
 import types
+from pathlib import Path
 
 import pytest
 
-from harness.plugin.recording import record_session
-from harness.plugin.reporting import terminal_summary, write_ref_report
-from harness.plugin.state import SuiteState
-from harness.storage.history import HistoryError
-from harness.verdict.labels import Verdict
-from harness.verdict.record import CaseRecord
+from kernelwatch.plugin.recording import record_session
+from kernelwatch.plugin.reporting import terminal_summary, write_ref_report
+from kernelwatch.plugin.state import SuiteState
+from kernelwatch.storage.history import HistoryError
+from kernelwatch.verdict.labels import Verdict
+from kernelwatch.verdict.record import CaseRecord
 from tests.plugins.fake_gpu import fake_info
 
 
@@ -84,7 +85,7 @@ def test_a_run_without_timed_cases_is_not_recorded():
 
 
 def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monkeypatch):
-    import harness.plugin.recording as history
+    import kernelwatch.plugin.recording as history
 
     monkeypatch.setattr(history, "run_document", lambda config: {"benchmarks": []})
     store = RefusingStore()
@@ -95,8 +96,8 @@ def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monk
 
 
 def test_the_references_line_counts_own_history_baseline_and_none_apart():
-    from harness.plugin.reporting import references_line
-    from harness.verdict.labels import HISTORY_REFERENCE
+    from kernelwatch.plugin.reporting import references_line
+    from kernelwatch.verdict.labels import HISTORY_REFERENCE
 
     def judged(reference):
         return Verdict("c", "same", 1e-3, 1e-3, 1.0, 0.02, "", reference=reference)
@@ -112,7 +113,7 @@ def test_the_references_line_counts_own_history_baseline_and_none_apart():
     (fake_info("GPU-test"), None, []),  # one process and no timed case collected: no timer was made
 ])
 def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, gpu, workers, lines):
-    import harness.plugin as plugin
+    import kernelwatch.plugin as plugin
 
     monkeypatch.setattr(plugin, "worker_id", lambda: None)  # the controller, also where these tests run under -n
 
@@ -122,8 +123,8 @@ def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, g
 
 
 def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_first_of_them(tmp_path):
-    from harness.plugin.reporting import write_stored_report
-    from harness.verdict.against_baseline import Baseline
+    from kernelwatch.plugin.reporting import write_stored_report
+    from kernelwatch.verdict.against_baseline import Baseline
 
     ran = Verdict("suites/s.py::test_k[b]", "same", 1e-3, 1e-3, 1.0, 0.02, "")
     baseline = Baseline(tmp_path / "0005.json", None, dict.fromkeys(
@@ -135,8 +136,8 @@ def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_fir
 
 def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_without_throttled_ones(tmp_path):
     # through the real store and the plugin's own reading (read_history), not a copy of its line
-    from harness.plugin.recording import read_history
-    from harness.storage.history import open_store
+    from kernelwatch.plugin.recording import read_history
+    from kernelwatch.storage.history import open_store
     from tests.history.synthetic import GPU_A, case_name, make_document
 
     store = open_store(f"sqlite:///{tmp_path / 'h.sqlite'}")
@@ -156,23 +157,22 @@ def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_with
 def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
     import dataclasses
 
-    import harness.plugin as plugin
-    from harness.plugin.options import BASELINES
-
+    import kernelwatch.plugin as plugin
     gpu = dataclasses.replace(fake_info("GPU-test"), uuid=uuid)
     state = suite_state(gpu=gpu)
-    config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly")
+    config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly",
+                                   rootpath=Path("/project"), getini=lambda name: "")
     first, second = plugin.pytest_report_header(config)
     assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
-    assert second == f"kernel suite: profile nightly, baselines in {BASELINES / 'Fake_GPU_9000'}"
+    assert second == f"kernel suite: profile nightly, baselines in {Path('/project/baselines/Fake_GPU_9000')}"
 
 
 def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_let_go(tmp_path):
     # a real store that breaks between configure (opened) and session start (read): its runs table gone
     import sqlite3
 
-    from harness.plugin.recording import read_history
-    from harness.storage.history import open_store
+    from kernelwatch.plugin.recording import read_history
+    from kernelwatch.storage.history import open_store
     from tests.history.synthetic import GPU_A
 
     path = tmp_path / "h.sqlite"
@@ -186,7 +186,7 @@ def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_l
 
 
 def test_the_stored_report_prints_a_slower_cases_cause_card_under_its_window(tmp_path):
-    from harness.plugin.reporting import write_stored_report
+    from kernelwatch.plugin.reporting import write_stored_report
 
     case = "suites/s.py::test_k[a]"
     slow = Verdict(case, "slower", 1e-3, 1.1e-3, 1.1, 0.015, "10% slower")
@@ -201,7 +201,7 @@ def test_the_stored_report_prints_a_slower_cases_cause_card_under_its_window(tmp
 
 
 def test_the_collection_line_names_cupti_or_held_events_and_a_gpuless_header_why(monkeypatch):
-    import harness.plugin as plugin
+    import kernelwatch.plugin as plugin
 
     cupti = types.SimpleNamespace(uses_cupti=True, note="")
     events = types.SimpleNamespace(uses_cupti=False, note="CUPTI is not available")
@@ -226,7 +226,7 @@ def _followed(case: str, label: str) -> CaseRecord:
 
 
 def test_the_followed_cases_are_the_slower_and_accepted_ones_the_failing_first_then_by_name():
-    from harness.plugin.reporting import followed_records
+    from kernelwatch.plugin.reporting import followed_records
 
     records = [_followed("s.py::a", "accepted"), _followed("s.py::d", "slower"), _followed("s.py::c", "same"),
                _followed("s.py::b", "slower")]
@@ -253,8 +253,8 @@ def test_the_terminal_summary_says_skipped_gpu_tests_in_yellow_and_the_runs_erro
     terminal = RecordingTerminal()
     terminal_summary(terminal, state)
     assert terminal.lines == [
-        ("kernel suite: 3 GPU tests skipped: needs a CUDA GPU: no CUDA driver. --require-gpu (or "
-         "KERNEL_SUITE_REQUIRE_GPU=1) makes that an error", {"yellow": True}),
+        ("kernel suite: 3 GPU tests skipped: needs a CUDA GPU: no CUDA driver. --kernelwatch-require-gpu (or "
+         "KERNELWATCH_REQUIRE_GPU=1) makes that an error", {"yellow": True}),
         ("== kernel suite", {}), ("saved", {}),
         ("== kernel suite: errors", {"red": True}), ("ERROR: disk full", {"red": True})]
 

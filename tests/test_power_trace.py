@@ -1,4 +1,4 @@
-"""harness.timing.power_trace: energy windows cut at the counter's changes, launches placed by the replays' events."""
+"""kernelwatch.timing.power_trace: energy windows cut at the counter's changes, launches placed by the replays' events."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.timing.power_trace import (
+from kernelwatch.timing.power_trace import (
     COUNTER_PERIOD_S,
     Trace,
     counter_changes,
@@ -17,7 +17,7 @@ from harness.timing.power_trace import (
     on_grid,
     windows_of,
 )
-from harness.verdict.energy import mean_interval
+from kernelwatch.verdict.energy import mean_interval
 
 PERIOD = 0.1
 WATTS = 500.0

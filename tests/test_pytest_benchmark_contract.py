@@ -1,8 +1,8 @@
 """Every pytest-benchmark internal the suite relies on, checked against the installed version.
 
 The suite hands pytest-benchmark samples it did not time and takes over its
-baseline loading and saving (harness/plugin/__init__.py, harness/plugin/timed_case.py,
-harness/plugin/xdist.py). None of that is public API, so pytest-benchmark is pinned
+baseline loading and saving (src/kernelwatch/plugin/__init__.py, src/kernelwatch/plugin/timed_case.py,
+src/kernelwatch/plugin/xdist.py). None of that is public API, so pytest-benchmark is pinned
 to the tested minor version (constraints file) and this test fails, naming the
 internal, the day an upgrade changes one of them.
 """
@@ -28,13 +28,13 @@ def test_the_installed_version_is_the_tested_minor():
 
 
 def test_storage_folder_is_named_by_get_machine_id_in_the_session_constructor():
-    # harness.plugin replaces pytest_benchmark.session.get_machine_id before BenchmarkSession(config)
+    # kernelwatch.plugin replaces pytest_benchmark.session.get_machine_id before BenchmarkSession(config)
     assert callable(pytest_benchmark.session.get_machine_id)
     assert "get_machine_id()" in inspect.getsource(BenchmarkSession.__init__)
 
 
 def test_the_session_reads_compare_at_construction_and_loads_only_when_asked():
-    # harness.plugin sets config.option.benchmark_compare = False and loads the baseline itself
+    # kernelwatch.plugin sets config.option.benchmark_compare = False and loads the baseline itself
     assert "getoption('benchmark_compare')" in inspect.getsource(BenchmarkSession.__init__)
     loading = inspect.getsource(BenchmarkSession.handle_loading)
     assert "if self.compare:" in loading and "self.compared_mapping = compared_mapping" in loading
@@ -49,7 +49,7 @@ def test_file_storage_keeps_the_constructor_and_save_the_suite_overrides():
 
 
 def test_samples_handed_to_the_fixture_through_make_stats_are_registered_and_saved():
-    # harness.plugin.timed_case: bench.extra_info.update(...); stats = bench._make_stats(1); stats.update(seconds) per
+    # kernelwatch.plugin.timed_case: bench.extra_info.update(...); stats = bench._make_stats(1); stats.update(seconds) per
     # sample; bench._mode = "..." (so pytest-benchmark does not warn that the fixture went unused)
     registered = []
     node = types.SimpleNamespace(name="test_time[k]", _nodeid="suites/s.py::test_time[k]",
@@ -65,7 +65,7 @@ def test_samples_handed_to_the_fixture_through_make_stats_are_registered_and_sav
     stats = fixture._make_stats(1)
     for seconds in samples:
         stats.update(seconds)
-    fixture._mode = "gpu_bench.time(...)"
+    fixture._mode = "kernelwatch_bench.time(...)"
     assert isinstance(stats, Metadata) and registered == [stats] and fixture.stats is stats
     saved = stats.as_dict(include_data=True)
     assert saved["stats"]["data"] == samples and saved["stats"]["rounds"] == 4
@@ -75,7 +75,7 @@ def test_samples_handed_to_the_fixture_through_make_stats_are_registered_and_sav
 
 
 def test_worker_results_rebuild_as_metadata_with_their_samples():
-    # harness.workers.import_results: Metadata(fixture-like, iterations, options), stats.update per sample
+    # kernelwatch.workers.import_results: Metadata(fixture-like, iterations, options), stats.update per sample
     assert list(inspect.signature(Metadata.__init__).parameters) == ["self", "fixture", "iterations", "options"]
     fixture = types.SimpleNamespace(name="t[a]", fullname="s.py::t[a]", group=None, param="a", params={"x": 1},
                                     extra_info={"kernel": "k"}, cprofile_stats=None, has_error=False)
@@ -95,8 +95,8 @@ def test_session_attributes_the_suite_sets_exist():
 
 
 def test_the_numbered_storage_saves_a_healthy_run_and_says_why_it_saved_none(tmp_path, monkeypatch):
-    import harness.plugin.benchmark as benchmark
-    from harness.storage.runs import BaselineError
+    import kernelwatch.plugin.benchmark as benchmark
+    from kernelwatch.storage.runs import BaselineError
 
     saved = []
 
@@ -120,7 +120,7 @@ def test_the_numbered_storage_saves_a_healthy_run_and_says_why_it_saved_none(tmp
 
 
 def test_a_gpu_folder_replaces_only_pytest_benchmarks_own_file_storage_and_samples_skip_a_disabled_fixture(tmp_path):
-    import harness.plugin.benchmark as benchmark
+    import kernelwatch.plugin.benchmark as benchmark
 
     state = types.SimpleNamespace()
     session = types.SimpleNamespace(machine_id="Linux-CPython", storage=FileStorage(tmp_path, None, "Linux-CPython"))
@@ -140,7 +140,7 @@ def test_a_gpu_folder_replaces_only_pytest_benchmarks_own_file_storage_and_sampl
 def test_the_cpu_is_named_by_the_text_after_the_colon_of_procs_first_model_name_line(monkeypatch):
     import io
 
-    import harness.plugin.benchmark as benchmark
+    import kernelwatch.plugin.benchmark as benchmark
 
     cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480C\n"
     monkeypatch.setattr(benchmark, "open", lambda *args, **kwargs: io.StringIO(cpuinfo), raising=False)
@@ -154,7 +154,7 @@ def test_without_a_model_name_line_or_a_readable_proc_cpuinfo_the_cpu_is_named_a
     import io
     import platform
 
-    import harness.plugin.benchmark as benchmark
+    import kernelwatch.plugin.benchmark as benchmark
 
     def unreadable(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/proc/cpuinfo")
@@ -171,7 +171,7 @@ def test_machine_info_under_pypy_gives_pypys_own_version_as_pytest_benchmark_doe
     import platform
     import sys
 
-    import harness.plugin.benchmark as benchmark
+    import kernelwatch.plugin.benchmark as benchmark
 
     # the name built at run time, as platform builds it: a test literal would be the interned constant
     monkeypatch.setattr(platform, "python_implementation", lambda: "".join(["Py", "Py"]))

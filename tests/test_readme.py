@@ -3,7 +3,7 @@
 What counts as a name:
 - a repository path: a word in a code span, a code block or a link target that contains a slash or ends
   in a file extension, read from the repository root. Placeholders are written in angle brackets
-  (`<old.json>`), and the value after an option that takes one (`--compare-ref origin/main`) is not a path;
+  (`<old.json>`), and the value after an option that takes one (`--kernelwatch-compare-ref origin/main`) is not a path;
 - an option: every `--word` anywhere in the README but inside `$(...)`, checked against
   `python -m pytest --help` run from the repository root (the suite's plugin, pytest, pytest-benchmark, xdist);
 - a tox environment: `tox -e NAME`, checked against the sections of tox.ini with their {a,b} factors expanded;
@@ -87,7 +87,7 @@ def named_modules(text: str) -> set[str]:
 @functools.cache
 def pytest_help_options() -> dict[str, bool]:
     """Every long option of `pytest --help` in this repository (the plugin's and the installed plugins'),
-    and whether it takes a value (`--compare-ref=REF`)."""
+    and whether it takes a value (`--kernelwatch-compare-ref=REF`)."""
     done = subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, f"`pytest --help` failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
@@ -99,8 +99,18 @@ def pytest_help_options() -> dict[str, bool]:
     return options
 
 
+def console_script_options() -> set[str]:
+    """Every option of the `kernelwatch` console script's commands (compare and the history commands)."""
+    from kernelwatch.cli import parser
+
+    found = set()
+    for action in parser()._subparsers._group_actions[0].choices.values():
+        found |= {flag for sub in action._actions for flag in sub.option_strings if flag.startswith("--")}
+    return found
+
+
 def registered_options() -> set[str]:
-    return set(pytest_help_options())
+    return set(pytest_help_options()) | console_script_options()
 
 
 def options_with_a_value() -> set[str]:
@@ -143,10 +153,10 @@ def test_readme_names_only_options_that_exist():
     options = named_options(readme_text())
     assert "--benchmark-compare" in options, f"the option parser found only {sorted(options)}"
     registered = registered_options()
-    assert {"--profile", "--benchmark-save", "--numprocesses"} <= registered, "could not read `pytest --help`"
+    assert {"--kernelwatch-profile", "--benchmark-save", "--numprocesses"} <= registered, "could not read `pytest --help`"
     missing = sorted(options - registered)
-    assert not missing, ("README.md names options that neither the suite's plugin nor pytest, pytest-benchmark "
-                         "or pytest-xdist registers: " + ", ".join(missing))
+    assert not missing, ("README.md names options that neither the plugin nor pytest, pytest-benchmark, pytest-xdist "
+                         "or the kernelwatch command registers: " + ", ".join(missing))
 
 
 def test_readme_names_only_tox_environments_of_tox_ini():

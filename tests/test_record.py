@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.storage.runs import load_run
-from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
+from kernelwatch.storage.runs import load_run
+from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL, CaseRecord, records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0001_h200-34b7857.json"
@@ -54,7 +54,7 @@ def test_the_committed_h200_baseline_reads_as_records():
 
 def test_the_cupti_baselines_read_as_the_activity_kinds_that_recorded_them():
     """0002 wrote "cupti" for CUPTI's CONCURRENT_KERNEL kind, today's timer; 0003 was timed with the
-    KERNEL kind for every case. Loading migrates the old names (harness/storage/schema.py)."""
+    KERNEL kind for every case. Loading migrates the old names (src/kernelwatch/storage/schema.py)."""
     def timers(path):
         return {r.timer for r in records_of(load_run(path)) if r.timer != TIMER_WALL}
 
@@ -64,7 +64,7 @@ def test_the_cupti_baselines_read_as_the_activity_kinds_that_recorded_them():
 
 
 def test_a_record_without_samples_reads_its_median_from_the_stats_then_extra_info_else_zero():
-    from harness.verdict.record import CaseRecord
+    from kernelwatch.verdict.record import CaseRecord
 
     def bench(stats, info):
         return {"fullname": "suites/x.py::test[a]", "stats": stats, "extra_info": info}
@@ -76,7 +76,7 @@ def test_a_record_without_samples_reads_its_median_from_the_stats_then_extra_inf
 
 
 def test_a_record_read_back_keeps_every_parameter_but_the_derived_fields_and_median():
-    from harness.verdict.record import CaseRecord
+    from kernelwatch.verdict.record import CaseRecord
 
     info = {"median_s": 1e-3, "n": 1024, "size": "1024x1024", "zeta": 1, "alpha_param": 2, "rate": 5.0}
     record = CaseRecord.from_benchmark({"fullname": "suites/x.py::test[a]", "stats": {}, "extra_info": info})

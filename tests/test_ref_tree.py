@@ -1,4 +1,4 @@
-"""harness.ab.ref_tree: the git worktree a reference commit is built from, and its errors."""
+"""kernelwatch.ab.ref_tree: the git worktree a reference commit is built from, and its errors."""
 
 import importlib
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.ab.ref_tree import RefError, RefTree
+from kernelwatch.ab.ref_tree import RefError, RefTree
 
 ALIAS = "kernel_suite_base_kernels"
 
@@ -206,13 +206,13 @@ def test_base_package_that_fails_to_import_is_a_ref_error(suite_repo):
 
 def test_missing_package_is_a_ref_error(suite_repo):
     with RefTree(suite_repo, "HEAD") as tree:
-        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package 'harness'$"):
-            tree.load_package(name="harness", alias="kernel_suite_base_harness")
+        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package 'kernelwatch'$"):
+            tree.load_package(name="kernelwatch", alias="kernel_suite_base_harness")
 
 
 def killed_git(step: str, returncode: int):
     """The real git, except that the call whose arguments hold `step` ends with `returncode`."""
-    from harness.ab import ref_tree
+    from kernelwatch.ab import ref_tree
 
     real = ref_tree._git
 
@@ -226,7 +226,7 @@ def killed_git(step: str, returncode: int):
 @pytest.mark.parametrize("returncode", [128, -9], ids=["failed", "killed by a signal"])
 @pytest.mark.parametrize("step, message", [("--git-dir", "is not a git repository"), ("--verify", "unknown git ref")])
 def test_a_git_that_fails_or_is_killed_while_resolving_is_an_error(suite_repo, monkeypatch, returncode, step, message):
-    from harness.ab import ref_tree
+    from kernelwatch.ab import ref_tree
 
     monkeypatch.setattr(ref_tree, "_git", killed_git(step, returncode))
     with pytest.raises(RefError, match=message):
@@ -235,7 +235,7 @@ def test_a_git_that_fails_or_is_killed_while_resolving_is_an_error(suite_repo, m
 
 @pytest.mark.parametrize("returncode", [128, -9], ids=["failed", "killed by a signal"])
 def test_a_worktree_that_git_cannot_add_is_an_error_naming_the_commit(suite_repo, monkeypatch, returncode):
-    from harness.ab import ref_tree
+    from kernelwatch.ab import ref_tree
 
     monkeypatch.setattr(ref_tree, "_git", killed_git("add", returncode))
     sha = git(suite_repo, "rev-parse", "HEAD")
@@ -256,14 +256,14 @@ def test_an_alias_equal_to_the_package_name_is_refused_even_where_no_such_packag
 
 
 def test_a_package_failing_to_import_over_an_earlier_one_leaves_nothing_under_an_alias_spelled_anew(tmp_path):
-    from harness.ab.ref_tree import import_package_as
+    from kernelwatch.ab.ref_tree import import_package_as
 
     good, broken = tmp_path / "good", tmp_path / "broken"
     good.mkdir()
     broken.mkdir()
     (good / "__init__.py").write_text("VALUE = 1\n")
     (broken / "__init__.py").write_text("raise ImportError('broken on purpose')\n")
-    # harness/cause/stored.py composes its aliases at run time: each call's alias is an equal string, not the
+    # src/kernelwatch/cause/stored.py composes its aliases at run time: each call's alias is an equal string, not the
     # object that names the earlier import in sys.modules
     prefix = "kernel_suite_test_"
     assert import_package_as(good, prefix + "reimported").VALUE == 1

@@ -1,9 +1,9 @@
 """Every repository path and module that a docstring or a page of docs/ names exists (README.md: tests/test_readme.py).
 
-A path is a word that starts with one of the repository's folders (`harness/verdict/noise.py`,
+A path is a word that starts with one of the repository's folders (`src/kernelwatch/verdict/noise.py`,
 `docs/method.md`); one with a placeholder or a pattern in it (`<gpu>`, `NNNN`, `*`, `{...}`) names no file.
-A module is a dotted name under harness, kernels, scripts or experiments (`harness.history.bisect`); its
-last part may be a name in the module before it (`harness.verdict.noise.detectable_change`).
+A module is a dotted name under kernelwatch, kernels, scripts or experiments (`kernelwatch.history.bisect`); its
+last part may be a name in the module before it (`kernelwatch.verdict.noise.detectable_change`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("harness", "kernels", "suites", "tests", "scripts", "experiments", "docs", "baselines", "requirements",
+FOLDERS = ("src", "kernels", "suites", "tests", "scripts", "experiments", "docs", "baselines", "requirements",
            ".ci", ".github")
 _FOLDERS = "|".join(re.escape(folder) for folder in FOLDERS)
 PATH = re.compile(r"(?<![\w/.-])((?:" + _FOLDERS + r")/[A-Za-z0-9_./<>*{},-]*[A-Za-z0-9_>*}])")
-MODULE = re.compile(r"(?<![\w/.-])((?:harness|kernels|scripts|experiments)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|scripts|experiments)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 PLACEHOLDER = re.compile(r"[<>*{}]|NNNN|_x\.py$")
 
 
@@ -95,7 +95,7 @@ def test_every_module_named_exists(file):
 
 
 def test_a_path_that_is_gone_and_a_placeholder_are_told_apart():
-    assert named_paths("see harness/verdict/noise.py and harness/gone.py") == {"harness/verdict/noise.py",
-                                                                             "harness/gone.py"}
+    assert named_paths("see src/kernelwatch/verdict/noise.py and src/kernelwatch/gone.py") == {"src/kernelwatch/verdict/noise.py",
+                                                                             "src/kernelwatch/gone.py"}
     assert named_paths("baselines/<gpu>/NNNN_x.json and tests/test_plugin_*.py") == set()
-    assert not module_exists("harness.comparison.judge_record") and module_exists("harness.verdict.noise.NoiseFloors")
+    assert not module_exists("kernelwatch.comparison.judge_record") and module_exists("kernelwatch.verdict.noise.NoiseFloors")

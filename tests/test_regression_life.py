@@ -1,6 +1,6 @@
 """The life of a regression, end to end on the fake GPU, on SQLite and on PostgreSQL.
 
-Twelve nightlies (`--benchmark-compare --history`), each at a commit of its own in a git
+Twelve nightlies (`--benchmark-compare --kernelwatch-history`), each at a commit of its own in a git
 repository: runs 1-6 clean, then from run 7 on the cases beta and gamma are 3% slower.
 Between runs 7 and 8 a commit lands with `Accept-Slowdown: cases=*beta* ...`. So beta fails
 at run 7, is accepted at run 8 and is judged against runs 8 on from run 9 (same); gamma,
@@ -22,9 +22,9 @@ import subprocess
 
 import pytest
 
-from harness.history.cli import main
-from harness.history.site import case_page_name
-from harness.storage.history import open_store
+from kernelwatch.history.cli import main
+from kernelwatch.history.site import case_page_name
+from kernelwatch.storage.history import open_store
 from tests.history.backends import fresh_postgres_database
 from tests.test_plugin_end_to_end import SUITE, output, run
 
@@ -50,14 +50,14 @@ def commit(folder, number: int, message: str | None = None) -> str:
 
 
 def nightly(folder, url: str, number: int, *extra: str):
-    return run(folder, "--benchmark-compare", f"--history={url}", f"--fake-gpu-seed={number}", *extra)
+    return run(folder, "--benchmark-compare", f"--kernelwatch-history={url}", f"--fake-gpu-seed={number}", *extra)
 
 
 @pytest.fixture(scope="module")
 def clean_history(tmp_path_factory):
     """A suite in a git repository with CLEAN nightlies made at commits of their own: (folder, their documents)."""
     folder = tmp_path_factory.mktemp("suite")
-    (folder / "conftest.py").write_text('pytest_plugins = ["harness.plugin", "tests.plugins.fake_gpu"]\n')
+    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
     (folder / "test_fake_suite.py").write_text(SUITE)
     (folder / "baselines").mkdir()
     git(folder, "init", "-q", "-b", "main")
@@ -136,7 +136,7 @@ def test_the_failing_nightly_names_its_window_its_commits_and_the_bisect_line(li
     assert f"{CASE.format('gamma')}: slower x1.0" in section
     assert f"commits {commits[CLEAN][:12]}..{commits[SLOW_AT][:12]}: 1 commit (first parent, oldest first)" in section
     assert f"{commits[SLOW_AT][:12]} change {SLOW_AT}" in section
-    assert (f"bisect: python -m harness.history bisect '{CASE.format('gamma')}' "
+    assert (f"bisect: python -m kernelwatch.history bisect '{CASE.format('gamma')}' "
             f"{commits[CLEAN][:12]}..{commits[SLOW_AT][:12]} --profile nightly") in section
     assert f"acknowledge '{CASE.format('gamma')}' {SLOW_AT} --reason TEXT" in section
     assert "history run 6 (newest: " in section  # the reference runs, by id, date and commit

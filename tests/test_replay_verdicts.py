@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.verdict.record import TIMER_CUPTI, CaseRecord
+from kernelwatch.verdict.record import TIMER_CUPTI, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = "experiments.replay_verdicts"

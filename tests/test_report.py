@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.report.markdown import markdown_report, verdict_counts, where, write_report
-from harness.verdict.labels import (
+from kernelwatch.report.markdown import markdown_report, verdict_counts, where, write_report
+from kernelwatch.verdict.labels import (
     FASTER,
     HISTORY_REFERENCE,
     NEW,
@@ -19,7 +19,7 @@ from harness.verdict.labels import (
     THROTTLED,
     Verdict,
 )
-from harness.verdict.record import CaseRecord
+from kernelwatch.verdict.record import CaseRecord
 
 GPU = SimpleNamespace(name="NVIDIA H200", uuid="GPU-1234", host="h200-a")
 BASELINE = "baselines/NVIDIA_H200/0003_tuned.json"

@@ -90,7 +90,7 @@ def test_mutation_replay_without_cosmic_ray_says_what_it_needs_in_one_sentence(t
 
 @pytest.mark.parametrize("command", [["tune_warptile", "256"], ["nightly_time"]])
 def test_a_gpu_script_without_a_gpu_says_why_in_one_sentence(command):
-    from harness.timing.gpu import cuda_available
+    from kernelwatch.timing.gpu import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("this machine has a GPU")
@@ -144,8 +144,8 @@ def test_the_gpu_environments_of_tox_require_a_gpu():
     lines = [line.strip() for line in commands.strip().splitlines()]
     for env in ("gpu", "bench", "quick", "pr", "baseline"):
         (line,) = [line for line in lines if line.startswith(f"{env}:")]
-        assert "--require-gpu" in line, line
-    assert "--require-gpu" in (ROOT / "scripts" / "sanitize.sh").read_text()
+        assert "--kernelwatch-require-gpu" in line, line
+    assert "--kernelwatch-require-gpu" in (ROOT / "scripts" / "sanitize.sh").read_text()
 
 
 def test_time_changes_history_without_store_is_refused_and_store_takes_no_value():

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.verdict.labels import SAME, SLOWER
-from harness.verdict.record import CaseRecord
+from kernelwatch.verdict.labels import SAME, SLOWER
+from kernelwatch.verdict.record import CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = "experiments.sensitivity_table"

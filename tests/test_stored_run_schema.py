@@ -1,11 +1,18 @@
-"""harness.storage.schema: stored runs of older schemas brought to the current keys, newer ones refused."""
+"""kernelwatch.storage.schema: stored runs of older schemas brought to the current keys, newer ones refused."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, SchemaError, migrated, schema_version, short_timer_name
-from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from kernelwatch.storage.schema import (
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    SchemaError,
+    migrated,
+    schema_version,
+    short_timer_name,
+)
+from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 
 
 def version_doc(version=None, **info):

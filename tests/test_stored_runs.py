@@ -1,4 +1,4 @@
-"""CPU tests for harness.storage.runs: stored runs built in tmp_path, saves from several processes.
+"""CPU tests for kernelwatch.storage.runs: stored runs built in tmp_path, saves from several processes.
 
 Issue 11's findings covered here: 1 (broken or missing baselines are errors, never a
 fallback), 2 (concurrent saves), 3 (unwritable folder, report path that is a directory)
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.storage import runs as baselines
-from harness.storage import runs as stored
-from harness.storage.runs import (
+from kernelwatch.storage import runs as baselines
+from kernelwatch.storage import runs as stored
+from kernelwatch.storage.runs import (
     SAVE_LOCK,
     BaselineError,
     load_run,
@@ -28,8 +28,8 @@ from harness.storage.runs import (
     stored_runs,
     write_text_atomically,
 )
-from harness.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, migrated
-from harness.timing.gpu import gpu_slug
+from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION, migrated
+from kernelwatch.timing.gpu import gpu_slug
 
 REPO = Path(__file__).resolve().parents[1]
 MATMUL = "suites/test_perf_matmul.py::test_matmul_time[tiled32-1024x1024x1024]"
@@ -195,7 +195,7 @@ def test_valid_run_loads_with_its_cases_and_samples(tmp_path):
 
 
 def test_a_stored_zero_sample_is_rejected_at_load_time(tmp_path):
-    # the verdict refuses a zero time (harness/verdict.checked_samples): loading must refuse it first
+    # the verdict refuses a zero time (src/kernelwatch/verdict.checked_samples): loading must refuse it first
     path = store(tmp_path, "0001_zero.json", recorded_run(samples=(1.01e-3, 0.0, 1.00e-3)))
     with pytest.raises(BaselineError) as info:
         load_run(path)
@@ -360,7 +360,7 @@ def test_saving_into_a_read_only_folder_is_a_baseline_error_without_traceback(tm
     try:
         child = run_without_root_privileges(textwrap.dedent(f"""
             import sys
-            from harness.storage.runs import BaselineError, save_run
+            from kernelwatch.storage.runs import BaselineError, save_run
             try:
                 save_run({str(folder)!r}, "new", {{"benchmarks": []}})
             except BaselineError as error:

@@ -1,4 +1,4 @@
-"""The cause card of a case slower than its stored reference (harness/plugin/regression.py: card_against_stored):
+"""The cause card of a case slower than its stored reference (src/kernelwatch/plugin/regression.py: card_against_stored):
 the static half against the kernels package at the reference run's commit, checked out once per commit."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-# imported before any test here patches harness.cause.sides.case_card: stored.py binds case_card when it is
+# imported before any test here patches kernelwatch.cause.sides.case_card: stored.py binds case_card when it is
 # first imported, and card_against_stored imports it, so a fake patched in then would outlive its test
-import harness.cause.stored  # noqa: F401
-from harness.plugin.regression import card_against_stored, close_reference_trees
-from harness.verdict.labels import SLOWER, ReferenceRun, Verdict
-from harness.verdict.record import CaseRecord
+import kernelwatch.cause.stored  # noqa: F401
+from kernelwatch.plugin.regression import card_against_stored, close_reference_trees
+from kernelwatch.verdict.labels import SLOWER, ReferenceRun, Verdict
+from kernelwatch.verdict.record import CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile_128x256]"
@@ -157,7 +157,7 @@ def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(r
 
 
 def test_environment_pairs_name_each_field_of_both_runs_and_a_question_mark_where_one_is_missing():
-    from harness.cause.stored import environment_pairs
+    from kernelwatch.cause.stored import environment_pairs
 
     old = {"python_version": "3.11.9", "gpu": {"host": "h1", "uuid": "GPU-a", "driver": "580.1", "cupy": "14.2",
                                                "sm_clock_max_mhz": 1980, "power_limit_w": 700.0}}
@@ -176,8 +176,8 @@ def test_a_stored_card_without_a_package_a_shape_or_build_for_says_why_in_the_ca
     import types
 
     import kernels
-    from harness.ab.ref_tree import RefError
-    from harness.cause.stored import PackagesAtCommits, stored_card
+    from kernelwatch.ab.ref_tree import RefError
+    from kernelwatch.cause.stored import PackagesAtCommits, stored_card
 
     with pytest.raises(RefError, match=r"^the stored run names no commit$"):
         PackagesAtCommits(Path(".")).package("")
@@ -212,7 +212,7 @@ def _ab_state(builds, *, diagnose=False, compute_capability="9.0", launched=None
 
 
 def test_a_slower_library_case_of_an_ab_is_carded_by_the_kernels_each_side_launched():
-    from harness.plugin.regression import explain_slower
+    from kernelwatch.plugin.regression import explain_slower
 
     state = _ab_state({"c": (None, None)}, launched={"c": (("gemm_a",), ("gemm_b",))})
     explain_slower(state, "c", object())
@@ -224,7 +224,7 @@ def test_a_slower_library_case_of_an_ab_is_carded_by_the_kernels_each_side_launc
 
 
 def test_an_ab_card_that_cannot_be_made_says_why():
-    from harness.plugin.regression import explain_slower
+    from kernelwatch.plugin.regression import explain_slower
 
     state = _ab_state({"c": (None, None)}, compute_capability="9")
     explain_slower(state, "c", object())
@@ -236,8 +236,8 @@ def test_an_ab_card_gets_a_matrix_products_shape_and_ncu_only_under_diagnose(mon
     import shutil
     import types
 
-    import harness.cause.sides as sides
-    from harness.plugin.regression import explain_slower
+    import kernelwatch.cause.sides as sides
+    from kernelwatch.plugin.regression import explain_slower
 
     seen = []
     monkeypatch.setattr(sides, "case_card", lambda case, base, head, arch, *, ncu, launched: seen.append(
@@ -257,8 +257,8 @@ def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_fol
     import json
     import types
 
-    from harness.plugin.regression import _reference_machine_info
-    from harness.storage.history import HistoryError
+    from kernelwatch.plugin.regression import _reference_machine_info
+    from kernelwatch.storage.history import HistoryError
 
     class Store:
         def export_run(self, number):
@@ -278,14 +278,14 @@ def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_fol
     assert _reference_machine_info(baseline, ReferenceRun("bad.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("missing.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("history run 7")) == {}  # no store: the folder's
-    both = types.SimpleNamespace(store=Store(), baseline=baseline.baseline)  # --history beside a baseline
+    both = types.SimpleNamespace(store=Store(), baseline=baseline.baseline)  # --kernelwatch-history beside a baseline
     assert _reference_machine_info(both, ReferenceRun("old.json")) == {"host": "h"}
     assert _reference_machine_info(both, ReferenceRun("history run 7")) == {"run": 7}
 
 
 def test_a_host_routines_phase_card_lists_what_differs_from_its_newest_reference_runs_machine():
-    from harness.plugin.regression import card_of_phases
-    from harness.verdict.phases import phase_fields
+    from kernelwatch.plugin.regression import card_of_phases
+    from kernelwatch.verdict.phases import phase_fields
 
     routine = "suites/test_perf_matmul.py::test_matmul_host_routine_time[tiled16-pinned]"
     reference = ReferenceRun("history run 7", "2026-12-02T00:00:00", "0" * 40, None)
@@ -308,9 +308,9 @@ class Stores:
 
 
 def test_a_host_routines_phase_card_is_against_the_references_of_its_first_followed_phase():
-    from harness.plugin.regression import card_of_phases
-    from harness.verdict.labels import ACCEPTED, SAME
-    from harness.verdict.phases import phase_fields
+    from kernelwatch.plugin.regression import card_of_phases
+    from kernelwatch.verdict.labels import ACCEPTED, SAME
+    from kernelwatch.verdict.phases import phase_fields
 
     routine = "suites/test_perf_matmul.py::test_matmul_host_routine_time[tiled16-pinned]"
     runs = {n: ReferenceRun(f"history run {n}", f"2026-12-0{n - 3}T00:00:00", f"{n}" * 40) for n in (4, 5, 6)}
@@ -330,7 +330,7 @@ def test_a_host_routines_phase_card_is_against_the_references_of_its_first_follo
 
 
 def test_a_card_against_the_reference_build_puts_its_commit_above_the_card_and_passes_the_cases_shape(monkeypatch):
-    import harness.cause.sides as sides
+    import kernelwatch.cause.sides as sides
 
     seen = []
 

@@ -38,7 +38,7 @@ def test_overlap_bound_refuses_zero_chunks():
 
 
 def test_datasheet_peaks_from_chip_structure():
-    from harness.timing.ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+    from kernelwatch.timing.ceilings import datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
 
     # H100/H200 SXM: 132 SMs x 128 lanes x 2 x 1980 MHz = 66.9 TFLOP/s
     assert datasheet_fp32_flops_per_s("9.0", 132, 1980) == pytest.approx(66.9e12, rel=1e-3)

@@ -1,5 +1,5 @@
-"""TimedCase (the gpu_bench fixture) on the CPU: a host routine timed by wall clock, a case skipped
-under --compare-ref, and the record fields taken from a measurement."""
+"""TimedCase (the kernelwatch_bench fixture) on the CPU: a host routine timed by wall clock, a case skipped
+under --kernelwatch-compare-ref, and the record fields taken from a measurement."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import types
 
 import pytest
 
-import harness.plugin.timed_case as timed_case_module
-from harness.plugin.state import SuiteState
-from harness.plugin.timed_case import TimedCase, measured_fields
-from harness.plugin.xdist import worker_id
-from harness.timing.profile import Profile
-from harness.timing.timer import Measurement
-from harness.verdict.labels import Verdict
-from harness.verdict.noise import NoiseFloors
+import kernelwatch.plugin.timed_case as timed_case_module
+from kernelwatch.plugin.state import SuiteState
+from kernelwatch.plugin.timed_case import TimedCase, measured_fields
+from kernelwatch.plugin.xdist import worker_id
+from kernelwatch.timing.profile import Profile
+from kernelwatch.timing.timer import Measurement
+from kernelwatch.verdict.labels import Verdict
+from kernelwatch.verdict.noise import NoiseFloors
 from tests.plugins.fake_gpu import fake_info
 
 SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
@@ -138,15 +138,15 @@ def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
 
 
 def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(monkeypatch):
-    import harness.plugin
+    import kernelwatch.plugin
 
     # a prepared case made in a module of a package (kernels' cases are made in kernels.<module>)
-    prepared = type("Prepared", (), {"__module__": "harness.plugin.state", "build": lambda self: "built"})()
+    prepared = type("Prepared", (), {"__module__": "kernelwatch.plugin.state", "build": lambda self: "built"})()
     asked = {}
     monkeypatch.setattr(timed_case_module, "case_identity",
                         lambda package, built, arch: asked.update(package=package, built=built, arch=arch) or "sass")
     assert timed_case_module.sass_of(prepared, fake_info("GPU-test")) == "sass"
-    assert asked == {"package": harness.plugin, "built": "built", "arch": "sm_90"}
+    assert asked == {"package": kernelwatch.plugin, "built": "built", "arch": "sm_90"}
 
 
 def test_under_compare_ref_more_energy_fails_the_case_with_its_message_alone(monkeypatch):
@@ -258,7 +258,7 @@ def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_
 
 
 def compared_case(monkeypatch, label: str, note: str = "") -> TimedCase:
-    """A prepared case under --compare-ref whose paired verdict is `label`, timed by a timer with `note`."""
+    """A prepared case under --kernelwatch-compare-ref whose paired verdict is `label`, timed by a timer with `note`."""
 
     monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cuda events")

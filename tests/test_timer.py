@@ -1,4 +1,4 @@
-"""harness.timing's GPU timer on a fake cupti: when samples are collected, the L2 flush, NVML reads, and the
+"""kernelwatch.timing's GPU timer on a fake cupti: when samples are collected, the L2 flush, NVML reads, and the
 CUPTI recorder's start, stop and records."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import types
 
 import pytest
 
-import harness.timing.timer as timing
-from harness.timing import cupti as cupti_recorder
-from harness.timing.gpu import ClockState
-from harness.timing.phases import PhaseRecorder
-from harness.timing.profile import PROFILES, Profile
-from harness.timing.timer import GpuTimer, _collection_due
+import kernelwatch.timing.timer as timing
+from kernelwatch.timing import cupti as cupti_recorder
+from kernelwatch.timing.gpu import ClockState
+from kernelwatch.timing.phases import PhaseRecorder
+from kernelwatch.timing.profile import PROFILES, Profile
+from kernelwatch.timing.timer import GpuTimer, _collection_due
 from tests.test_timing_rules import fake_cupti  # noqa: F401  (the fixture)
 
 STEADY = Profile("t", min_samples=10, min_time=0, target_rsd=0.01, time_cap=100, warmup=2)
@@ -143,7 +143,7 @@ def test_phases_are_cut_with_cupti_at_the_timers_marks_and_not_without_it(fake_c
 
 
 def test_the_spread_of_two_samples_is_their_relative_standard_deviation():
-    from harness.timing.timer import Measurement
+    from kernelwatch.timing.timer import Measurement
 
     assert Measurement([1.0, 3.0], "noise").rsd == pytest.approx(2 ** 0.5 / 2)
     assert Measurement([2.0], "noise").rsd == 0.0

@@ -15,10 +15,10 @@ import types
 import numpy as np
 import pytest
 
-from harness.timing import ceilings as ceilings_module
-from harness.timing import timer as timer_module
-from harness.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
-from harness.timing.profile import PROFILES
+from kernelwatch.timing import ceilings as ceilings_module
+from kernelwatch.timing import timer as timer_module
+from kernelwatch.timing.ceilings import COPY_BYTES, datasheet_fp32_flops_per_s, datasheet_memory_bytes_per_s
+from kernelwatch.timing.profile import PROFILES
 
 MiB = 2**20
 
@@ -160,7 +160,7 @@ def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
     timer.flush_l2()
     ((name, _, _, (buffer, n4, _)),) = made.launches
     assert name == "flush_l2" and buffer is made.device_arrays[0] and made.ones == [buffer.size]
-    # the kernel reads float4s (harness/timing/kernels.cu): n4 of 16 bytes each span the buffer exactly
+    # the kernel reads float4s (src/kernelwatch/timing/kernels.cu): n4 of 16 bytes each span the buffer exactly
     assert int(n4) * 16 == buffer.nbytes
 
 

@@ -1,4 +1,4 @@
-"""harness.timing: the profiles' sampling and stop rules, the GPU timer on a fake cupti, wall-clock timing."""
+"""kernelwatch.timing: the profiles' sampling and stop rules, the GPU timer on a fake cupti, wall-clock timing."""
 
 import ctypes
 import dataclasses
@@ -11,14 +11,14 @@ from types import SimpleNamespace
 
 import pytest
 
-import harness.timing.timer as timing
-from harness.timing.cupti import open_recorder
-from harness.timing.gpu import ClockState
-from harness.timing.profile import MIN_PAIRS, PROFILES, Profile, RelativeNoiseCriterion
-from harness.timing.timer import GpuTimer, Measurement, TimingError, _collection_due
-from harness.timing.wall import measure_wall
-from harness.verdict.labels import FASTER, SAME, SLOWER
-from harness.verdict.paired import judge_paired
+import kernelwatch.timing.timer as timing
+from kernelwatch.timing.cupti import open_recorder
+from kernelwatch.timing.gpu import ClockState
+from kernelwatch.timing.profile import MIN_PAIRS, PROFILES, Profile, RelativeNoiseCriterion
+from kernelwatch.timing.timer import GpuTimer, Measurement, TimingError, _collection_due
+from kernelwatch.timing.wall import measure_wall
+from kernelwatch.verdict.labels import FASTER, SAME, SLOWER
+from kernelwatch.verdict.paired import judge_paired
 
 
 def test_sampling_stops_on_low_noise_once_the_minimums_are_met():
@@ -312,7 +312,7 @@ def test_cupti_is_flushed_as_soon_as_the_time_cap_is_reached():
     assert _collection_due(5, 1, time.perf_counter() - 1, p)
 
 
-# ---- which CUPTI kernel kind times a case (harness/timing/timer.py: SERIAL_KIND_FROM) ----
+# ---- which CUPTI kernel kind times a case (src/kernelwatch/timing/timer.py: SERIAL_KIND_FROM) ----
 
 def kernel_kinds_enabled(fake: FakeCupti) -> list[str]:
     kinds = {int(FakeCupti.ActivityKind.KERNEL): "KERNEL", int(FakeCupti.ActivityKind.CONCURRENT_KERNEL): "CONCURRENT"}
@@ -448,7 +448,7 @@ def test_a_host_routine_is_sampled_to_what_a_thirty_percent_verdict_needs():
 def test_measure_wall_stops_a_noisy_routine_at_the_wall_clock_cap_not_the_profiles():
     import random
 
-    from harness.timing.wall import measure_wall
+    from kernelwatch.timing.wall import measure_wall
 
     started = time.perf_counter()
     # about 45% spread: its median's standard error reaches 2% only past 700 samples, 0.8 s of them
@@ -488,7 +488,7 @@ def test_a_launch_of_fifty_ms_is_warmed_by_one_held_round_and_sampled_five_times
 def test_a_case_never_quiet_enough_for_the_noise_rule_stops_once_its_median_is_known_to_0_2_percent():
     """A 5 µs add reads 3% spread: the 0.5% rule never holds, and 2000 samples took 0.8 s of the
     nightly; its median's standard error (sqrt(pi/2) x 3% / sqrt(n)) is 0.2% at n = 354."""
-    from harness.timing.profile import MEDIAN_SE_FACTOR, TARGET_MEDIAN_SE
+    from kernelwatch.timing.profile import MEDIAN_SE_FACTOR, TARGET_MEDIAN_SE
 
     assert TARGET_MEDIAN_SE == 0.002 and MEDIAN_SE_FACTOR == pytest.approx(1.2533, abs=1e-4)
     rule = PROFILES["nightly"].stop_rule
@@ -519,7 +519,7 @@ def test_the_precision_rule_waits_for_the_minimum_samples_and_span():
 
 def test_a_ceiling_is_sampled_without_the_host_copy_window():
     """The host-copy window is for verdicts between processes; a ceiling is a figure only."""
-    from harness.timing.ceilings import for_a_figure
+    from kernelwatch.timing.ceilings import for_a_figure
 
     nightly = PROFILES["nightly"]
     assert nightly.for_host_copies().min_time == nightly.host_copy_min_time  # a case: 0.5 s

@@ -1,8 +1,8 @@
-"""harness.units: durations, changes and p-values written for people."""
+"""kernelwatch.units: durations, changes and p-values written for people."""
 
 from __future__ import annotations
 
-from harness.units import change, format_duration, format_joules, joule_unit, p_text
+from kernelwatch.units import change, format_duration, format_joules, joule_unit, p_text
 
 
 def test_zero_and_one_second_are_written_as_such():

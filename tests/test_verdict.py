@@ -1,4 +1,4 @@
-"""CPU tests for harness.verdict.stats, alone and with the noise model, on recorded and built sample sets."""
+"""CPU tests for kernelwatch.verdict.stats, alone and with the noise model, on recorded and built sample sets."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import re
 import pytest
 from scipy.stats import mannwhitneyu
 
-from harness.verdict import stats
-from harness.verdict.labels import FASTER, NEW, SAME, SLOWER, THROTTLED, Verdict
-from harness.verdict.noise import (
+from kernelwatch.verdict import stats
+from kernelwatch.verdict.labels import FASTER, NEW, SAME, SLOWER, THROTTLED, Verdict
+from kernelwatch.verdict.noise import (
     detectable_change,
 )
-from harness.verdict.stats import format_duration, judge, parse_fraction
+from kernelwatch.verdict.stats import format_duration, judge, parse_fraction
 from tests.sample_sets import ADD_8192_VEC4, SPREAD, recorded, spread_samples
 
 ADD_1024_VEC4 = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add_vec4]"
@@ -203,13 +203,13 @@ def test_bad_input_is_a_value_error_naming_the_problem(baseline, current, kwargs
     ("0.05", 0.05), ("0.1", 0.1), ("5%", 0.05), (" 12.5 % ", 0.125), ("0.999", 0.999),
 ])
 def test_parse_fraction_accepts_fractions_and_percentages(raw, expected):
-    assert parse_fraction(raw, "--regression-threshold") == pytest.approx(expected)
+    assert parse_fraction(raw, "--kernelwatch-threshold") == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("raw", ["five", "", "5", "0", "-0.1", "1", "100%", "nan", "inf", "%", 0.05])
 def test_parse_fraction_rejects_anything_else_naming_what(raw):
-    with pytest.raises(ValueError, match="--regression-threshold"):
-        parse_fraction(raw, "--regression-threshold")
+    with pytest.raises(ValueError, match="--kernelwatch-threshold"):
+        parse_fraction(raw, "--kernelwatch-threshold")
 
 
 @pytest.mark.parametrize("seconds, text", [

@@ -1,4 +1,4 @@
-"""harness.plugin.xdist: records and verdicts handed from pytest-xdist workers to the controller."""
+"""kernelwatch.plugin.xdist: records and verdicts handed from pytest-xdist workers to the controller."""
 
 import json
 import threading
@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from harness.plugin import xdist as workers
-from harness.verdict.labels import Verdict
-from harness.verdict.record import CaseRecord
-from harness.verdict.stats import SAME
+from kernelwatch.plugin import xdist as workers
+from kernelwatch.verdict.labels import Verdict
+from kernelwatch.verdict.record import CaseRecord
+from kernelwatch.verdict.stats import SAME
 
 
 def test_workers_spread_over_the_visible_devices():

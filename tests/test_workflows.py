@@ -97,14 +97,14 @@ def test_gpu_workflow_fails_without_a_usable_gpu(workflow):
     assert commands, f"no tox command found in {workflow.name}"
     for command in commands:
         assert re.search(r"-e \S+-cuda1[23] --", command), command
-        assert "--require-gpu" in command.split(" -- ", 1)[1], command
+        assert "--kernelwatch-require-gpu" in command.split(" -- ", 1)[1], command
 
 
 def test_the_nightly_records_every_run_and_looks_for_change_points():
     nightly = GITHUB / "workflows" / "nightly.yml"
     text = nightly.read_text()
     suite_runs = [c for c in tox_commands(nightly) if " exec " not in c]
-    assert all("--history" in c.split(" -- ", 1)[1] for c in suite_runs)
-    assert "KERNEL_SUITE_HISTORY=$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite" in text
-    assert "python -m harness.history changes" in text and "python -m harness.history site" in text
+    assert all("--kernelwatch-history" in c.split(" -- ", 1)[1] for c in suite_runs)
+    assert "KERNELWATCH_HISTORY=$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite" in text
+    assert "python -m kernelwatch.history changes" in text and "python -m kernelwatch.history site" in text
     assert "actions/upload-pages-artifact" in text

@@ -1,4 +1,4 @@
-"""harness/cause/dynamic.py on the CPU: ncu's CSV read, the counters' causes scored, the stalls ranked.
+"""src/kernelwatch/cause/dynamic.py on the CPU: ncu's CSV read, the counters' causes scored, the stalls ranked.
 
 The CSV is `ncu --csv`'s details page as Nsight Compute 2025.3 writes it (one row per metric); the
 profiles are made up to show one cause each.
@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from harness.cause import dynamic
-from harness.cause.card import merged
-from harness.cause.dynamic import STALL_METRIC, Profile, dynamic_causes, parse_csv, stall_shares
+from kernelwatch.cause import dynamic
+from kernelwatch.cause.card import merged
+from kernelwatch.cause.dynamic import STALL_METRIC, Profile, dynamic_causes, parse_csv, stall_shares
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -109,7 +109,7 @@ def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_pr
     import json
     from pathlib import Path
 
-    from harness.cause.card import static_causes
+    from kernelwatch.cause.card import static_causes
     from tests.cause.test_static_card import original_profile, variant_profile
     from tests.cause.variants import VARIANTS
 
@@ -141,11 +141,11 @@ def test_the_launch_under_ncu_is_the_builds_own_and_one_without_a_grid_or_shape_
     import sys
     import types
 
-    from harness.cause.sides import Side, _launch_command
+    from kernelwatch.cause.sides import Side, _launch_command
 
     build = types.SimpleNamespace(launch="grid=(8, 4, 1) block=(32, 8) shared=16384 pitched=False", function="k")
     command = _launch_command(Side(None, build, "256x128x64"), "// source", ("-O3",), tmp_path, "head")
-    assert command == [sys.executable, "-m", "harness.cause.launch", str(tmp_path / "head.cu"), "k",
+    assert command == [sys.executable, "-m", "kernelwatch.cause.launch", str(tmp_path / "head.cu"), "k",
                        "--shape=256x128x64", "--grid=8,4,1", "--block=32,8", "--shared=16384", "--option=-O3"]
     assert (tmp_path / "head.cu").read_text() == "// source"
     assert _launch_command(Side(None, build), "", (), tmp_path, "x") is None  # no shape: nothing to launch

@@ -1,4 +1,4 @@
-"""harness/cause/launch.py on the CPU: its command line, the operands it makes, its shared memory opt-in.
+"""src/kernelwatch/cause/launch.py on the CPU: its command line, the operands it makes, its shared memory opt-in.
 
 CuPy is replaced by a fake whose kernel computes the product with NumPy and keeps CUDA's rule that a
 launch asking for more than 48 KiB of dynamic shared memory needs the opt-in attribute set first.
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cause import launch
-from harness.cause.launch import main
+from kernelwatch.cause import launch
+from kernelwatch.cause.launch import main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_LINE = ("Launch one matrix-multiply build twice, for Nsight Compute to profile the second launch: no suite, "
@@ -76,7 +76,7 @@ def test_the_help_is_described_by_the_modules_first_line(capsys, monkeypatch):
         main(["--help"])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: python -m harness.cause.launch ")
+    assert out.startswith("usage: python -m kernelwatch.cause.launch ")
     assert FIRST_LINE in " ".join(out.split()) and launch.__doc__.splitlines()[0] == FIRST_LINE
 
 
@@ -121,11 +121,11 @@ def test_the_operands_are_numpys_generator_seeded_0_a_then_b_so_a_run_can_be_rep
 
 def test_run_as_a_module_it_parses_its_command_line():
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "harness.cause.launch", *args], cwd=ROOT, capture_output=True,
+        return subprocess.run([sys.executable, "-m", "kernelwatch.cause.launch", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=60, env={"PATH": "", "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
 
     helped = run("--help")
-    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m harness.cause.launch ")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m kernelwatch.cause.launch ")
     refused = run("k.cu", "mm")
     assert refused.returncode == 2
     assert "the following arguments are required: --shape, --grid, --block" in refused.stderr

@@ -1,4 +1,4 @@
-"""harness/cause/occupancy.py: blocks per multiprocessor by the CUDA occupancy calculator's rules, worked by hand.
+"""src/kernelwatch/cause/occupancy.py: blocks per multiprocessor by the CUDA occupancy calculator's rules, worked by hand.
 
 Each architecture's limits, from NVIDIA's CUDA C++ Programming Guide ("Compute Capabilities") and the
 Ampere and Hopper Tuning Guides:
@@ -20,7 +20,7 @@ import dataclasses
 
 import pytest
 
-from harness.cause.occupancy import ARCHS, Occupancy, occupancy
+from kernelwatch.cause.occupancy import ARCHS, Occupancy, occupancy
 
 KB = 1024
 

@@ -1,9 +1,9 @@
-"""The card of a host routine slower in a phase (harness/cause/phases.py): phases ranked by the time each
+"""The card of a host routine slower in a phase (src/kernelwatch/cause/phases.py): phases ranked by the time each
 gained, a phase found slower first, shares of the gain, and every phase's median on both sides."""
 
 from __future__ import annotations
 
-from harness.cause.phases import FOLLOWED_SCORE, phase_card, phase_causes
+from kernelwatch.cause.phases import FOLLOWED_SCORE, phase_card, phase_causes
 
 
 def fields(phase, label, median_s, reference_s, detectable=0.015):

@@ -1,4 +1,4 @@
-"""harness/cause/sass.py on the CPU: where nvdisasm is found, how a cubin is handed to it and its listing read
+"""src/kernelwatch/cause/sass.py on the CPU: where nvdisasm is found, how a cubin is handed to it and its listing read
 (a fake nvdisasm, a shell script, stands in for the real one), and the histogram of instruction classes."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from harness.cause import sass
 from kernels.compile import BASE_OPTIONS, define_options, load_source
 from kernels.registry import MATMUL_KERNELS
+from kernelwatch.cause import sass
 
 LISTING = """\
 \t.section\t.text.k,"ax",@progbits
@@ -138,7 +138,7 @@ def test_each_opcode_falls_into_its_class_with_its_width(opcode, kind, width):
 
 def test_a_cubin_one_byte_short_is_padded_to_its_program_headers():
     entry = MATMUL_KERNELS["tiled32"]
-    from harness.cause.static import compiled
+    from kernelwatch.cause.static import compiled
 
     cubin, _ = compiled(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), "sm_90", "t.cu")
     whole = sass.padded(cubin)

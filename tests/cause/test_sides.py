@@ -1,4 +1,4 @@
-"""harness/cause/sides.py on the CPU: which card a case gets from its two sides, and the Side it is given."""
+"""src/kernelwatch/cause/sides.py on the CPU: which card a case gets from its two sides, and the Side it is given."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 import kernels
-from harness.cause.sides import Side, case_card
 from kernels.compile import KernelBuild
+from kernelwatch.cause.sides import Side, case_card
 
 TILED = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32)")
 

@@ -1,4 +1,4 @@
-"""harness/cause/: the static half of the cause card, on the CPU (NVRTC and the nvdisasm wheel, no GPU).
+"""src/kernelwatch/cause/: the static half of the cause card, on the CPU (NVRTC and the nvdisasm wheel, no GPU).
 
 The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
 by the static card, for both architectures the suite builds for; every kernel of the registry gets a
@@ -15,12 +15,12 @@ from collections import Counter
 
 import pytest
 
-from harness.cause import occupancy as occupancy_module
-from harness.cause.card import Cause, card, merged, static_causes
-from harness.cause.occupancy import occupancy
-from harness.cause.static import StaticProfile, _report_of, launch_shape, static_profile
 from kernels.compile import BASE_OPTIONS, define_options, load_source
 from kernels.registry import MATMUL_KERNELS
+from kernelwatch.cause import occupancy as occupancy_module
+from kernelwatch.cause.card import Cause, card, merged, static_causes
+from kernelwatch.cause.occupancy import occupancy
+from kernelwatch.cause.static import StaticProfile, _report_of, launch_shape, static_profile
 from tests.cause.variants import VARIANTS, original_launch
 
 ARCHS = ("sm_80", "sm_90")
@@ -129,8 +129,8 @@ def test_a_build_that_did_not_change_gives_no_cause():
 
 def test_a_case_card_compiles_each_side_through_its_own_package():
     import kernels
-    from harness.cause.sides import LIBRARY_NOTE, Side, case_card
     from kernels.compile import KernelBuild
+    from kernelwatch.cause.sides import LIBRARY_NOTE, Side, case_card
 
     base = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32) shared=0")
     head = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 16),), "grid=(64, 64, 1) block=(16, 16) shared=0")
@@ -147,7 +147,7 @@ CUBLAS_KERNEL = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpg
 
 def test_a_library_case_card_names_the_kernels_cupti_saw_it_launch_on_each_side():
     import kernels
-    from harness.cause.sides import LIBRARY_KERNEL_SCORE, LIBRARY_NOTE, NAME_CHARS, Side, case_card
+    from kernelwatch.cause.sides import LIBRARY_KERNEL_SCORE, LIBRARY_NOTE, NAME_CHARS, Side, case_card
 
     sides = (Side(kernels, None), Side(kernels, None))
     same = case_card("s.py::t[cublas]", *sides, "sm_90", launched=(("gemm_a", "splitk_reduce"), ("gemm_a", "splitk_reduce")))
@@ -258,7 +258,7 @@ def test_spills_that_grow_from_a_base_that_spilled_already_are_blamed_by_the_byt
 
 
 def test_fewer_warps_score_40_plus_50_times_the_fraction_lost():
-    from harness.cause.occupancy import Occupancy
+    from kernelwatch.cause.occupancy import Occupancy
 
     base = _profile({"FFMA": 100}, static_shared=256, dynamic_shared=128,
                     occupancy=Occupancy(8, 64, "registers and warps", 64))
@@ -408,8 +408,8 @@ def test_a_profiles_figures_name_every_field_and_each_sass_class_in_order():
 
 def _tiled_sides(shape="1024x1024x1024"):
     import kernels
-    from harness.cause.sides import Side
     from kernels.compile import KernelBuild
+    from kernelwatch.cause.sides import Side
 
     base = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32) shared=0")
     head = KernelBuild("matmul_04_tiled.cu", "matmul_tiled", (("TILE", 32),), "grid=(32, 32, 1) block=(32, 32)")
@@ -419,8 +419,8 @@ def _tiled_sides(shape="1024x1024x1024"):
 def test_a_case_card_with_ncu_launches_each_side_under_it_and_adds_the_dynamic_causes(monkeypatch):
     import sys
 
-    from harness.cause import dynamic
-    from harness.cause.sides import case_card
+    from kernelwatch.cause import dynamic
+    from kernelwatch.cause.sides import case_card
 
     calls = []
 
@@ -438,7 +438,7 @@ def test_a_case_card_with_ncu_launches_each_side_under_it_and_adds_the_dynamic_c
     assert "| ncu sm__warps_active.avg.pct_of_peak_sustained_active | 90 | **45** |" in lines
     (base_command, kernel, ncu), (head_command, *_) = calls
     assert (kernel, ncu) == ("matmul_tiled", "/opt/ncu")
-    assert base_command[:3] == [sys.executable, "-m", "harness.cause.launch"] and base_command[3].endswith("base.cu")
+    assert base_command[:3] == [sys.executable, "-m", "kernelwatch.cause.launch"] and base_command[3].endswith("base.cu")
     assert base_command[4:9] == ["matmul_tiled", "--shape=1024x1024x1024", "--grid=32,32,1", "--block=32,32",
                                  "--shared=0"]
     assert head_command[8] == "--shared=0" and all(part.startswith("--option=") for part in base_command[9:])
@@ -446,8 +446,8 @@ def test_a_case_card_with_ncu_launches_each_side_under_it_and_adds_the_dynamic_c
 
 
 def test_a_case_card_with_ncu_says_why_it_has_no_dynamic_half(monkeypatch):
-    from harness.cause import dynamic
-    from harness.cause.sides import case_card
+    from kernelwatch.cause import dynamic
+    from kernelwatch.cause.sides import case_card
 
     def missing(command, kernel, *, ncu):
         raise dynamic.ProfilerMissing("no ncu here")
@@ -465,7 +465,7 @@ def test_loads_per_ffma_that_the_base_has_none_of_are_no_per_ffma_cause():
 
 def test_a_kernel_name_of_100_characters_is_whole_and_one_longer_is_cut():
     import kernels
-    from harness.cause.sides import LIBRARY_KERNEL_SCORE, Side, case_card
+    from kernelwatch.cause.sides import LIBRARY_KERNEL_SCORE, Side, case_card
 
     assert LIBRARY_KERNEL_SCORE == 50  # above occupancy's base (40), below spills' (100)
     whole, cut = "k" * 100, "k" * 101
@@ -498,7 +498,7 @@ def test_a_log_without_the_function_is_quoted_in_the_error_to_its_first_200_char
 
 def test_the_same_build_is_compiled_once(monkeypatch):
     import kernels.compile
-    from harness.cause.static import compiled
+    from kernelwatch.cause.static import compiled
 
     calls = []
 
@@ -520,8 +520,8 @@ PTXAS_NO_SPILL_LINE = ("ptxas info    : Compiling entry function 'k' for 'sm_90'
 
 
 def test_a_profile_takes_each_figure_from_the_report_the_launch_and_the_cubin(monkeypatch):
-    from harness.cause import static
-    from harness.cause.occupancy import Occupancy
+    from kernelwatch.cause import static
+    from kernelwatch.cause.occupancy import Occupancy
 
     asked = []
 
@@ -552,7 +552,7 @@ _OTHER = ('extern "C" __global__ void other(float *out, double a, double b, doub
 def test_the_constant_bytes_are_what_ptxas_reports_in_constant_banks():
     import re
 
-    from harness.cause.static import _constant_bytes, compiled
+    from kernelwatch.cause.static import _constant_bytes, compiled
 
     # sm_80's ptxas names each bank's bytes: the kernel's parameters at 0x160 (352) + two pointers and an
     # int (20) = 372 bytes of cmem[0]; 256 floats of __constant__ data are the file's 1024 bytes of cmem[3]

@@ -1,4 +1,4 @@
-"""harness/cause/stored.py's PackagesAtCommits on the CPU, a stand-in for git's worktrees: each commit checked
+"""src/kernelwatch/cause/stored.py's PackagesAtCommits on the CPU, a stand-in for git's worktrees: each commit checked
 out once, its kernels package imported under an alias naming the commit, a commit that cannot be read an error."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.ab.ref_tree import RefError
-from harness.cause import stored
+from kernelwatch.ab.ref_tree import RefError
+from kernelwatch.cause import stored
 
 
 class FakeTree:

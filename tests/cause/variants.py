@@ -22,7 +22,7 @@ TILED_LOOP = "for (int k = 0; k < TILE; ++k) sum += a_tile[ty][k] * b_tile[k][tx
 class Variant:
     name: str
     kernel: str  # the registry name of the suite's kernel it breaks
-    cause: str  # the key the card must name first (harness/cause/card.py, dynamic.py)
+    cause: str  # the key the card must name first (src/kernelwatch/cause/card.py, dynamic.py)
     static: bool  # the compiler's output shows it
     what: str
     edits: tuple[tuple[str, str], ...] = ()  # (old, new): each old text must occur exactly once

@@ -3,7 +3,7 @@
 A module the test modules import the fixtures from (each defined as NAME_fixture, so that a test's
 NAME argument shadows no import), so that a reader sees where each fixture comes from.
 
-PostgreSQL: the server named by $KERNEL_SUITE_TEST_POSTGRES (`eval "$(.ci/postgres.sh start)"`), one
+PostgreSQL: the server named by $KERNELWATCH_TEST_POSTGRES (`eval "$(.ci/postgres.sh start)"`), one
 fresh database per test.  Without it the PostgreSQL tests skip, saying so, except in CI ($CI set),
 where a missing server fails them: CI must not pass by skipping them.
 """
@@ -19,9 +19,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from harness.storage.history import open_store
+from kernelwatch.storage.history import open_store
 
-POSTGRES_ENV = "KERNEL_SUITE_TEST_POSTGRES"
+POSTGRES_ENV = "KERNELWATCH_TEST_POSTGRES"
 BACKENDS = ("sqlite", "postgresql")
 
 

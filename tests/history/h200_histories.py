@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.history.series import Point, Series, SeriesKey
-from harness.timing.profile import MEDIAN_SE_FACTOR
+from kernelwatch.history.series import Point, Series, SeriesKey
+from kernelwatch.timing.profile import MEDIAN_SE_FACTOR
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = sorted((ROOT / "baselines" / "NVIDIA_H200").glob("000*.json"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from harness.history.series import Point, Series, SeriesKey
-from harness.history.steps import SLOWER, STEP, Step
-from harness.verdict.record import TIMER_CUPTI
+from kernelwatch.history.series import Point, Series, SeriesKey
+from kernelwatch.history.steps import SLOWER, STEP, Step
+from kernelwatch.verdict.record import TIMER_CUPTI
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-tiled32]"

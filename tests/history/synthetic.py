@@ -8,7 +8,7 @@ import statistics
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness.storage.history import open_store
+from kernelwatch.storage.history import open_store
 
 GPU_A = "GPU-aaaaaaaa-0000-0000-0000-000000000001"
 GPU_B = "GPU-bbbbbbbb-0000-0000-0000-000000000002"
@@ -49,7 +49,7 @@ def make_document(index: int, *, gpu_uuid: str = GPU_A, cases: int = 3, samples:
                                                            "uuid": gpu_uuid, "host": "synthetic-host",
                                                            "driver": "580.159.04", "cuda_runtime": "13.2",
                                                            "cupy": "14.2.0"},
-                         "kernel_suite_schema": 2},  # as the plugin writes it (harness/storage/schema.py)
+                         "kernel_suite_schema": 2},  # as the plugin writes it (src/kernelwatch/storage/schema.py)
         "commit_info": {"id": f"{index:040x}", "branch": "main", "dirty": False, "project": "main"},
         "benchmarks": benchmarks,
         "datetime": (START + timedelta(hours=index)).isoformat(),

@@ -6,7 +6,7 @@ import pytest
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, GPU_B, case_name, make_document
 
-from harness.storage.history import HistoryError
+from kernelwatch.storage.history import HistoryError
 
 
 def _two_runs(store) -> list[int]:

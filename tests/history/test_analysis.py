@@ -1,4 +1,4 @@
-"""harness.history.analysis: the detectable change of a series, from its floors and its own spread."""
+"""kernelwatch.history.analysis: the detectable change of a series, from its floors and its own spread."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from harness.history.analysis import (
+from kernelwatch.history.analysis import (
     GPU_FLOORS,
     MOST_DETECTABLE,
     Analysis,
@@ -18,11 +18,11 @@ from harness.history.analysis import (
     detectable,
     failing_stretch,
 )
-from harness.history.series import Series, SeriesKey
-from harness.history.steps import CREEP, FASTER, detect_steps, noise_scale
-from harness.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
-from harness.verdict.noise import MIN_VALUES_FOR_SPREAD
-from harness.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
+from kernelwatch.history.series import Series, SeriesKey
+from kernelwatch.history.steps import CREEP, FASTER, detect_steps, noise_scale
+from kernelwatch.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
+from kernelwatch.verdict.noise import MIN_VALUES_FOR_SPREAD
+from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 from tests.history.made_series import CASE, KEY, QUIET, a_point, a_series, a_step, with_points
 
 # equal to the constants, not the same objects: as a Step made from JSON or a database's text would hold them

@@ -1,7 +1,7 @@
-"""harness/history/bisect.py and the `bisect` command: a bisection that never names a commit it did not judge.
+"""src/kernelwatch/history/bisect.py and the `bisect` command: a bisection that never names a commit it did not judge.
 
 A synthetic git repository of 9 commits (a good one, then 8): from the 5th on the case is 3%
-slower. Each probe stands in for `pytest --compare-ref` with a script that writes the A/B
+slower. Each probe stands in for `pytest --kernelwatch-compare-ref` with a script that writes the A/B
 report's row from the commit's speed.txt and exits as the plugin does; a commit whose
 speed.txt says "broken" cannot be judged (it exits 1 without a slower verdict, as a build
 failure does).
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import bisect as bisect_module
-from harness.history import cmd_bisect
-from harness.history.bisect import (
+from kernelwatch.history import bisect as bisect_module
+from kernelwatch.history import cmd_bisect
+from kernelwatch.history.bisect import (
     BAD,
     CANNOT_JUDGE,
     GOOD,
@@ -39,7 +39,7 @@ from harness.history.bisect import (
     result_lines,
     worktree_prober,
 )
-from harness.history.cli import main
+from kernelwatch.history.cli import main
 
 NODE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-blocktile_2d]"
 SLOW_FROM = 5  # commits 1..8 after the good one; from the 5th on the case is 3% slower
@@ -84,7 +84,7 @@ def repo(tmp_path):
 
 
 def fake_command(selector, good, profile, report, python=sys.executable):
-    return [python, "fake_ab.py", str(report), *selector.pytest_args(), "--profile", profile]
+    return [python, "fake_ab.py", str(report), *selector.pytest_args(), "--kernelwatch-profile", profile]
 
 
 @pytest.fixture
@@ -265,7 +265,7 @@ def test_a_node_id_a_k_expression_and_either_range_form_all_find_the_commit(repo
     probe = probe_tree(root, Selector.of(args[0] if args[0] != "-k" else args[1]), commits[0], "nightly",
                        fake_command)
     assert probe.verdict in (GOOD, BAD)
-    assert (root / "selected.txt").read_text() == f"{selected} --profile nightly"
+    assert (root / "selected.txt").read_text() == f"{selected} --kernelwatch-profile nightly"
 
 
 def test_the_command_says_not_slower_and_exits_1_naming_no_commit(tmp_path, fake_ab, capsys):
@@ -322,12 +322,12 @@ def test_the_command_bisects_the_case_it_names_between_the_refs_it_names(monkeyp
 
 def test_the_pasted_command_line_is_the_one_the_command_takes():
     line = command_line(NODE, "a" * 40, "b" * 40, "nightly")
-    assert line == f"python -m harness.history bisect '{NODE}' {'a' * 12}..{'b' * 12} --profile nightly"
+    assert line == f"python -m kernelwatch.history bisect '{NODE}' {'a' * 12}..{'b' * 12} --profile nightly"
     assert command_line("blocktile and 4096", "a" * 40, "b" * 40) == \
-        f"python -m harness.history bisect -k 'blocktile and 4096' {'a' * 12}..{'b' * 12}"
+        f"python -m kernelwatch.history bisect -k 'blocktile and 4096' {'a' * 12}..{'b' * 12}"
     # a profile the command does not take (a stored run's "smoke", say) is left to the command to choose
     assert command_line(NODE, "a" * 40, "b" * 40, "smoke") == \
-        f"python -m harness.history bisect '{NODE}' {'a' * 12}..{'b' * 12}"
+        f"python -m kernelwatch.history bisect '{NODE}' {'a' * 12}..{'b' * 12}"
 
 
 # judging one probe
@@ -418,7 +418,7 @@ def test_the_probe_mode_needs_the_good_ref_and_says_probe(monkeypatch, capsys, a
 
 
 def test_a_copy_of_the_module_imported_under_another_name_runs_nothing(monkeypatch):
-    # `cp harness/history/bisect.py /tmp/AB_probe.py`: importing the copy (any name, capitals too) only defines it
+    # `cp src/kernelwatch/history/bisect.py /tmp/AB_probe.py`: importing the copy (any name, capitals too) only defines it
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("AB_probe", bisect_module.__file__)
@@ -430,7 +430,7 @@ def test_a_copy_of_the_module_imported_under_another_name_runs_nothing(monkeypat
 
 def test_bisect_runs_as_a_module_of_its_own_for_git_bisect_run():
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "harness.history.bisect", "--help"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "kernelwatch.history.bisect", "--help"], capture_output=True, text=True,
                           cwd=root)
     assert done.returncode == 0 and "--probe" in done.stdout
 
@@ -465,7 +465,7 @@ def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeyp
 def test_a_git_command_that_fails_is_an_error_not_an_empty_answer(tmp_path):
     import subprocess
 
-    from harness.history.bisect import _git
+    from kernelwatch.history.bisect import _git
 
     with pytest.raises(subprocess.CalledProcessError):
         _git(tmp_path, "rev-parse", "--verify", "HEAD")  # no repository here

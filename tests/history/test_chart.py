@@ -1,4 +1,4 @@
-"""harness/history/chart.py: a case's chart read at a glance: x by run, y ticks that differ, failed runs apart."""
+"""src/kernelwatch/history/chart.py: a case's chart read at a glance: x by run, y ticks that differ, failed runs apart."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from harness.history.chart import (
+from kernelwatch.history.chart import (
     ACCEPTED_COLOUR,
     BOTTOM,
     FAILED_COLOUR,
@@ -30,8 +30,8 @@ from harness.history.chart import (
     short_uuid,
     tick_labels,
 )
-from harness.history.series import Point, Series, SeriesKey
-from harness.history.steps import CREEP, SLOWER, STEP, Step
+from kernelwatch.history.series import Point, Series, SeriesKey
+from kernelwatch.history.steps import CREEP, SLOWER, STEP, Step
 
 START = datetime(2026, 12, 2, tzinfo=UTC)
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"

@@ -1,4 +1,4 @@
-"""`python -m harness.history`: help, usage errors (exit 2), and the commands on each backend."""
+"""`python -m kernelwatch.history`: help, usage errors (exit 2), and the commands on each backend."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import make_document, write_document
 
-from harness.history.cli import COMMANDS, main
-from harness.storage.history import open_store
+from kernelwatch.history.cli import COMMANDS, main
+from kernelwatch.storage.history import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # one subprocess per command: CI's second pass (tox -e unit -- -m slow)
 def test_help_lists_every_command_and_each_command_has_help(capsys):
-    done = subprocess.run([sys.executable, "-m", "harness.history", "--help"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "kernelwatch.history", "--help"], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0
     assert all(command.NAME in done.stdout for command in COMMANDS)
@@ -41,7 +41,7 @@ def test_bad_arguments_exit_2_with_a_usage_line(argv, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2
-    assert capsys.readouterr().err.startswith("usage: python -m harness.history")
+    assert capsys.readouterr().err.startswith("usage: python -m kernelwatch.history")
 
 
 def test_import_runs_and_export_on_a_store(history_url, tmp_path, capsys):

@@ -15,13 +15,13 @@ from synthetic import HISTORY_CASES as CASES
 from synthetic import HISTORY_RUNS as RUNS
 from synthetic import record_stepped_history as record_history
 
-from harness.history import cmd_changes
-from harness.history.analysis import Analysis, Detectable
-from harness.history.cli import main
-from harness.history.series import Series
-from harness.history.site import case_page_name, write_site
-from harness.history.steps import CREEP, FASTER, MIN_RUNS_AT_LEVEL, Step
-from harness.storage.history import open_store
+from kernelwatch.history import cmd_changes
+from kernelwatch.history.analysis import Analysis, Detectable
+from kernelwatch.history.cli import main
+from kernelwatch.history.series import Series
+from kernelwatch.history.site import case_page_name, write_site
+from kernelwatch.history.steps import CREEP, FASTER, MIN_RUNS_AT_LEVEL, Step
+from kernelwatch.storage.history import open_store
 from tests.history.made_series import KEY, a_point, a_series, a_step
 
 
@@ -42,7 +42,7 @@ def test_changes_names_the_stepped_case_its_runs_and_commit_range_and_fails(hist
     # the range holds the commit of the first slow run, and no other
     assert f"commits: {STEP_AT - 1:040x}..{STEP_AT:040x}" in out
     assert "detectable change 1.5% (1.5% floor, one GPU)" in out
-    assert f"OPEN: in the newest 3 runs; if intended: python -m harness.history acknowledge " \
+    assert f"OPEN: in the newest 3 runs; if intended: python -m kernelwatch.history acknowledge " \
            f"'{case_name(STEPPED_CASE)}' {ids[STEP_AT]} --reason TEXT" in out
     assert out.splitlines()[-1] == (f"1 changes in {CASES} series ({CASES} cases); "
                                     f"1 open slower steps in the newest 3 runs")
@@ -160,15 +160,7 @@ def test_changes_and_site_over_60_runs_of_90_cases(tmp_path, capsys):
     assert len(list((tmp_path / "site" / "cases").glob("*.html"))) == 90
 
 
-CPU_SUITE_CONFTEST = """\
-def pytest_addoption(parser):
-    for name in ("--compare-ref", "--profile", "--benchmark-report"):
-        parser.addoption(name)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "perf: timed")
-"""
+CPU_SUITE_CONFTEST = "# kernelwatch, installed, loads itself: its options and markers\n"
 CPU_SUITE_TEST = """\
 import pytest
 
@@ -222,8 +214,8 @@ def test_a_case_failing_in_its_newest_run_is_open_before_it_is_a_step_with_its_w
     assert f"slower (the nightly's verdict) since run {ids[6]}, 1 failed run: {case}" in out
     assert "not yet a step: 1 run at the new level, 3 needed" in out
     assert f"  commits: {'5' * 40}..{'6' * 40} (1 commit)" in out and f"    {'6' * 12} slower tiles" in out
-    assert f"OPEN: failing in the newest run; if intended: python -m harness.history acknowledge '{case}' {ids[6]}" in out
-    assert f"find the commit: python -m harness.history bisect '{case}' {'5' * 12}..{'6' * 12} --profile quick" in out
+    assert f"OPEN: failing in the newest run; if intended: python -m kernelwatch.history acknowledge '{case}' {ids[6]}" in out
+    assert f"find the commit: python -m kernelwatch.history bisect '{case}' {'5' * 12}..{'6' * 12} --profile quick" in out
     assert out.splitlines()[-1].endswith("; 1 cases failing, not yet a step")
     # acknowledged at that run, it is a new level: nothing is open
     assert main(["acknowledge", case, str(ids[6]), "--reason", "meant", "--history", history_url]) == 0
@@ -284,7 +276,7 @@ def changes_of(*argv: str) -> int:
 
 
 def main_parser_args(*argv: str):
-    from harness.history.cli import parser
+    from kernelwatch.history.cli import parser
 
     return parser().parse_args(list(argv))
 

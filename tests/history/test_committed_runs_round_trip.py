@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.compare import compare_runs
-from harness.history.cli import main
-from harness.storage.runs import load_run, stored_runs
-from harness.verdict.against_baseline import run_gpu_uuid
-from harness.verdict.labels import SAME
-from harness.verdict.record import TIMER_WALL, records_of
+from kernelwatch.compare import compare_runs
+from kernelwatch.history.cli import main
+from kernelwatch.storage.runs import load_run, stored_runs
+from kernelwatch.verdict.against_baseline import run_gpu_uuid
+from kernelwatch.verdict.labels import SAME
+from kernelwatch.verdict.record import TIMER_WALL, records_of
 
 COMMITTED = Path(__file__).resolve().parents[2] / "baselines" / "NVIDIA_H200"
 
@@ -41,7 +41,7 @@ def test_every_committed_h200_run_is_imported_in_order_and_exported_the_same(his
         if run_gpu_uuid(load_run(original)) is not None:
             assert {verdict.label for verdict in verdicts} == {SAME}, original.name
         else:
-            # 0001 names no GPU UUID: harness.compare judges its wall-clock cases "other host" even against
+            # 0001 names no GPU UUID: kernelwatch.compare judges its wall-clock cases "other host" even against
             # the very same file; the export must read exactly as the original does
             itself, _ = compare_runs(original, original)
             assert [(v.case, v.label) for v in verdicts] == [(v.case, v.label) for v in itself]

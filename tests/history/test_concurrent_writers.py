@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.storage.history import open_store
-from harness.storage.history.schema import CASES, CURRENT_VERSION, SCHEMA_VERSION
+from kernelwatch.storage.history import open_store
+from kernelwatch.storage.history.schema import CASES, CURRENT_VERSION, SCHEMA_VERSION
 
 WRITER = Path(__file__).with_name("writer.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,8 +20,8 @@ from backends import (  # noqa: F401 (pytest fixtures)
 from sqlalchemy.engine import make_url
 from synthetic import GPU_A, case_name, make_document
 
-from harness.history.cli import main
-from harness.storage.history import HistoryError, connection, default_path, open_store, resolve_url
+from kernelwatch.history.cli import main
+from kernelwatch.storage.history import HistoryError, connection, default_path, open_store, resolve_url
 
 SECRET = "s3cret-Passw0rd"
 
@@ -74,7 +74,7 @@ def test_a_url_of_another_database_or_no_url_at_all_is_refused():
 
 
 def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monkeypatch, tmp_path):
-    for variable in ("RUNNER_TOOL_CACHE", "XDG_CACHE_HOME", "KERNEL_SUITE_HISTORY"):
+    for variable in ("RUNNER_TOOL_CACHE", "XDG_CACHE_HOME", "KERNELWATCH_HISTORY"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_path() == tmp_path / "home" / ".cache" / "kernel-suite" / "history.sqlite"
@@ -83,7 +83,7 @@ def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monke
     monkeypatch.setenv("RUNNER_TOOL_CACHE", str(tmp_path / "toolcache"))
     assert Path(resolve_url(None).database) == tmp_path / "toolcache" / "kernel-suite" / "history.sqlite"
     assert (tmp_path / "toolcache" / "kernel-suite").is_dir()
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY", "postgresql://fleet@db.example/history")
+    monkeypatch.setenv("KERNELWATCH_HISTORY", "postgresql://fleet@db.example/history")
     assert resolve_url(None).render_as_string() == "postgresql+psycopg://fleet@db.example/history"
 
 
@@ -224,11 +224,11 @@ def _within(seconds: float, work) -> BaseException | None:
 @contextlib.contextmanager
 def _store_that_freezes(postgres_url, monkeypatch, timeout_s: int):
     """A PostgreSQL store of one run (id 1), whose server stops answering (FreezingProxy) once that run is in;
-    the store gives up after `timeout_s` ($KERNEL_SUITE_HISTORY_TIMEOUT)."""
+    the store gives up after `timeout_s` ($KERNELWATCH_HISTORY_TIMEOUT)."""
     url = make_url(postgres_url)
     proxy = FreezingProxy((url.host, url.port))
     through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", str(timeout_s))
+    monkeypatch.setenv("KERNELWATCH_HISTORY_TIMEOUT", str(timeout_s))
     with open_store(through) as store:
         store.record_run(make_document(0), outcome="passed", profile="nightly")
         proxy.frozen.set()
@@ -269,7 +269,7 @@ def test_a_postgresql_store_that_wrote_closes_at_once_when_its_server_stops_answ
 def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_for(postgres_url, monkeypatch):
     with _store_that_freezes(postgres_url, monkeypatch, 2) as store:
         started = time.monotonic()
-        with pytest.raises(HistoryError, match=r"the server did not answer for 2 s \(\$KERNEL_SUITE_HISTORY_TIMEOUT"):
+        with pytest.raises(HistoryError, match=r"the server did not answer for 2 s \(\$KERNELWATCH_HISTORY_TIMEOUT"):
             store.runs()
         assert time.monotonic() - started < 5
         with pytest.raises(HistoryError, match="did not answer"):
@@ -280,14 +280,14 @@ def test_a_server_that_stops_answering_is_given_up_after_the_timeout_not_waited_
 @pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e9", "1000000"])
 def test_a_timeout_that_is_no_number_of_seconds_is_refused(monkeypatch, value):
     # refused before any connection is tried: the store's server is never reached
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", value)
-    with pytest.raises(HistoryError, match=rf"KERNEL_SUITE_HISTORY_TIMEOUT='{value}' is not a number of seconds"):
+    monkeypatch.setenv("KERNELWATCH_HISTORY_TIMEOUT", value)
+    with pytest.raises(HistoryError, match=rf"KERNELWATCH_HISTORY_TIMEOUT='{value}' is not a number of seconds"):
         open_store(f"postgresql://kernel:{SECRET}@127.0.0.1:{_closed_port()}/history")
 
 
 def test_a_timeout_just_under_the_limit_postgresql_can_hold_is_taken(monkeypatch):
     # TIMEOUT_LIMIT_S, 1e6 s, is refused (above); just under it is a timeout
-    monkeypatch.setenv("KERNEL_SUITE_HISTORY_TIMEOUT", "999999.5")
+    monkeypatch.setenv("KERNELWATCH_HISTORY_TIMEOUT", "999999.5")
     assert connection.timeout_s() == 999999.5
 
 
@@ -406,7 +406,7 @@ def test_a_sqlite_store_is_worked_in_the_callers_own_thread():
 def test_a_query_password_echoed_alone_in_a_drivers_message_is_hidden_and_nothing_else_is():
     from sqlalchemy.engine import make_url
 
-    from harness.storage.history.connection import scrub
+    from kernelwatch.storage.history.connection import scrub
 
     message = 'FATAL: password "hunter2" rejected for 127.0.0.1:9'
     url = make_url("postgresql://suite@127.0.0.1:9/h?password=hunter2")

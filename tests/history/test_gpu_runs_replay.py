@@ -20,17 +20,17 @@ from types import SimpleNamespace
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.plugin.recording import read_history
-from harness.storage.history import open_store
-from harness.storage.runs import load_run, stored_runs
-from harness.verdict.against_baseline import HISTORY_MIN_RUNS_WALL, Baseline, history_of, judge_against_stored
-from harness.verdict.labels import OTHER_HOST, SAME, SLOWER
-from harness.verdict.record import TIMER_WALL, CaseRecord
+from kernelwatch.plugin.recording import read_history
+from kernelwatch.storage.history import open_store
+from kernelwatch.storage.runs import load_run, stored_runs
+from kernelwatch.verdict.against_baseline import HISTORY_MIN_RUNS_WALL, Baseline, history_of, judge_against_stored
+from kernelwatch.verdict.labels import OTHER_HOST, SAME, SLOWER
+from kernelwatch.verdict.record import TIMER_WALL, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "history_gpu"
 BASELINES = ROOT / "baselines" / "NVIDIA_H200"
-HISTORY_RUNS = 20  # as harness/plugin/__init__.py reads the baseline folder
+HISTORY_RUNS = 20  # as src/kernelwatch/plugin/__init__.py reads the baseline folder
 
 
 pytestmark = pytest.mark.slow  # 400 recorded verdicts replayed on both backends: run by CI's second pass (tox -e unit -- -m slow)

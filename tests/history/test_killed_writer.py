@@ -12,8 +12,8 @@ from sqlalchemy import event
 from synthetic import make_document
 from test_concurrent_writers import writer
 
-from harness.storage.history import open_store
-from harness.storage.history.schema import CASES, RUNS
+from kernelwatch.storage.history import open_store
+from kernelwatch.storage.history.schema import CASES, RUNS
 
 pytestmark = pytest.mark.slow  # writer processes killed mid-write: run by CI's second pass (tox -e unit -- -m slow)
 

@@ -10,10 +10,10 @@ import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, case_name, make_document
 
-from harness.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
-from harness.storage.history.connection import create_engine, resolve_url
-from harness.storage.history.documents import case_rows, run_row
-from harness.storage.history.schema import (
+from kernelwatch.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
+from kernelwatch.storage.history.connection import create_engine, resolve_url
+from kernelwatch.storage.history.documents import case_rows, run_row
+from kernelwatch.storage.history.schema import (
     ACKNOWLEDGEMENTS,
     CASES,
     META,

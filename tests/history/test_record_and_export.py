@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, GPU_B, case_name, make_document
 
-from harness.storage.history import AlreadyRecorded, HistoryError, documents, open_store
-from harness.storage.history.schema import CASES, RUNS
-from harness.verdict.record import CaseRecord
+from kernelwatch.storage.history import AlreadyRecorded, HistoryError, documents, open_store
+from kernelwatch.storage.history.schema import CASES, RUNS
+from kernelwatch.verdict.record import CaseRecord
 
 
 def _count(store, table) -> int:
@@ -264,7 +264,7 @@ def test_the_reference_names_the_runs_pooled_into_it(runs, text):
 def test_an_acknowledgement_names_a_run_that_is_not_there_and_a_case_its_run_does_not_hold(history_url, tmp_path):
     from synthetic import write_document
 
-    from harness.history.cli import main
+    from kernelwatch.history.cli import main
 
     for number in (1, 2):
         write_document(tmp_path / "runs", number, make_document(number))
@@ -417,7 +417,7 @@ def test_a_document_stored_twice_names_its_own_run_among_others(store):
 def test_a_machine_without_a_login_name_acknowledges_as_unknown(monkeypatch, error):
     import getpass
 
-    from harness.storage.history import store as store_module
+    from kernelwatch.storage.history import store as store_module
 
     def nobody():
         raise error

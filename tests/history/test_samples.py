@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.storage.history.samples import SamplesError, decode_samples, encode_samples
+from kernelwatch.storage.history.samples import SamplesError, decode_samples, encode_samples
 
 COMMITTED = Path(__file__).resolve().parents[2] / "baselines" / "NVIDIA_H200" / "0005_h200-5fcc19b.json"
 
@@ -58,7 +58,7 @@ def test_samples_written_by_earlier_versions_still_read():
 
 @pytest.mark.parametrize("samples", [[[1e-3, 2e-3]], 1e-3])
 def test_samples_are_a_flat_list(samples):
-    from harness.storage.history.samples import encode_samples
+    from kernelwatch.storage.history.samples import encode_samples
 
     with pytest.raises(SamplesError, match="at least one sample"):
         encode_samples(samples)

@@ -1,4 +1,4 @@
-"""harness.history.series: the plain data, and reading the history store's case_series rows into it."""
+"""kernelwatch.history.series: the plain data, and reading the history store's case_series rows into it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.history.series import Series, SeriesKey, commit_range, gpu_uuids, series_from_rows
+from kernelwatch.history.series import Series, SeriesKey, commit_range, gpu_uuids, series_from_rows
 from tests.history.made_series import KEY, START, a_point
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from harness.history.site import case_page_name, energy_line, sparkline, write_site
-from harness.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
+from kernelwatch.history.site import case_page_name, energy_line, sparkline, write_site
+from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
 from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
 
@@ -258,8 +258,8 @@ def test_the_index_carries_the_filter_script_and_a_case_page_no_script(tmp_path)
 
 @pytest.mark.parametrize("runs, words", [(1, "(1 run, "), (2, "(2 runs, ")])
 def test_a_failing_series_says_since_which_run_and_for_how_many_runs_in_words(runs, words):
-    from harness.history.analysis import Failing
-    from harness.history.site import _attention
+    from kernelwatch.history.analysis import Failing
+    from kernelwatch.history.site import _attention
 
     one = a_series(1e-4, 1e-4, 1.1e-4, 1.1e-4)
     failing = Failing(one.key, first=one.points[4 - runs], before=one.points[3 - runs], newest=one.points[-1],

@@ -7,7 +7,7 @@ version, and it reports console messages, page errors and every request as event
 
 Without Chromium or Playwright the tests skip with the reason, except where the
 environment variable CI is set: there a missing browser is a failure.
-Screenshots go to $KERNEL_SUITE_ARTIFACTS/site-screenshots (default: the test's tmp folder).
+Screenshots go to $KERNELWATCH_ARTIFACTS/site-screenshots (default: the test's tmp folder).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import HISTORY_CASES, HISTORY_RUNS, STEPPED_CASE, case_name, record_stepped_history
 from synthetic import STEP_AT as STORE_STEP_AT
 
-from harness.history.cli import main
-from harness.history.site import case_page_name, write_site
-from harness.history.steps import detect_all
+from kernelwatch.history.cli import main
+from kernelwatch.history.site import case_page_name, write_site
+from kernelwatch.history.steps import detect_all
 from tests.history.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
 
-CHROMIUM = os.environ.get("KERNEL_SUITE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("KERNELWATCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 STEP_CASE = 2  # the case (of the profiles below) with a 3% step at STEP_AT
@@ -78,7 +78,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory):
-    root = os.environ.get("KERNEL_SUITE_ARTIFACTS")
+    root = os.environ.get("KERNELWATCH_ARTIFACTS")
     folder = Path(root) / "site-screenshots" if root else tmp_path_factory.mktemp("site-screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder

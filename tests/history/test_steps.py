@@ -11,8 +11,8 @@ import pytest
 import ruptures
 from scipy import stats
 
-from harness.history import steps as steps_module
-from harness.history.steps import (
+from kernelwatch.history import steps as steps_module
+from kernelwatch.history.steps import (
     CREEP,
     FASTER,
     MIN_RUNS_AT_LEVEL,
@@ -30,7 +30,7 @@ from tests.history.made_series import QUIET, a_series
 
 RUNS = 60
 STEP_AT = 30
-SAME_GPU_FLOOR = 0.015  # harness/noise.py: the detectable change against this GPU's own runs
+SAME_GPU_FLOOR = 0.015  # src/kernelwatch/noise.py: the detectable change against this GPU's own runs
 
 
 def _series(index: int, seed: int, **shape):
@@ -166,7 +166,7 @@ def test_a_step_is_judged_on_at_most_a_window_of_runs_either_side():
 
 
 def test_the_best_hinge_of_a_straight_rise_is_at_its_first_run():
-    from harness.history.steps import _creep
+    from kernelwatch.history.steps import _creep
 
     logs = np.log(1.001 ** np.arange(40))  # a rise from the first run on: the hinge at 0 fits it exactly
     bend, slope, _, tstat = _creep(logs, 0, logs.size, min_runs=10)
@@ -175,7 +175,7 @@ def test_the_best_hinge_of_a_straight_rise_is_at_its_first_run():
 
 @pytest.mark.parametrize(("left_runs", "p_below"), [(7, 1e-6), (8, None)])
 def test_a_side_of_fewer_than_8_runs_is_judged_by_the_series_noise_scale_not_its_own_spread(left_runs, p_below):
-    from harness.history.steps import _judge
+    from kernelwatch.history.steps import _judge
 
     wobble = np.array([0.0, 0.02, -0.02, 0.01, -0.01, 0.015, -0.015, 0.005])  # its own spread: about 1.4%
     logs = np.r_[wobble[:left_runs], 0.01 + np.resize(wobble, 30)]  # 1% higher after the change
@@ -407,7 +407,7 @@ def test_from_min_runs_for_welch_a_side_a_step_is_judged_by_welchs_test(runs):
     (11, 1.234e-3, 1 / 1.03),  # faster
 ])
 def test_two_flat_sides_at_different_levels_are_certainly_a_change_and_at_one_level_none(runs, median, ratio):
-    from harness.history.steps import _judge
+    from kernelwatch.history.steps import _judge
 
     n = runs
     apart = np.log([median] * n + [median * ratio] * n)
@@ -430,7 +430,7 @@ def test_one_flat_side_beside_a_varying_one_is_judged_by_welchs_test(flat):
 def test_pelt_finds_no_candidate_in_pure_noise_at_the_penalty_of_3_log_n():
     # the penalty grows with the series (PENALTY x log n): 20 quiet series of 300 runs give PELT no break
     # to propose (at 3 + log n, one of them already gives two)
-    from harness.history.steps import _candidates
+    from kernelwatch.history.steps import _candidates
 
     found = 0
     for seed in range(20):

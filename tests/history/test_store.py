@@ -1,4 +1,4 @@
-"""The history store's own API (harness/storage/history/store.py): opening and closing a store, what a
+"""The history store's own API (src/kernelwatch/storage/history/store.py): opening and closing a store, what a
 SQLite writer leaves in the file when it closes, what record_run, acknowledge and case_record take and
 refuse, on both backends where they differ."""
 
@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from synthetic import GPU_A, case_name, make_document
 
-from harness.storage.history import HistoryError, HistoryStore, open_store
-from harness.storage.history.schema import RUNS
+from kernelwatch.storage.history import HistoryError, HistoryStore, open_store
+from kernelwatch.storage.history.schema import RUNS
 
 
 def _sqlite_url(path, form: str) -> str:
@@ -207,7 +207,7 @@ def test_opening_to_read_an_empty_database_says_it_holds_no_store_and_makes_none
 def test_a_default_folder_that_cannot_be_made_is_one_error_with_the_systems_reason(tmp_path, monkeypatch):
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache folder should be")
-    monkeypatch.delenv("KERNEL_SUITE_HISTORY", raising=False)
+    monkeypatch.delenv("KERNELWATCH_HISTORY", raising=False)
     monkeypatch.setenv("RUNNER_TOOL_CACHE", str(blocker))
     with pytest.raises(HistoryError) as refused:
         open_store(None)

@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import event
 from synthetic import make_document
 
-from harness.storage.history import open_store
+from kernelwatch.storage.history import open_store
 
 url, mode, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if mode == "record":

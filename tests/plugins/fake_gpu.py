@@ -1,7 +1,7 @@
 """A fake device layer for driving the suite's pytest plugin end to end on a CPU.
 
-Load with `-p tests.plugins.fake_gpu` (beside harness.plugin). It answers the
-`pytest_kernel_suite_device` hook with a GPU that exists only here: its timer
+Load with `-p tests.plugins.fake_gpu` (beside kernelwatch.plugin). It answers the
+`pytest_kernelwatch_device` hook with a GPU that exists only here: its timer
 returns deterministic samples instead of timing anything. A case's median is
 fixed by its node id; `--fake-gpu-slowdown=PATTERN:FACTOR` multiplies the
 samples of matching cases; `--fake-gpu-seed` changes the sample noise (a
@@ -22,10 +22,10 @@ import zlib
 import numpy as np
 import pytest
 
-from harness.timing.energy import DEFAULT_PLAN, EnergyMeasurement
-from harness.timing.gpu import ClockState, GpuInfo
-from harness.timing.power_trace import Window
-from harness.timing.timer import TIMER_CUPTI, Measurement
+from kernelwatch.timing.energy import DEFAULT_PLAN, EnergyMeasurement
+from kernelwatch.timing.gpu import ClockState, GpuInfo
+from kernelwatch.timing.power_trace import Window
+from kernelwatch.timing.timer import TIMER_CUPTI, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
 NOISE = 0.003  # relative spread of the fake samples: a quiet GPU
@@ -183,5 +183,5 @@ class FakeDevice:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_kernel_suite_device(config):
+def pytest_kernelwatch_device(config):
     return FakeDevice(config)

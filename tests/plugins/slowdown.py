@@ -22,8 +22,8 @@ maximum; a usage error when none is known. A case that does not slow down at
 all however long the spin (nothing that the timer sees ran it) fails its test.
 
 Wall-clock host routines are left alone. The product code has no switch for
-this: the plugin wraps the `gpu_bench` fixture's `time` method, and the slowed
-copy of the kernels is prepared through `same_case_in`, as `--compare-ref`
+this: the plugin wraps the `kernelwatch_bench` fixture's `time` method, and the slowed
+copy of the kernels is prepared through `same_case_in`, as `--kernelwatch-compare-ref`
 prepares a base side.
 """
 
@@ -158,13 +158,13 @@ def _percent_for(config, nodeid: str) -> float | None:
 @pytest.fixture(autouse=True)
 def _slow_down_matching_cases(request):
     percent = _percent_for(request.config, request.node.nodeid)
-    if percent is None or "gpu_bench" not in request.fixturenames:
+    if percent is None or "kernelwatch_bench" not in request.fixturenames:
         yield
         return
-    bench = request.getfixturevalue("gpu_bench")
+    bench = request.getfixturevalue("kernelwatch_bench")
     stash = request.config.stash
     if SESSION not in stash:
-        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("gpu"),
+        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("kernelwatch_gpu"),
                                   request.config.getoption("slow_down_spins"))
     slowdown = stash[SESSION]
     time_unslowed = bench.time

@@ -6,7 +6,7 @@ Two ways, the first wherever it applies:
   `kernels` package whose CUDA sources begin every `__global__` function with a
   spin of `SPIN_VARIABLE` cycles, a `__constant__` variable set per case (0 until
   then: no spin). The case is prepared again from that copy through `same_case_in`, the
-  interface `--compare-ref` prepares a base side with: the same operands and
+  interface `--kernelwatch-compare-ref` prepares a base side with: the same operands and
   launch, a slower kernel. Every thread waits, so any slowdown can be had,
   however short the case: that is what a regression in a kernel looks like.
 * **After the case** (a library's kernel, cuBLAS or CuPy's add, or a plain run):
@@ -88,7 +88,7 @@ class SlowedKernels:
     """A copy of the `kernels` package, in a temporary folder, whose kernels start with a spin."""
 
     def __init__(self, kernels_dir: Path | None = None):
-        from harness.ab.ref_tree import import_package_as
+        from kernelwatch.ab.ref_tree import import_package_as
 
         if kernels_dir is None:
             import kernels
@@ -120,7 +120,7 @@ class SlowedKernels:
                                  cupy.cuda.runtime.memcpyHostToDevice)
 
     def close(self) -> None:
-        from harness.ab.ref_tree import _forget_modules
+        from kernelwatch.ab.ref_tree import _forget_modules
 
         _forget_modules(SLOWED_ALIAS)
         self._folder.cleanup()

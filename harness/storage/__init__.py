@@ -1,8 +1,0 @@
-"""Stored runs: the baselines on disk and the history store of every run.
-
-Owns finding, loading, checking, numbering and saving baseline files
-(runs.py), the schema version of stored runs and the migration of old files
-(schema.py), and the history store in SQLite or PostgreSQL (history/). May
-import harness.units, harness.timing (GPU slug, timer names) and
-harness.verdict (the record, the sample check).
-"""

@@ -1,0 +1,10 @@
+"""Why a case got slower: the cause card of a slower case, from its two builds and, on a GPU, two profiles.
+
+Owns the static half (static.py: what the compiler says of a kernel's build and its SASS, by
+instruction class, with the occupancy its launch allows, occupancy.py; sass.py finds and runs
+nvdisasm), the dynamic half (dynamic.py: Nsight Compute's metrics of both sides, `ncu --csv`) and
+the card that ranks the differences in plain words (card.py); a host routine's card ranks its phases
+by the time each gained (phases.py). Works from builds
+(kernels.compile.KernelBuild) and the source text the caller gives: it imports no `kernels`
+package. May import kernelwatch.units, kernelwatch.timing, kernelwatch.verdict, kernelwatch.storage and kernelwatch.ab.
+"""

@@ -1,0 +1,288 @@
+"""A static dashboard of the cases' histories: `write_site(out_dir, series, steps)`.
+
+Plain HTML with inline SVG (src/kernelwatch/history/chart.py) and a few lines of inline
+JavaScript for the index's filters: no library, no CDN, no font, nothing fetched
+when the pages are read, so the folder works from a file:// URL or any static host.
+
+* index.html: one row per series (case x GPU x timer x profile): the GPU by short
+  UUID, the newest run's verdict, the latest median over its reference (the
+  caller's, else the median of the series' earlier runs since its latest step), a
+  sparkline, the newest joules per launch where measured, and what needs attention:
+  the case failing in its newest runs, its open slower steps (not accepted). Failing cases come first, then open slower steps,
+  then the rest. Filters by GPU (model or UUID, as the series are keyed), by the
+  UUIDs of the runs, and by kernel (any part of the case id).
+* cases/<name>.html: one page per case: the chart (every run, failed ones drawn
+  apart), its legend, the steps with their commit ranges and whether they were
+  accepted, and a table of every run, newest first: date, commit, GPU, median, band,
+  samples, energy per launch where measured, verdict and state; under "Energy per
+  launch", each GPU's joules per launch over the runs that measured it.
+
+Elements a test (or a reader of the HTML) looks for carry classes and data
+attributes: `tr.case-row[data-gpu][data-uuids][data-kernel][data-state]`,
+`tr.run-row[data-run][data-state]`, and those of the chart (its module docstring).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from kernelwatch.units import format_joules, p_text
+
+from .analysis import Failing, failing_stretch
+from .chart import case_plot, legend, precise, short_uuid
+from .series import Series, SeriesKey, gpu_uuids
+from .steps import SLOWER, STEP, Step
+
+SPARK_WIDTH, SPARK_HEIGHT = 160, 28
+# the earlier runs a series' latest median is compared with when the caller names no reference
+EARLIER_RUNS = 30
+
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em; color: #222; font-size: 14px; }
+td.nowrap, th { white-space: nowrap; }
+table { border-collapse: collapse; }
+td, th { padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: middle; }
+.slower, .failed { color: #b00020; font-weight: bold; }
+.accepted { color: #8a4500; }
+.faster { color: #2e7d32; }
+.filters label { margin-right: 1em; }
+.legend span { margin-right: 1.2em; white-space: nowrap; }
+svg text { font-size: 11px; }
+.band { fill-opacity: 0.18; stroke: none; }
+.step { stroke-dasharray: 5 3; stroke-width: 1.5; }
+.creep { fill: #ffb300; fill-opacity: 0.15; }
+table.runs td { white-space: nowrap; }
+table.runs td:last-child { white-space: normal; }
+tr.run-row.failed td { background: #fdecee; }
+tr.run-row.accepted td { background: #fff4e5; }
+code { font-size: 0.95em; }
+"""
+
+FILTER_SCRIPT = """
+(function () {
+  var gpu = document.getElementById('filter-gpu');
+  var uuid = document.getElementById('filter-uuid');
+  var kernel = document.getElementById('filter-kernel');
+  function apply() {
+    var rows = document.querySelectorAll('tr.case-row');
+    var shown = 0;
+    rows.forEach(function (row) {
+      var ok = (!gpu.value || row.dataset.gpu === gpu.value) &&
+               (!uuid.value || row.dataset.uuids.split(' ').indexOf(uuid.value) >= 0) &&
+               (!kernel.value || row.dataset.kernel.toLowerCase().indexOf(kernel.value.toLowerCase()) >= 0);
+      row.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
+  }
+  [gpu, uuid].forEach(function (el) { el.addEventListener('change', apply); });
+  kernel.addEventListener('input', apply);
+  apply();
+})();
+"""
+
+
+def case_page_name(case: str) -> str:
+    """The file name of a case's page: readable, safe, unique per case id."""
+    readable = "".join(c if c.isalnum() or c in "-_" else "_" for c in case.rsplit("::", 1)[-1])[:60]
+    return f"{readable}-{hashlib.sha256(case.encode()).hexdigest()[:10]}.html"
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _page(title: str, body: str, script: str = "") -> str:
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style></head>"
+            f"<body>{body}{f'<script>{script}</script>' if script else ''}</body></html>\n")
+
+
+def _latest_ratio(series: Series, steps: Sequence[Step], reference: float | None) -> float | None:
+    if not series.points:
+        return None
+    latest = series.points[-1].median_s
+    if reference:
+        return latest / reference
+    since = max((s.index for s in steps if s.kind == STEP), default=0)
+    earlier = [p.median_s for p in series.points[since:-1]][-EARLIER_RUNS:]
+    return latest / statistics.median(earlier) if earlier else None
+
+
+def sparkline(series: Series) -> str:
+    """A small inline SVG of the series' medians (no axes); a failed run is a red dot on it."""
+    return _line([(p.median_s, p.state == "failed") for p in series.points], "sparkline", "#1f77b4")
+
+
+def energy_line(series: Series) -> str:
+    """The same for the joules per launch of the series' runs that measured energy ("" where none did)."""
+    return _line([(p.energy_j, p.state == "failed") for p in series.points if p.energy_j is not None],
+                 "energy-line", "#2e7d32")
+
+
+def _line(values: Sequence[tuple[float, bool]], css: str, colour: str) -> str:
+    """A small SVG line of (value, failed) oldest first, a failed one a red dot on it."""
+    if not values:
+        return ""
+    numbers = [value for value, _ in values]
+    low, high = min(numbers), max(numbers)
+    span = (high - low) or abs(high) * 1e-3 or 1.0  # a flat line along the bottom, of zeros too
+    step = SPARK_WIDTH / max(len(numbers) - 1, 1)
+    xy = [(i * step, SPARK_HEIGHT - 2 - (m - low) / span * (SPARK_HEIGHT - 4)) for i, m in enumerate(numbers)]
+    dots = "".join(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2" fill="#d62728"/>'
+                   for (px, py), (_, failed) in zip(xy, values, strict=True) if failed)
+    return (f'<svg class="{css}" width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" '
+            f'viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"><polyline fill="none" stroke="{colour}" '
+            f'stroke-width="1.2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py in xy)}"/>{dots}</svg>')
+
+
+def _energy_section(group: Sequence[Series]) -> str:
+    """The case page's energy: per GPU, its joules per launch over the runs that measured it."""
+    measured = [one for one in group if any(p.energy_j is not None for p in one.points)]
+    if not measured:
+        return ""
+    rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one)}</td>'
+                   f'<td>{_e(_newest_energy(one))}</td>'
+                   f'<td>{sum(p.energy_j is not None for p in one.points)}</td></tr>' for one in measured)
+    return ("<h2>Energy per launch</h2><p>Joules per launch of the runs that measured it (docs/method.md, "
+            "\"Energy per launch\").</p><table><tr><th>GPU</th><th>history</th><th>newest</th><th>runs</th></tr>"
+            + rows + "</table>")
+
+
+def _short_range(step: Step) -> str:
+    return f"{step.before.commit[:8]}..{step.after.commit[:8]}"
+
+
+def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Step]],
+                 reason: Callable[[Step], str | None]) -> str:
+    rows = []
+    for one in group:
+        for s in steps.get(one.key, ()):
+            why = reason(s)
+            state = f"acknowledged: {why}" if why else "open" if s.direction == SLOWER and s.kind == STEP else ""
+            rows.append(f'<tr class="step-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{_e(s.kind)}</td>'
+                        f'<td class="{s.direction}">{_e(s.direction)} x{s.ratio:.3f}</td>'
+                        f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{p_text(s.p_value)}</td>'
+                        f'<td>{_e(s.before.run_id)} ({_e(s.before.started_at.date())}) &rarr; {_e(s.after.run_id)} '
+                        f'({_e(s.after.started_at.date())})</td><td><code title="{_e(s.commit_range)}">'
+                        f'{_e(s.before.commit[:12])}..{_e(s.after.commit[:12])}</code></td>'
+                        f'<td>{_e(state)}</td></tr>')
+    if not rows:
+        return "<p>No steps.</p>"
+    return ("<table><tr><th>GPU</th><th>kind</th><th>change</th><th>95% interval</th><th>p</th><th>runs</th>"
+            "<th>commits</th><th>state</th></tr>" + "".join(rows) + "</table>")
+
+
+def _runs_table(group: Sequence[Series]) -> str:
+    """Every run of the case on every GPU, newest first (with its joules per launch where any run has one)."""
+    rows = sorted(((p, one) for one in group for p in one.points), key=lambda pair: (pair[0].started_at,
+                                                                                   pair[0].run_id), reverse=True)
+    energy = any(p.energy_j is not None for p, _ in rows)
+
+    def joules(point) -> str:
+        if not energy:
+            return ""
+        return f"<td>{_e(format_joules(point.energy_j)) if point.energy_j is not None else ''}</td>"
+
+    lines = [f'<tr class="run-row {p.state.replace(" ", "-")}" data-run="{_e(p.run_id)}" data-state="{_e(p.state)}">'
+             f'<td>{_e(p.run_id)}</td><td>{p.started_at:%Y-%m-%d %H:%M}</td><td><code>{_e(p.commit[:12])}</code></td>'
+             f'<td>{_e(p.branch or "")}</td><td>{_e(short_uuid(p.gpu_uuid))}</td><td>{_e(precise(p.median_s))}</td>'
+             f'<td>{_e(precise(p.low_s))}-{_e(precise(p.high_s))}</td><td>{p.sample_count}</td>{joules(p)}'
+             f'<td>{_e(p.verdict or "not judged")}</td><td class="{p.state.replace(" ", "-")}">{_e(p.state)}'
+             f'{_e(": " + p.accepted_reason) if p.accepted_reason else ""}</td></tr>' for p, one in rows]
+    return ("<table class=\"runs\"><tr><th>run</th><th>date (UTC)</th><th>commit</th><th>branch</th><th>GPU</th>"
+            f"<th>median</th><th>middle half</th><th>samples</th>{'<th>energy per launch</th>' if energy else ''}"
+            "<th>verdict</th><th>state</th></tr>"
+            + "".join(lines) + "</table>")
+
+
+def _newest_energy(one: Series) -> str:
+    """The newest measured joules per launch of a series, "" where none was measured."""
+    measured = [p.energy_j for p in one.points if p.energy_j is not None]
+    return format_joules(measured[-1]) if measured else ""
+
+
+def _attention(one: Series, open_slower: Sequence[Step], failing: Failing | None) -> str:
+    parts = []
+    if failing is not None:
+        parts.append(f"failing since run {failing.first.run_id} ({failing.runs} run{'s' if failing.runs != 1 else ''}"
+                     f", commits {failing.commit_range[:8]}..{failing.commit_range.split('..')[-1][:8]})")
+    parts += [f"x{s.ratio:.3f} at {s.after.run_id} ({_short_range(s)})" for s in open_slower
+              if failing is None or failing.step != s]
+    return "; ".join(parts)
+
+
+def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequence[Step]], *,
+               acknowledged: Mapping[tuple[str, str], str] | None = None,
+               references: Mapping[SeriesKey, float] | None = None,
+               reason: Callable[[Step], str | None] | None = None,
+               title: str = "Kernel suite: history") -> Path:
+    """Write index.html and one page per case into `out_dir`; returns the index's path.
+
+    `steps`: each series' detected steps (kernelwatch.history.steps.detect_all).
+    `acknowledged`: {(case, run id of the first run after the step): reason}.
+    `reason`: why a step was accepted, or None (default: its acknowledgement); `changes`'s
+    Analysis.reason also counts a slowdown accepted at a run of the step's new level.
+    `references`: a reference median (seconds) per series, where one is known.
+    """
+    out = Path(out_dir)
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    acknowledged = acknowledged or {}
+    references = references or {}
+    if reason is None:
+        def reason(step: Step) -> str | None:
+            return acknowledged.get((step.key.case, step.after.run_id))
+    every = [one for one in series if one.points]
+    by_case: dict[str, list[Series]] = {}
+    for one in every:
+        by_case.setdefault(one.key.case, []).append(one)
+
+    for case, group in by_case.items():
+        body = (f'<p><a href="../index.html">&larr; all cases</a></p><h1>{_e(case)}</h1>'
+                f"{case_plot(case, group, steps)}{legend(group)}<h2>Steps</h2>"
+                f"{_steps_table(group, steps, reason)}{_energy_section(group)}<h2>Runs</h2>{_runs_table(group)}")
+        (out / "cases" / case_page_name(case)).write_text(_page(case, body), encoding="utf-8")
+
+    rows = []
+    for one in every:
+        own = list(steps.get(one.key, ()))
+        open_slower = [s for s in own if s.direction == SLOWER and reason(s) is None]
+        failing = failing_stretch(one, own)
+        rank = 0 if failing is not None else 1 if open_slower else 2
+        rows.append((rank, one.key.case, one.key.gpu, one, _latest_ratio(one, own, references.get(one.key)),
+                     _attention(one, open_slower, failing)))
+    rows.sort(key=lambda row: row[:3])
+    lines = []
+    for rank, case, gpu, one, ratio, attention in rows:
+        newest = one.points[-1]
+        state = ("failing", "open step", "quiet")[rank]
+        lines.append(f'<tr class="case-row" data-gpu="{_e(gpu)}" data-uuids="{_e(" ".join(gpu_uuids([one])))}" '
+                     f'data-kernel="{_e(case)}" data-state="{state}">'
+                     f'<td><a href="cases/{case_page_name(case)}" title="{_e(case)}">{_e(case.rsplit("::", 1)[-1])}'
+                     f'</a></td>'
+                     f'<td class="nowrap" title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
+                     f'<td class="nowrap">{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>'
+                     f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
+                     f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
+                     f'<td>{"" if ratio is None else f"{ratio:.3f}"}</td><td>{sparkline(one)}</td>'
+                     f'<td class="nowrap">{_e(_newest_energy(one))}</td>'
+                     f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
+    gpus = sorted({one.key.gpu for one in every})
+    options = "".join(f'<option value="{_e(g)}">{_e(short_uuid(g) if g.startswith("GPU-") else g)}</option>'
+                      for g in gpus)
+    uuid_options = "".join(f'<option value="{_e(u)}">{_e(short_uuid(u))}</option>' for u in gpu_uuids(every))
+    body = (f"<h1>{_e(title)}</h1>"
+            '<p class="filters"><label>GPU <select id="filter-gpu"><option value="">all</option>'
+            f'{options}</select></label><label>UUID <select id="filter-uuid"><option value="">all</option>'
+            f'{uuid_options}</select></label><label>kernel <input id="filter-kernel" type="search" '
+            'placeholder="part of the case id"></label><span id="shown"></span></p>'
+            "<table><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th><th>newest verdict</th>"
+            "<th>latest / reference</th><th>history</th><th>energy per launch</th><th>failing, open slower steps</th></tr>"
+            + "".join(lines) + "</table>")
+    index = out / "index.html"
+    index.write_text(_page(title, body, FILTER_SCRIPT), encoding="utf-8")
+    return index

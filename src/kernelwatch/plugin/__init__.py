@@ -1,0 +1,283 @@
+"""The kernel suite's pytest plugin: its hooks (registered by conftest.py).
+
+One `SuiteState` per pytest process, kept in `config.stash`:
+
+* GPU tests carry the `gpu` marker and are skipped with the reason where no
+  CUDA device is usable, unless `--kernelwatch-require-gpu` (or KERNELWATCH_REQUIRE_GPU=1)
+  makes that an error.
+* Runs are stored per GPU model: baselines/<slug>/NNNN_<label>.json, where the
+  slug comes from the NVML name of the device the tests run on.
+* The suite takes `--benchmark-compare` over from pytest-benchmark: it reads
+  the chosen baseline once with its own strict loader (src/kernelwatch/storage/runs.py),
+  along with the newest stored runs of this GPU model as the noise model's
+  history, and hands the baseline to pytest-benchmark only for its tables.
+  Each timed case is judged as it runs (src/kernelwatch/plugin/timed_case.py); a regression
+  fails its own test; a markdown report of every verdict is written at the end.
+* Saves are numbered under a lock and never overwrite; a run in which any test
+  failed is never saved.
+
+The plugin's rooms: options.py (options and their checks), state.py (the
+session's state), benchmark.py (every use of pytest-benchmark internals and
+the numbered storage), timed_case.py (the kernelwatch_bench fixture's work),
+fixtures.py, reporting.py (report and terminal summary), xdist.py (several
+workers), device.py (the default device layer) and hookspecs.py.
+May import every other room of src/kernelwatch/; nothing imports it but conftest.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelwatch.ab.identity import arch_of
+from kernelwatch.plugin import hookspecs
+from kernelwatch.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
+from kernelwatch.plugin.energy import energy_wanted
+from kernelwatch.plugin.options import (
+    add_ini_keys,
+    add_options,
+    baselines_of,
+    check_named_things,
+    open_history_store,
+    refuse_conflicts_with_compare_ref,
+    refuse_flags_without_their_flag,
+    refuse_requests_without_a_gpu,
+    report_path_of,
+    threshold_of,
+)
+from kernelwatch.plugin.recording import read_history, record_session
+from kernelwatch.plugin.regression import close_reference_trees
+from kernelwatch.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
+from kernelwatch.plugin.state import STATE, SuiteState
+from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
+from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
+from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
+from kernelwatch.timing.profile import PROFILES
+from kernelwatch.verdict.against_baseline import Baseline, floors_with_threshold, history_of
+from kernelwatch.verdict.noise import NoiseFloors
+
+pytest_plugins = ["kernelwatch.plugin.fixtures"]
+
+HISTORY_RUNS = 20  # stored runs read for the noise model's history: the newest of this GPU model
+
+
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser):
+    add_options(parser)
+    add_ini_keys(parser)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_kernelwatch_device(config):
+    from kernelwatch.plugin.device import CudaDevice
+
+    return CudaDevice()
+
+
+def pytest_configure(config):
+    silence_xdist_notice()
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
+    refuse_flags_without_their_flag(config)
+    threshold = threshold_of(config)
+    device = config.hook.pytest_kernelwatch_device(config=config)
+    state = SuiteState(device, PROFILES[config.getoption("kernelwatch_profile")], floors_with_threshold(NoiseFloors(), threshold),
+                       report_path_of(config), repo=Path(config.rootpath),
+                       diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
+                       energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
+    config.stash[STATE] = state
+    config.pluginmanager.register(state, "kernel-suite-state")
+    if not device.available:
+        if config.getoption("kernelwatch_require_gpu"):
+            raise pytest.UsageError(f"--kernelwatch-require-gpu: no usable CUDA GPU on this machine: {device.why_not}")
+    else:
+        device.pin_worker()
+        if getattr(config.option, "numprocesses", None) and len(models := device.model_names()) > 1:
+            raise pytest.UsageError(
+                f"the visible GPUs are of different models ({', '.join(sorted(models))}); with -n, select one "
+                "model with CUDA_VISIBLE_DEVICES so that results go to one baseline folder")
+        if config.getoption("kernelwatch_no_memory_pool"):
+            device.use_exact_allocations()
+        state.gpu = device.info()
+    if config.getoption("kernelwatch_compare_ref") is not None:
+        refuse_conflicts_with_compare_ref(config)
+    if not hasattr(config.option, "benchmark_storage"):
+        return  # pytest-benchmark not loaded (-p no:benchmark)
+    config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
+    if config.option.benchmark_storage == "file://./.benchmarks":  # pytest-benchmark's default
+        config.option.benchmark_storage = f"file://{baselines_of(config)}"
+    storage = config.option.benchmark_storage
+    check_named_things(config, Path(storage.removeprefix("file://")) if storage.startswith("file://")
+                       else baselines_of(config))
+    if not device.available:
+        refuse_requests_without_a_gpu(config, device.why_not)
+    else:
+        state.store = open_history_store(config)
+    # the suite loads the baseline itself (one strict loader); pytest-benchmark must not
+    state.compare_spec, config.option.benchmark_compare = config.option.benchmark_compare, False
+
+
+def pytest_sessionstart(session):
+    config = session.config
+    state = config.stash[STATE]
+    if state.gpu is not None and config.getoption("kernelwatch_compare_ref") is not None:
+        _open_ref(config, state)
+    bs = session_of(config)
+    if bs is None or state.gpu is None:
+        return
+    if worker_id() is not None:
+        prepare_worker_session(config)
+    use_gpu_folder(config, state, state.gpu.slug)
+    if state.compare_spec:
+        _load_baseline(state, bs)
+    read_history(state)
+
+
+def _open_ref(config, state: SuiteState) -> None:
+    from kernelwatch.ab.against_ref import RefComparison
+    from kernelwatch.ab.ref_tree import RefError
+
+    try:
+        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"), arch=arch_of(state.gpu.compute_capability),
+                                  time_identical=config.getoption("kernelwatch_compare_ref_all"),
+                                  accepted=config.getoption("kernelwatch_accept_slowdown"))
+    except RefError as error:
+        raise pytest.UsageError(f"--kernelwatch-compare-ref: {error}") from None
+
+
+def pytest_unconfigure(config):
+    state = config.stash.get(STATE, None)
+    if state is not None and state.ref is not None:
+        state.ref.close()  # removes the temporary worktree
+    if state is not None:
+        close_reference_trees(state)  # the reference runs' worktrees of the cause cards
+
+
+def _is_xdist_controller(config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and worker_id() is None
+
+
+def _load_baseline(state: SuiteState, bs) -> None:
+    folder = Path(bs.storage.path) / state.gpu.slug
+    state.comparing = True
+    try:
+        path = resolve_compare(folder, state.compare_spec)
+        if path is None:
+            state.notices.append(
+                f"no baseline for {state.gpu.name} in {folder}: every case is 'new'. Record one on an "
+                f"idle GPU with `tox -e baseline-cuda13` (pytest suites -m perf --benchmark-save=LABEL) and commit it")
+            return
+        doc = load_run(path, expected_gpu=state.gpu.name)
+        history_paths = [p for p in stored_runs(folder)[-HISTORY_RUNS:] if p != path]
+        runs = {path.name: doc} | {p.name: load_run(p, expected_gpu=state.gpu.name) for p in history_paths}
+    except BaselineError as error:
+        raise pytest.UsageError(str(error)) from None
+    state.baseline = Baseline.from_doc(path, doc)
+    state.baseline_runs = history_of(runs)
+    # pytest-benchmark's tables show the baseline's rows beside this run's
+    bs.compared_mapping = {path: {bench["fullname"]: bench for bench in doc["benchmarks"]}}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_benchmark_generate_machine_info(config):
+    return generated_machine_info()
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    state = config.stash[STATE]
+    machine_info[SCHEMA_KEY] = SCHEMA_VERSION  # every stored run says its schema (src/kernelwatch/storage/schema.py)
+    if state.gpu is not None:
+        clocks = state.device.clock_state()
+        machine_info["gpu"] = dict(state.gpu.as_dict(), sm_clock_mhz_now=clocks.sm_clock_mhz,
+                                   clock_event_reasons_now=clocks.reasons)
+
+
+def pytest_report_header(config):
+    state = config.stash[STATE]
+    if state.gpu is None:
+        return [f"kernel suite: GPU tests will be skipped: {state.device.why_not}"]
+    info = state.gpu
+    return [
+        f"kernel suite: {info.name} {info.uuid or '(no UUID: NVML missing)'} on {info.host} (CUDA device "
+        f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
+        f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
+        f"kernel suite: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
+    ]
+
+
+def pytest_report_collectionfinish(config, items):
+    """Say which timer measures this session's timed cases (chosen once collection shows there are some)."""
+    state = config.stash[STATE]
+    if state.timer is not None:
+        return [f"kernel suite: timer: {_timer_line(state.timer)}"]
+    if state.gpu is not None and _is_xdist_controller(config):
+        return ["kernel suite: timer: chosen by each xdist worker (each result's 'timer' says which)"]
+    return []
+
+
+def _open_energy_meter(state: SuiteState, items) -> None:
+    """The session's energy meter, where energy is to be measured for any case that will run; --kernelwatch-energy
+    (all) on a GPU without an energy counter is an error (exit 4), the profile's cases a notice."""
+    wanted = state.energy == "all" or (state.energy == "profile" and any(
+        energy_wanted(state, item.nodeid) for item in items if "perf" in item.keywords))
+    if not wanted:
+        return
+    state.energy_meter, why_not = state.device.make_energy_meter()
+    if state.energy_meter is None:
+        if state.energy == "all":
+            raise pytest.UsageError(f"--kernelwatch-energy: {why_not}")
+        state.notices.append(f"energy of the profile's energy cases not measured: {why_not}")
+
+
+def _timer_line(timer) -> str:
+    if timer.uses_cupti:
+        return ("kernel time from CUPTI activity records (first activity start to last activity end of a run; "
+                "kernels of 20 µs or more that run one at a time recorded with the KERNEL kind, the rest with "
+                "CONCURRENT_KERNEL)")
+    return f"held CUDA events: {timer.note}"
+
+
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: only the tests that will run
+def pytest_collection_modifyitems(config, items):
+    state = config.stash[STATE]
+    if state.gpu is not None:
+        if not _is_xdist_controller(config) and any("perf" in item.keywords for item in items):
+            state.timer = state.device.make_timer()  # CUPTI or held events, decided once
+            _open_energy_meter(state, items)
+        return
+    skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {state.device.why_not}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+            state.skipped_gpu_tests += 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    """Runs after pytest-benchmark saved (its hook wraps this one): export, report, exit status."""
+    config = session.config
+    state = config.stash[STATE]
+    export_results(config, state)  # in an xdist worker: results go to the controller
+    if worker_id() is None:
+        record_session(config, state)  # first, so that the report can name this run; a failure loses no report
+    if worker_id() is None and state.comparing:
+        write_stored_report(state)
+    if state.ref is not None:
+        write_ref_report(state)
+    if state.problems and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: a worker finished; take over its benchmarks, records and verdicts."""
+    if session_of(node.config) is not None:
+        import_results(node.config, node.config.stash[STATE], getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    terminal_summary(terminalreporter, config.stash[STATE])

@@ -1,0 +1,131 @@
+"""A timed case's energy: which cases are measured, the measurement and its verdict, and its report lines.
+
+After a case is timed (src/kernelwatch/plugin/timed_case.py), its launch is replayed for
+its energy where `--kernelwatch-energy` asks for it: every GPU-timed case (`all`), the
+profile's energy cases (`profile`, the default) or none. A host routine (wall
+clock) and a launch that copies to or from the host (the streams pipeline, bound
+by PCIe) are not measured: their energy is the host's and the bus's as much as
+the GPU's. The energy is judged against this GPU's own stored runs
+(src/kernelwatch/verdict/energy.py), and under `--kernelwatch-compare-ref` from interleaved periods
+of base and head in the same run. "more energy" fails the case's test under
+`--kernelwatch-energy-verdict fail` (the default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kernelwatch.report.markdown import cell, table
+from kernelwatch.timing.energy import EnergyError
+from kernelwatch.units import MISSING
+from kernelwatch.verdict.energy import (
+    MORE_ENERGY,
+    energy_block,
+    energy_reference,
+    interval_text,
+    judge_energy,
+    judge_energy_paired,
+    precise_enough,
+)
+from kernelwatch.verdict.labels import HISTORY_REFERENCE, Verdict
+from kernelwatch.verdict.record import CaseRecord
+
+PAIRS = 5  # interleaved periods of each side in an energy A/B (about 5 s of GPU)
+
+
+def energy_wanted(state, case: str) -> bool:
+    """Whether `case` (a node id) is to be measured for energy in this run."""
+    if state.energy == "all":
+        return True
+    if state.energy == "none":
+        return False
+    return case.rsplit("::", 1)[-1] in state.profile.energy_cases
+
+
+def _measurable(state, record: CaseRecord, wall: bool) -> bool:
+    return state.energy_meter is not None and not wall and not record.host_copies and energy_wanted(state, record.case)
+
+
+def _verdict_fields(verdict: Verdict, fails: bool) -> dict:
+    fields = dataclasses.asdict(verdict)
+    fields.pop("references")
+    return fields | {"fails": fails}
+
+
+def with_energy(state, record: CaseRecord, run, stream, *, wall: bool) -> CaseRecord:
+    """`record` with its energy and, where this GPU's stored runs hold the same code's, its energy verdict."""
+    if not _measurable(state, record, wall):
+        return record
+    try:
+        measurement = state.energy_meter.measure(run, stream, record.median_s, case=record.case, enough=precise_enough)
+    except EnergyError as error:
+        state.problems.append(f"energy not measured: {error}")
+        return record
+    history = [*state.own_history.get(record.case, []), *state.baseline_runs.get(record.case, [])]
+    reference = energy_reference(history, state.gpu.uuid, record.sass)
+    block = energy_block(measurement, flops=record.flops, bytes_moved=record.bytes, reference_runs=reference)
+    record = dataclasses.replace(record, energy=block)
+    if not (state.comparing or state.store is not None):
+        return record
+    verdict = judge_energy(record.case, block["window_joules_per_launch"], reference,
+                           reference=HISTORY_REFERENCE + str(state.gpu.uuid))
+    return dataclasses.replace(record, energy_verdict=_verdict_fields(
+        verdict, state.energy_fails and verdict.label == MORE_ENERGY))
+
+
+def with_paired_energy(state, record: CaseRecord, base_run, head_run, stream, base_s: float) -> CaseRecord:
+    """Under --kernelwatch-compare-ref: `record` (head's) with the energy of base and head from interleaved periods."""
+    if not _measurable(state, record, wall=False):
+        return record
+    try:
+        base, head = state.energy_meter.measure_interleaved(base_run, head_run, stream, base_s, record.median_s, PAIRS,
+                                                            case=record.case)
+    except EnergyError as error:
+        state.problems.append(f"energy not measured: {error}")
+        return record
+    verdict = judge_energy_paired(record.case, base.joules_per_launch, head.joules_per_launch, reference=state.ref.ref)
+    return dataclasses.replace(record, energy=energy_block(head, flops=record.flops, bytes_moved=record.bytes),
+                               energy_verdict=_verdict_fields(verdict, state.energy_fails and
+                                                              verdict.label == MORE_ENERGY))
+
+
+def energy_failure(record: CaseRecord) -> str | None:
+    """The failure message of a case whose energy verdict fails its test, else None."""
+    verdict = record.energy_verdict or {}
+    if not verdict.get("fails"):
+        return None
+    return f"energy regression: {interval_text(record.energy)} per launch: {verdict['reason']}"
+
+
+def energy_section(records: list[CaseRecord]) -> str:
+    """The report's energy section as text ("" where no case measured energy)."""
+    lines = energy_lines(records)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def energy_lines(records: list[CaseRecord]) -> list[str]:
+    """The report's energy section: one row per measured case (none without any)."""
+    measured = sorted((r for r in records if r.energy), key=lambda r: r.case)
+    if not measured:
+        return []
+    rows = []
+    for record in measured:
+        block, verdict = record.energy, record.energy_verdict or {}
+        per_joule = (f"{block['work_per_joule']:.1f} {block['work_per_joule_unit']}"
+                     if block.get("work_per_joule") is not None else MISSING)
+        idle = block.get("idle_baseline_watts")
+        clocks = (f"{block['sm_clock_mhz_min']}-{block['sm_clock_mhz_max']}"
+                  if block.get("sm_clock_mhz_min") is not None else MISSING)
+        label = verdict.get("label") or MISSING
+        rows.append([f"`{cell(record.case)}`", cell(interval_text(block)), f"{block['active_watts_mean']:.0f}",
+                     MISSING if idle is None else f"{idle:.0f}", per_joule, clocks,
+                     "-".join(MISSING if block[key] is None else str(block[key])
+                              for key in ("temperature_c_before", "temperature_c_after")),
+                     f"**{label}**" if verdict.get("fails") else label])
+    lines = ["", "## Energy", "",
+             "Joules per launch over windows cut at NVML's energy counter updates, launches replayed back to back "
+             "(docs/method.md); W: mean power in the windows, idle: the GPU with nothing queued, this run.", ""]
+    lines += table(["case", "per launch", "W", "idle W", "work per joule", "SM MHz", "°C", "energy verdict"], rows)
+    reasons = [f"- `{r.case}`: {r.energy_verdict['reason']}" for r in measured
+               if r.energy_verdict and r.energy_verdict.get("label") not in ("same", None)]
+    return lines + ([""] + reasons if reasons else [])

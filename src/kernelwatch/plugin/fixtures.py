@@ -1,0 +1,60 @@
+"""The fixtures the suites use, each named kernelwatch_*: kernelwatch_gpu, kernelwatch_timer,
+kernelwatch_profile, kernelwatch_bench, kernelwatch_ceilings (and the GPU lock)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelwatch.plugin.state import STATE
+from kernelwatch.plugin.xdist import gpu_lock
+
+
+@pytest.fixture(scope="session")
+def kernelwatch_gpu(pytestconfig):
+    """The GPU's description (kernelwatch.timing.gpu.GpuInfo); skips the test without a CUDA device."""
+    state = pytestconfig.stash[STATE]
+    if state.gpu is None:
+        pytest.skip(f"needs a CUDA GPU: {state.device.why_not}")
+    return state.gpu
+
+
+@pytest.fixture(autouse=True)
+def _kernelwatch_gpu_lock(request):
+    """GPU tests hold their GPU's lock: exclusive while timing (perf), shared otherwise."""
+    state = request.config.stash[STATE]
+    if "gpu" not in request.keywords or state.gpu is None:
+        yield
+        return
+    with gpu_lock(state.gpu.pci_bus_id, exclusive="perf" in request.keywords):
+        yield
+
+
+@pytest.fixture(scope="session")
+def kernelwatch_timer(kernelwatch_gpu, pytestconfig):
+    """The session's timer (CUPTI kernel time where available, else held CUDA events)."""
+    state = pytestconfig.stash[STATE]
+    if state.timer is None:  # a test outside the perf marker asked for it
+        state.timer = state.device.make_timer()
+    return state.timer
+
+
+@pytest.fixture(scope="session")
+def kernelwatch_profile(pytestconfig):
+    """The sampling plan of --kernelwatch-profile (kernelwatch.timing.profile.Profile)."""
+    return pytestconfig.stash[STATE].profile
+
+
+@pytest.fixture
+def kernelwatch_bench(benchmark, kernelwatch_timer, pytestconfig):
+    """Times a case on the GPU, records it with pytest-benchmark and judges it (kernelwatch.plugin.timed_case)."""
+    from kernelwatch.plugin.timed_case import TimedCase
+
+    return TimedCase(benchmark, kernelwatch_timer, pytestconfig.stash[STATE])
+
+
+@pytest.fixture(scope="session")
+def kernelwatch_ceilings(kernelwatch_timer, kernelwatch_profile):
+    """Hardware ceilings measured in this run (kernelwatch.timing.ceilings.Ceilings)."""
+    from kernelwatch.timing.ceilings import Ceilings
+
+    return Ceilings(kernelwatch_timer, kernelwatch_profile)

@@ -1,0 +1,14 @@
+"""Hooks the kernel suite's plugin calls, for other plugins to implement."""
+
+import pytest
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_kernelwatch_device(config):
+    """Return the device layer the suite measures on.
+
+    The default (src/kernelwatch/plugin/__init__.py) returns `kernelwatch.plugin.device.CudaDevice()`. An
+    implementation provides `available` and `why_not`, and the methods
+    `info()`, `model_names()`, `pin_worker()`, `use_exact_allocations()`,
+    `make_timer()`, `make_energy_meter()` and `clock_state()` of that class.
+    """

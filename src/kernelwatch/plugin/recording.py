@@ -1,0 +1,57 @@
+"""The history store in a pytest run (`--kernelwatch-history [URL]`): references read at the start, the run recorded at the end.
+
+The store is opened when pytest configures the run (a store that cannot be
+used is refused then, exit 4: src/kernelwatch/plugin/options.py); at session start the
+reference runs of this GPU (its UUID) are read once, per case, for `judge_against_history`
+(src/kernelwatch/verdict/against_baseline.py): never a slower case, nor a case of a run
+whose correctness failed; an accepted case starts its new level. At the end the
+run is recorded as pytest-benchmark's JSON document, with every sample, in one
+transaction: outcome "failed" when any test failed, "passed" otherwise, each
+case with its own outcome (its verdict), and the count of failed tests that
+were not slower cases (any of them keeps the whole run from being a reference). A store that fails once the run is under way (reading, writing) is one clear
+error at the end of the run and a non-zero exit; the run's JSON and report are
+still written. Nothing here prints the store's password.
+"""
+
+from __future__ import annotations
+
+from kernelwatch.plugin.benchmark import run_document, session_of
+from kernelwatch.storage.history import HistoryError
+from kernelwatch.verdict.against_baseline import REFERENCE_RUNS
+
+# Passed runs read per case for the noise model's spread; the newest REFERENCE_RUNS of them
+# pool into the reference.
+HISTORY_WINDOW = 20
+
+
+def read_history(state) -> None:
+    """Read this GPU's history from the store opened at configure (src/kernelwatch/plugin/options.py); a store
+    that fails now is a problem of the run, reported at its end."""
+    if state.store is None or state.gpu is None or state.gpu.uuid is None:
+        return
+    try:
+        found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
+                                              limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
+        state.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
+                             for case, entries in found.items()}
+    except HistoryError as error:
+        state.store.close()
+        state.store = None
+        state.problems.append(f"history store: {error}")
+
+
+def record_session(config, state) -> None:
+    """Record this run in the store (the controller or the only process; a run with timed cases)."""
+    if state.store is None or session_of(config) is None or not state.records:
+        return
+    outcome = "failed" if state.failures else "passed"
+    try:
+        run_id = state.store.record_run(run_document(config), outcome=outcome, profile=state.profile.name,
+                                        other_failures=state.other_failures())
+    except HistoryError as error:
+        state.problems.append(f"history store: this run was not recorded: {error}")
+        return
+    finally:
+        state.store.close()
+    state.recorded_run = run_id
+    state.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.store.safe_url}")

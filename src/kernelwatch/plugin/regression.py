@@ -1,0 +1,287 @@
+"""What follows a slower verdict against stored runs: its window of commits, and whether a trailer accepts it.
+
+For each case judged `slower` against this GPU's history or the model's baseline, the
+commits since its newest reference run are read from git once per reference commit
+(src/kernelwatch/ab/commits.py), kept in the case's record (so the store and `changes` know
+them), and searched for an `Accept-Slowdown` trailer that accepts the case
+(src/kernelwatch/verdict/acceptance.py). An accepted case passes with the label `accepted`;
+from its run on, its reference is the new level. A host routine's slower phases follow
+their window the same way (`follow_slower_phases`): a trailer that names the routine
+accepts them, and the routine's new level starts at that run. The report and the terminal
+summary print each window with the `bisect` command for it (`bisect_command`).
+
+A host routine with a slower (or accepted) phase gets the card of where its time moved
+(`card_of_phases`). A slower (or accepted) case prepared by the kernels package gets a cause card
+(`card_against_stored`): its static half against the build at the newest reference run's
+commit, checked out as `--kernelwatch-compare-ref` checks out a base (once per commit and session), or,
+where its machine code is the reference run's, a card that says the cause is not in the
+code. Under `--kernelwatch-compare-ref` the card is `explain_slower`'s, with both sides in the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+
+from kernelwatch.ab.commits import Window, head_of, window
+from kernelwatch.history.bisect import command_line
+from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
+from kernelwatch.verdict.labels import ACCEPTED, SLOWER, ReferenceRun, Verdict
+from kernelwatch.verdict.record import CaseRecord
+
+
+def _window_of(state, base: str | None) -> Window:
+    if state.head is None:
+        state.head = head_of(state.repo)
+    if base not in state.windows:
+        sha, dirty = state.head
+        state.windows[base] = window(state.repo, base, sha, head_dirty=dirty)
+    return state.windows[base]
+
+
+def _acceptances(state, found: Window) -> list[Acceptance]:
+    """The window's trailers as acceptances; a trailer that cannot be read is a problem of the run."""
+    result = []
+    for sha, value in found.acceptances:
+        try:
+            acceptance = parse_acceptance(value, f"the Accept-Slowdown trailer of {sha[:12]}")
+        except ValueError as error:
+            problem = f"commit {sha[:12]}: {error}"
+            if problem not in state.problems:
+                state.problems.append(problem)
+            continue
+        if acceptance is not None:
+            result.append(acceptance)
+    return result
+
+
+def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[Window, Acceptance | None]:
+    """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
+    found = _window_of(state, newest.commit)
+    code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
+    return found, first_accepting(_acceptances(state, found), record.case, code_changed)
+
+
+def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:
+    """A slower verdict against stored runs with its window, accepted where a trailer in it says so."""
+    if verdict.label != SLOWER or not verdict.references:
+        return record, verdict
+    found, acceptance = _window_and_acceptance(state, record, verdict.newest_reference)
+    if acceptance is not None:
+        verdict = accepted(verdict, acceptance)
+    record = dataclasses.replace(record.judged(verdict), window=found.as_dict(),
+                                 accepted_reason=acceptance.words() if acceptance is not None else None)
+    return record, verdict
+
+
+def follow_slower_phases(state, record: CaseRecord,
+                         verdicts: dict[str, Verdict]) -> tuple[CaseRecord, dict[str, Verdict]]:
+    """A host routine's phase verdicts with the window since their newest reference run, every slower one
+    accepted where a trailer there accepts the routine (then the record carries the acceptance, and the
+    routine's next runs are judged from this run's level, its end-to-end time and each phase alike)."""
+    slower = [verdict for verdict in verdicts.values() if verdict.label == SLOWER and verdict.references]
+    if not slower:
+        return record, verdicts
+    newest = max((verdict.newest_reference for verdict in slower), key=lambda run: run.started_at or "")
+    found, acceptance = _window_and_acceptance(state, record, newest)
+    record = dataclasses.replace(record, window=record.window or found.as_dict())
+    if acceptance is None:
+        return record, verdicts
+    return (dataclasses.replace(record, accepted_reason=record.accepted_reason or acceptance.words()),
+            {phase: accepted(verdict, acceptance) for phase, verdict in verdicts.items()})
+
+
+def bisect_command(case: str, found: Window, profile: str) -> str | None:
+    """The `bisect` command line for `case` over the window, ready to paste (None without a listed window, or
+    for a window of no commits: nothing to bisect)."""
+    if found.unknown or not found.base or not found.head or not found.commits:
+        return None
+    return command_line(case, found.base, found.head, profile)
+
+
+def failure_words(record: CaseRecord) -> str:
+    """What a slower case's failure adds to its message: its window, and how to accept it if meant."""
+    if record.window is None:
+        return ""
+    found = Window.from_dict(record.window)
+    if found.unknown:
+        return f"; the commits since the reference could not be listed ({found.unknown})"
+    trailers = len(found.acceptances)
+    none_accept = (f"{trailers} Accept-Slowdown trailer{'s' if trailers != 1 else ''} in it, none naming this case"
+                   if trailers else "no Accept-Slowdown trailer in it")
+    commits = f"{len(found.commits)} commit{'s' if len(found.commits) != 1 else ''}"
+    return (f"; window {found.range_text} ({commits}, {none_accept}): if the slowdown is meant, "
+            f"land a commit with the trailer 'Accept-Slowdown: REASON', or run `python -m kernelwatch.history "
+            f"acknowledge` on this case at this run")
+
+
+def is_followed(verdict_label: str | None) -> bool:
+    """The labels whose window the report and summary print."""
+    return verdict_label in (SLOWER, ACCEPTED)
+
+
+def followed_phases(record: CaseRecord) -> list[dict]:
+    """A host routine's phase verdicts (`phase_fields`) that are slower or accepted."""
+    return [phase for phase in record.phase_verdicts if is_followed(phase["label"])]
+
+
+def is_followed_record(record: CaseRecord) -> bool:
+    """True for a record whose window the report and summary print: a slower or accepted case, or a host
+    routine with a slower or accepted phase."""
+    return record.window is not None and (is_followed(record.verdict) or bool(followed_phases(record)))
+
+
+def is_failing_record(record: CaseRecord) -> bool:
+    """True for a followed record that fails: a slower case, or a slower phase nobody accepted."""
+    return record.verdict == SLOWER or any(phase["fails"] for phase in record.phase_verdicts)
+
+
+def _reference_words(references: list[dict]) -> str:
+    runs = [ReferenceRun.from_dict(run) for run in references]
+    if not runs:
+        return "no stored run"
+    named = ", ".join(run.name for run in runs)
+    newest = runs[-1]
+    when = f"{newest.started_at[:16].replace('T', ' ')} UTC, " if newest.started_at else ""
+    return f"{named} (newest: {when}commit {(newest.commit or 'unknown')[:12]})"
+
+
+def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdown: bool) -> list[str]:
+    """A slower (or accepted) case's block: its reference runs, its window's commits, the bisect line, and how
+    to accept it; markdown for the report, plain text for the terminal."""
+    found = Window.from_dict(record.window or {})
+    code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
+    bullet = "- " if markdown else "  "
+    if is_followed(record.verdict):
+        what = f"{record.verdict} x{record.ratio:.3f}" if record.ratio else str(record.verdict)
+        references = record.references
+    else:  # a host routine followed for its phases: the references of its first followed one
+        phases = followed_phases(record)
+        what = "; ".join(f"{phase['phase']} phase {phase['label']} x{phase['ratio']:.3f}" for phase in phases)
+        references = phases[0].get("references") or []
+    lines = [(f"### {code(record.case)}: {what}" if markdown else f"{record.case}: {what}"),
+             f"{bullet}against {_reference_words(references)}"]
+    lines += [f"{bullet}{line}" if i == 0 else f"{'  ' if markdown else '    '}{line.strip()}"
+              for i, line in enumerate(found.lines())]
+    command = bisect_command(record.case, found, profile)
+    if command:
+        lines.append(f"{bullet}bisect: {code(command)}")
+    if record.accepted_reason is not None:
+        lines.append(f"{bullet}accepted: {record.accepted_reason}")
+    else:
+        run = str(run_id) if run_id is not None else "RUN"
+        lines.append(f"{bullet}if meant: a commit with the trailer {code('Accept-Slowdown: REASON')} (or "
+                     f"{code('Accept-Slowdown: cases=PATTERN REASON')}), or "
+                     f"{code(f'python -m kernelwatch.history acknowledge {shlex.quote(record.case)} {run} --reason TEXT')}")
+    return lines
+
+
+def close_reference_trees(state) -> None:
+    """Remove the worktrees `card_against_stored` checked out."""
+    if state.reference_packages is not None:
+        state.reference_packages.close()
+
+
+def _reference_machine_info(state, reference: ReferenceRun) -> dict:
+    """The machine_info of a stored reference run: the history store's ("history run N") or a baseline
+    file's beside the baseline; {} where it cannot be read (the card then lists no environment)."""
+    import json
+
+    from kernelwatch.storage.history import HistoryError
+
+    try:
+        if reference.name.startswith("history run ") and state.store is not None:
+            return state.store.export_run(int(reference.name.removeprefix("history run "))).get("machine_info") or {}
+        if state.baseline is not None:
+            path = state.baseline.path.parent / reference.name
+            return json.loads(path.read_text()).get("machine_info") or {}
+    except (HistoryError, OSError, ValueError, AttributeError):  # a card without its environment is still a card
+        return {}
+    return {}
+
+
+def _this_machine_info(state) -> dict:
+    import platform
+
+    return {"gpu": state.gpu.as_dict(), "python_version": platform.python_version()}
+
+
+def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
+    """The cause card of a case slower than its stored reference (the module's docstring), kept in
+    `state.cards`; a card that cannot be made says why in it."""
+    import kernels
+    from kernelwatch.ab.identity import arch_of
+    from kernelwatch.ab.ref_tree import RefError
+    from kernelwatch.cause.card import environment_differences, no_card, title
+    from kernelwatch.cause.sides import Side, case_card
+    from kernelwatch.cause.stored import PackagesAtCommits, environment_pairs
+
+    newest = verdict.newest_reference
+    if prepared is None or newest is None:
+        return
+    commit = newest.commit or ""
+    reference_info = _reference_machine_info(state, newest)
+    environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
+    if record.sass and newest.sass and record.sass == newest.sass:
+        differing = environment_differences(environment)
+        moved = f"; what differs from that run: {differing}" if differing else ""
+        state.cards[record.case] = [*title(record.case), (
+            f"The machine code and launch are those of the newest reference run ({newest.name}, commit "
+            f"{commit[:12] or 'unknown'}): the cause is not in this kernel's code, but in what it ran on or beside "
+            f"(driver, clocks, power, another process) or in the measurement; no commit of the window made it{moved}."),
+            ""]
+        return
+    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    try:
+        if not commit:
+            raise RefError(f"the reference run {newest.name} names no commit")
+        if state.reference_packages is None:
+            state.reference_packages = PackagesAtCommits(state.repo)
+        package = state.reference_packages.package(commit)
+        base = prepared.same_case_in(package)
+        lines = case_card(record.case, Side(package, base.build(), shape), Side(kernels, prepared.build(), shape),
+                          arch_of(state.gpu.compute_capability), environment=environment)
+        lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
+    except (RefError, RuntimeError, ValueError, OSError) as error:
+        lines = no_card(record.case, error)
+    state.cards[record.case] = lines
+
+
+def card_of_phases(state, record: CaseRecord) -> None:
+    """The card of a host routine with a slower or accepted phase (src/kernelwatch/cause/phases.py), kept in
+    `state.cards`, against the newest reference run of its first such phase."""
+    from kernelwatch.cause.phases import phase_card
+    from kernelwatch.cause.stored import environment_pairs
+
+    phases = followed_phases(record)
+    if not phases or record.case in state.cards:
+        return
+    references = [ReferenceRun.from_dict(run) for run in phases[0].get("references") or []]
+    newest = references[-1] if references else None
+    reference_info = _reference_machine_info(state, newest) if newest is not None else {}
+    environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
+    state.cards[record.case] = phase_card(record.case, record.phase_verdicts, environment,
+                                          _reference_words(phases[0].get("references") or []))
+
+
+def explain_slower(state, case: str, prepared) -> None:
+    """The cause card of a slower case of --kernelwatch-compare-ref (src/kernelwatch/cause/): both sides' builds, static always,
+    and with --kernelwatch-diagnose their profiles under Nsight Compute. A card that cannot be made says why in it."""
+    import shutil
+
+    import kernels
+    from kernelwatch.ab.identity import arch_of
+    from kernelwatch.cause.card import no_card
+    from kernelwatch.cause.sides import Side, case_card
+
+    builds = state.ref.builds.get(case)
+    if builds is None:
+        return
+    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
+    try:
+        lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(kernels, builds[1], shape),
+                          arch_of(state.gpu.compute_capability), ncu=ncu, launched=state.ref.launched.get(case))
+    except (RuntimeError, ValueError, OSError) as error:
+        lines = no_card(case, error)
+    state.ref.cards[case] = lines

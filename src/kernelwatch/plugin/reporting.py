@@ -1,0 +1,114 @@
+"""What the plugin writes at the end of a run: the markdown report and the terminal summary.
+
+The report is built from the session's verdicts and records (src/kernelwatch/plugin/state.py),
+by the one report builder of src/kernelwatch/report/markdown.py, for a run judged
+against stored runs and for a `--kernelwatch-compare-ref` run alike.
+"""
+
+from __future__ import annotations
+
+from kernelwatch.plugin.energy import energy_section
+from kernelwatch.plugin.regression import is_failing_record, is_followed_record, window_lines
+from kernelwatch.plugin.state import SuiteState
+from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
+from kernelwatch.report.phases import phases_section
+from kernelwatch.verdict.energy import interval_text
+from kernelwatch.verdict.labels import ACCEPTED
+
+
+def write_stored_report(state: SuiteState) -> None:
+    """The report of a run judged against the stored baseline (and history)."""
+    if not state.verdicts:
+        return
+    baseline = state.baseline
+    if baseline is not None:
+        ran = {v.case for v in state.verdicts}
+        not_run = sorted(set(baseline.cases) - ran)
+        if not_run:  # renamed, removed or deselected cases: their history is not compared
+            state.notices.append(f"{len(not_run)} case(s) of the baseline did not run in this session, "
+                                 f"e.g. {not_run[0]}")
+    against = f"`{baseline.path}`" if baseline is not None else "no baseline"
+    title = f"Kernel suite on {where(state.gpu)} vs {against}"
+    text = markdown_report(title, state.verdicts, {r.case: r for r in state.records}, [references_line(state.verdicts)])
+    followed = followed_records(state)
+    if followed:
+        text += "\n## Slower cases: their reference runs and the commits since\n"
+        for record in followed:
+            text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
+            if record.case in state.cards:
+                text += "\n" + "\n".join(state.cards[record.case])
+    text += energy_section(state.records) + phases_section(state.records)
+    publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
+
+
+def followed_records(state: SuiteState) -> list:
+    """The records of the slower and accepted cases judged against stored runs (and the host routines with a
+    slower or accepted phase), failing ones first."""
+    return sorted((r for r in state.records if is_followed_record(r)), key=lambda r: (not is_failing_record(r), r.case))
+
+
+def references_line(verdicts) -> str:
+    """"References: 62 cases against this GPU's history, 24 against the baseline": which reference each case used."""
+    own = sum(v.against_own_history for v in verdicts)
+    stored = sum(v.reference is not None for v in verdicts) - own
+    return (f"References: {own} cases against this GPU's history, {stored} against the baseline, "
+            f"{len(verdicts) - own - stored} without a reference")
+
+
+def write_ref_report(state: SuiteState) -> None:
+    """The report of a --kernelwatch-compare-ref run: this tree against REF, measured interleaved in one run."""
+    import kernels
+
+    ref = state.ref
+    ref.removed_kernels(kernels)
+    title = f"Kernel suite: this tree against `{ref.ref}` ({ref.tree.sha[:10]}) on {where(state.gpu)}"
+    notes = [f"**Slowdown accepted**: {ref.accepted}"] if ref.accepted and any(
+        v.label == ACCEPTED for v in ref.verdicts) else []
+    text = markdown_report(title, ref.verdicts, {r.case: r for r in state.records}, notes)
+    if ref.cards:
+        text += "\n## Why the slower cases are slower\n\n" + "\n".join(
+            line for case in sorted(ref.cards) for line in ref.cards[case])
+    text += energy_section(state.records) + phases_section(state.records)
+    counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
+    publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
+
+
+def publish(state: SuiteState, text: str, counts: str) -> None:
+    """Write the report; the summary line names the counts and the file, or a problem says why not."""
+    try:
+        write_report(state.report_path, text)
+    except OSError as error:
+        state.problems.append(f"could not write the report {state.report_path}: {error}")
+        return
+    state.notices.append(f"{counts}; report: {state.report_path}")
+
+
+def terminal_summary(terminalreporter, state: SuiteState) -> None:
+    if state.skipped_gpu_tests:  # written even under -q: a run without a GPU must not read as a pass
+        terminalreporter.write_line(
+            f"kernel suite: {state.skipped_gpu_tests} GPU tests skipped: needs a CUDA GPU: {state.device.why_not}. "
+            f"--kernelwatch-require-gpu (or KERNELWATCH_REQUIRE_GPU=1) makes that an error", yellow=True)
+    followed = followed_records(state) if state.comparing else []
+    if followed:
+        terminalreporter.section("kernel suite: slower cases, their reference runs and the commits since")
+        for record in followed:
+            for line in window_lines(record, state.profile.name, state.recorded_run, markdown=False):
+                terminalreporter.write_line(line)
+    measured = sorted((r for r in state.records if r.energy), key=lambda r: r.case)
+    if measured:
+        terminalreporter.section("kernel suite: energy per launch")
+        for record in measured:
+            block, verdict = record.energy, record.energy_verdict or {}
+            judged = f", {verdict['label']}" if verdict.get("label") else ""
+            terminalreporter.write_line(f"{record.case}: {interval_text(block)}, {block['active_watts_mean']:.0f} W"
+                                        f"{judged}", red=bool(verdict.get("fails")))
+        terminalreporter.write_line(f"energy of {len(measured)} case(s) measured in "
+                                    f"{state.energy_meter.seconds:.1f} s of this run (idle power included)")
+    if state.notices:
+        terminalreporter.section("kernel suite")
+        for line in state.notices:
+            terminalreporter.write_line(line)
+    if state.problems:
+        terminalreporter.section("kernel suite: errors", red=True)
+        for line in state.problems:
+            terminalreporter.write_line(f"ERROR: {line}", red=True)

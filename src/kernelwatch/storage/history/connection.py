@@ -1,0 +1,248 @@
+"""Where the store is, and the engine that reaches it, with its errors in one sentence.
+
+The URL is ``--history URL`` when given, else ``$KERNELWATCH_HISTORY``, else
+the default SQLite file: ``$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite`` on
+a GitHub runner (its tool cache survives between jobs on a self-hosted
+runner), else ``$XDG_CACHE_HOME/kernel-suite/history.sqlite``, else
+``~/.cache/kernel-suite/history.sqlite``.  A path names a SQLite file (it has a
+``/`` or ends in .sqlite, .sqlite3 or .db, and its folder exists);
+``postgresql://`` means psycopg 3 (``postgresql+psycopg://``). Anything else
+(a word, a libpq ``key=value`` string) is refused with the forms taken.
+
+A URL is only ever shown through `safe_url` (SQLAlchemy's rendering with the
+password hidden, and a ``password=`` of its query too), and every message has
+any password scrubbed from it (`scrub`: ``user:PASSWORD@``, ``password=...``)
+before it goes into a `HistoryError`.
+
+PostgreSQL gives up connecting after CONNECT_TIMEOUT_S, ends a statement after
+STATEMENT_TIMEOUT_S, and, where the server stops answering a connection it
+holds (no error, no reply), `deadline` gives up after the same time, so that no
+command and no nightly waits for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+ENV_URL = "KERNELWATCH_HISTORY"
+FILE_NAME = Path("kernel-suite") / "history.sqlite"
+BUSY_TIMEOUT_S = 60  # a writer waits this long for another one (SQLite)
+CONNECT_TIMEOUT_S = 10  # PostgreSQL
+# PostgreSQL: a statement (the server ends it) and a whole operation (this process gives up) may take this
+# long; $KERNELWATCH_HISTORY_TIMEOUT sets it (seconds). The largest write, a nightly's 90 cases, takes 0.05 s.
+STATEMENT_TIMEOUT_S = 60
+TIMEOUT_ENV = "KERNELWATCH_HISTORY_TIMEOUT"
+# the timeout must be below this (11.6 days): PostgreSQL's statement_timeout holds at most 2,147,483 s
+TIMEOUT_LIMIT_S = 1e6
+_CREDENTIALS = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
+_PASSWORD_PAIRS = re.compile(r"(?i)\b(password|passwd|pwd)(\s*=\s*)('[^']*'|[^\s&;]*)")
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+FORMS = ("a SQLite file (/path/history.sqlite, ./history.db) or a URL (sqlite:///PATH, "
+         "postgresql://USER@HOST:PORT/DB, the password in ~/.pgpass or $PGPASSWORD)")
+
+
+class HistoryError(Exception):
+    """The history store cannot be used: unreachable, refused, corrupt, of a newer schema, or a bad request."""
+
+
+def default_path() -> Path:
+    """The default SQLite file (see the module docstring)."""
+    for variable in ("RUNNER_TOOL_CACHE", "XDG_CACHE_HOME"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]) / FILE_NAME
+    return Path.home() / ".cache" / FILE_NAME
+
+
+def scrub(text: str, url: URL | None = None) -> str:
+    """``text`` without the password of ``url`` or of any URL written in it."""
+    text = _CREDENTIALS.sub(r"\1***@", str(text))
+    text = _PASSWORD_PAIRS.sub(r"\1\2***", text)
+    if url is not None and url.password:
+        text = text.replace(str(url.password), "***")
+    if url is not None:
+        for value in _query_passwords(url):
+            text = text.replace(value, "***")
+    return text
+
+
+def _query_passwords(url: URL) -> list[str]:
+    values = [url.query[key] for key in url.query if key.lower() in ("password", "passwd", "pwd")]
+    return [v for value in values for v in ([value] if isinstance(value, str) else value) if v]
+
+
+def timeout_s() -> float:
+    """STATEMENT_TIMEOUT_S, or $KERNELWATCH_HISTORY_TIMEOUT; HistoryError for a value that is no positive number
+    below TIMEOUT_LIMIT_S."""
+    raw = os.environ.get(TIMEOUT_ENV)
+    if not raw:
+        return STATEMENT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not (value > 0 and value < TIMEOUT_LIMIT_S):
+        raise HistoryError(f"${TIMEOUT_ENV}={raw!r} is not a number of seconds")
+    return value
+
+
+def resolve_url(url: str | None = None) -> URL:
+    """The SQLAlchemy URL the store uses for ``url`` (see the module docstring)."""
+    text = url or os.environ.get(ENV_URL) or ""
+    if not text:
+        path = default_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return URL.create("sqlite", database=str(path))
+    if "://" not in text:
+        if "=" in text and not text.strip().startswith(("/", ".", "~")):
+            raise HistoryError(f"{scrub(text)!r} looks like a libpq connection string, which is not taken "
+                               f"(it would be read as a file name); give {FORMS}")
+        path = Path(text).expanduser()
+        if "/" not in text and not text.endswith(SQLITE_SUFFIXES):
+            raise HistoryError(f"{scrub(text)!r} is neither a path nor a URL; give {FORMS}")
+        return URL.create("sqlite", database=str(path))
+    try:
+        parsed = make_url(text)
+    except ArgumentError:
+        raise HistoryError(f"{scrub(text)!r} is not a database URL; give {FORMS}") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise HistoryError(f"{safe_url(parsed)}: the history store runs on SQLite or PostgreSQL only")
+    return parsed
+
+
+def safe_url(url: URL) -> str:
+    """The URL as it may be shown: the password as ***, in its user part and in its query."""
+    return _PASSWORD_PAIRS.sub(r"\1\2***", url.render_as_string(hide_password=True))
+
+
+def check_folder(url: URL) -> None:
+    """A SQLite store's folder must exist (a mistyped path is not a new store somewhere unexpected)."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return
+    folder = Path(url.database).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise HistoryError(f"the folder of the history store {safe_url(url)} does not exist ({folder}): "
+                           f"create it, or give {FORMS}")
+
+
+def _sqlite_setup(engine: sa.Engine) -> None:
+    """WAL (readers never wait for a writer), a busy timeout, foreign keys, and BEGIN IMMEDIATE
+    for writes: a writer takes the lock when its transaction starts, so two writers queue
+    instead of one failing on a lock it could not upgrade."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+        _use_wal(cursor)
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("history_write") else "BEGIN")
+
+
+def _use_wal(cursor) -> None:
+    """Switch the file to WAL, once: the mode is stored in the file, so a file already in WAL is left alone.
+
+    SQLite refuses the switch at once ("database is locked"), without its busy timeout, while
+    another connection writes to a file not yet in WAL: two processes opening a new store at the
+    same moment. The switch is then retried for up to BUSY_TIMEOUT_S, as a write would wait.
+    """
+    import sqlite3
+
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+        return
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def create_engine(url: URL) -> sa.Engine:
+    """An engine for ``url``: SQLite set up for concurrent writers, PostgreSQL with a connect timeout."""
+    try:
+        if url.get_backend_name() == "sqlite":
+            engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+            _sqlite_setup(engine)
+            return engine
+        limit = timeout_s()
+        statement_ms = max(1, round(limit * 1000))  # PostgreSQL reads 0 as no limit at all
+        return sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
+                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernel-suite",
+                                              "options": f"-c statement_timeout={statement_ms}",
+                                              "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+                                              "keepalives_count": 3})
+    except (NoSuchModuleError, ImportError) as exc:
+        raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
+
+
+def _reason(exc: BaseException, url: URL) -> str:
+    """The driver's own words, on one line, without a password."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    text = "; ".join(lines[:2]) or type(orig).__name__
+    return scrub(text, url).rstrip(".")
+
+
+def deadline(url: URL, doing: str, work):
+    """`work()`, given up (HistoryError) where a PostgreSQL server stops answering for longer than
+    `timeout_s()`. SQLite (a local file, with its busy timeout) runs as called.
+
+    The work runs in a daemon thread: a connection the server holds but never answers blocks its
+    thread in the driver, with no error and no way to interrupt it; the caller stops waiting and
+    says so, and the thread goes with the process."""
+    if url.get_backend_name() != "postgresql":
+        return work()
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="kernel-suite-history", daemon=True)
+    worker.start()
+    limit = timeout_s()
+    worker.join(limit)
+    if worker.is_alive():
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: the server did not answer for "
+                           f"{limit:g} s (${TIMEOUT_ENV} sets the limit)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+@contextlib.contextmanager
+def translated_errors(url: URL, doing: str):
+    """Re-raise a database error as one HistoryError sentence naming the store (password hidden)."""
+    try:
+        yield
+    except HistoryError:
+        raise
+    except DBAPIError as exc:
+        reason = _reason(exc, url)
+        if url.get_backend_name() == "sqlite" and "not a database" in reason:
+            reason = f"the file is not a SQLite database ({reason})"
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}") from None
+    except SQLAlchemyError as exc:
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {_reason(exc, url)}") from None

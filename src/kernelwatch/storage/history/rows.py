@@ -1,0 +1,84 @@
+"""The rows the store's queries give back: a run as listed, and a case as a point of a series.
+
+A case as a reference is the verdict's own type, kernelwatch.verdict.noise.StoredResult
+(`HistoryStore.reference_history` gives those).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One stored run, as the listing shows it."""
+
+    id: int
+    started_at: datetime
+    commit: str | None
+    branch: str | None
+    dirty: bool | None
+    profile: str | None
+    gpu_model: str | None
+    gpu_uuids: tuple[str, ...]
+    host: str | None
+    outcome: str
+    label: str | None
+    source: str | None
+    case_count: int
+
+
+@dataclass(frozen=True)
+class Point:
+    """One case's result in one run, as a series reads it: its median and the spread band around it
+    (seconds; the store's band is the middle half of the samples), its outcome and verdict there."""
+
+    run_id: str
+    started_at: datetime
+    commit: str
+    branch: str | None
+    median_s: float
+    low_s: float  # lower edge of the spread band (e.g. the first quartile of the samples)
+    high_s: float  # upper edge
+    sample_count: int
+    gpu_uuid: str | None  # None: a run recorded before UUIDs were stored
+    outcome: str = "passed"  # the case's own in its run: passed, failed (slower), accepted
+    verdict: str | None = None  # the label its run judged it with (None: not judged)
+    accepted_reason: str | None = None  # a slowdown accepted at this run (a trailer, or an acknowledgement)
+    run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
+    sass: str | None = None  # the machine code it ran (kernelwatch.ab.identity)
+    throttled: bool = False  # NVML reported throttling while it was timed: no series reads it
+    energy_j: float | None = None  # joules per launch where its energy was measured (schema step 4)
+
+    @property
+    def failed(self) -> bool:
+        """Its test failed (slower), and nobody accepted it at this run."""
+        return self.outcome == "failed" and self.accepted_reason is None
+
+    @property
+    def state(self) -> str:
+        """How the dashboard and `changes` mark it: failed, accepted, run failed, or passed."""
+        if self.failed:
+            return "failed"
+        if self.accepted_reason is not None:
+            return "accepted"
+        return "run failed" if self.run_failed else "passed"
+
+    def __post_init__(self):
+        for name in ("median_s", "low_s", "high_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"Point {self.run_id}: {name} must be a positive number of seconds, got {value!r}")
+        if not self.low_s <= self.median_s <= self.high_s:
+            raise ValueError(f"Point {self.run_id}: the band {self.low_s!r}..{self.high_s!r} "
+                             f"does not hold the median {self.median_s!r}")
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    gpu: str | None  # a UUID, or a GPU model when grouped by model
+    case: str
+    timer: str | None
+    profile: str | None
