@@ -1,7 +1,12 @@
-"""The `kernelwatch` console script (src/kernelwatch/cli.py): one command line that hands `compare` to kernelwatch.compare and every
-other command to the history store's (src/kernelwatch/history/cli.py)."""
+"""The `kernelwatch` console script (src/kernelwatch/cli.py): one command line that hands `compare` to kernelwatch.compare,
+runs `plot` itself and hands every other command to the history store's (src/kernelwatch/history/cli.py)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +35,20 @@ def test_without_a_command_it_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exited:
         cli.main([])
     assert exited.value.code == 2 and "COMMAND" in capsys.readouterr().err
+
+
+def test_plot_is_run_by_the_console_script_itself(monkeypatch):
+    monkeypatch.setattr(cli, "run_plot", lambda args: 5)
+    monkeypatch.setattr(history_cli, "run", lambda args: 9)
+    assert cli.main(["plot", "baselines/NVIDIA_H200"]) == 5
+
+
+def test_plot_without_matplotlib_says_what_it_needs_in_one_sentence(tmp_path):
+    blocker = tmp_path / "matplotlib"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    result = subprocess.run([str(Path(sys.executable).with_name("kernelwatch")), "plot", "baselines/NVIDIA_H200",
+                             "--out", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert result.returncode == cli.NO_MATPLOTLIB
+    assert result.stderr.strip().count("\n") == 0 and "kernelwatch plot needs matplotlib" in result.stderr

@@ -1,7 +1,11 @@
-"""kernelwatch.report.plots: the performance table, the roofline and the trend plot from stored runs."""
+"""kernelwatch.report.plots: the performance table, the roofline and the trend plot from stored runs; `kernelwatch plot`,
+which draws them from a folder of stored runs."""
 
 import json
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -78,32 +82,40 @@ def test_a_trend_keeps_only_the_runs_timed_like_the_newest():
     assert [median for _, median in points] == pytest.approx([2.7e-3, 2.7e-3 * 1.1])
 
 
-def test_plot_script_reads_a_baseline_folder(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
+def kernelwatch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The installed console script, as a user runs it."""
+    return subprocess.run([str(Path(sys.executable).with_name("kernelwatch")), *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
 
+
+def test_kernelwatch_plot_reads_a_folder_of_stored_runs(tmp_path):
     folder = tmp_path / "NVIDIA_H200"
     folder.mkdir()
     (folder / "0001_a.json").write_text(json.dumps(recorded()))
-    root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, "-m", "scripts.plot_baselines", str(folder),
-                             "--out", str(tmp_path / "docs")], capture_output=True, text=True, cwd=root)
+    result = kernelwatch("plot", str(folder), "--out", str(tmp_path / "figures"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "warptile_128x256" in result.stdout
-    assert (tmp_path / "docs" / "NVIDIA_H200-roofline.png").exists()
+    assert (tmp_path / "figures" / "NVIDIA_H200-roofline.png").exists()
+    assert (tmp_path / "figures" / "NVIDIA_H200-trend.png").exists()
 
 
-@pytest.mark.parametrize("missing", ["folder"])
-def test_plot_script_says_when_there_is_nothing(tmp_path, missing):
-    import subprocess
-    import sys
-    from pathlib import Path
+def test_kernelwatch_plot_writes_here_by_default(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "0001_a.json").write_text(json.dumps(recorded()))
+    result = kernelwatch("plot", "runs", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "runs-roofline.png").exists() and (tmp_path / "runs-trend.png").exists()
 
-    root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, "-m", "scripts.plot_baselines", str(tmp_path / "none")],
-                            capture_output=True, text=True, cwd=root)
-    assert result.returncode == 1 and "no baseline files" in result.stderr
+
+def test_kernelwatch_plot_says_when_there_is_nothing(tmp_path):
+    result = kernelwatch("plot", str(tmp_path / "none"), cwd=tmp_path)
+    assert result.returncode == 1 and "no stored runs" in result.stderr
+
+
+def test_kernelwatch_plot_of_a_broken_run_is_exit_2_with_the_file(tmp_path):
+    (tmp_path / "0001_a.json").write_text('{"benchmarks": [')
+    result = kernelwatch("plot", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2 and "0001_a.json" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_matmuls_least_traffic_is_a_b_and_c_once_each():

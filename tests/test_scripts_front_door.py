@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # every module of scripts/ but the helpers they share: a new script is tested here without a word
 SCRIPTS = sorted(path.stem for path in (ROOT / "scripts").glob("*.py") if path.stem not in ("__init__", "environment"))
-BAD_ARGUMENTS = {"plot_baselines": ["--no-such-option"], "summarize": [], "check_overlap": ["no-such.json"],
+BAD_ARGUMENTS = {"summarize": [], "check_overlap": ["no-such.json"],
                  "ncu_check": ["no-such-step"], "tune_warptile": ["-5"], "time_changes": ["1"],
                  "time_store": ["--runs", "0"], "mutation_config": [], "mutation_coverage": [], "mutation_filter": ["no-such.sqlite"], "nightly_time": ["--wall", "3"],
                  "cause_check": ["--size", "1"], "energy_check": ["measure", "--ab", "0"],
@@ -51,17 +51,6 @@ def test_bad_arguments_are_exit_2_with_a_usage_line(script):
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("usage: ")
     assert "Traceback" not in result.stderr
-
-
-def test_plot_baselines_without_matplotlib_says_what_it_needs_in_one_sentence(tmp_path):
-    blocker = tmp_path / "matplotlib"
-    blocker.mkdir()
-    (blocker / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
-    result = run("-m", "scripts.plot_baselines", "baselines/NVIDIA_H200", "--out", str(tmp_path),
-                 env={"PYTHONPATH": str(tmp_path)})
-    assert result.returncode == 3
-    assert result.stderr.strip().count("\n") == 0
-    assert "needs matplotlib: run it through `tox exec -e unit" in result.stderr
 
 
 def test_mutation_coverage_without_coverage_says_what_it_needs_in_one_sentence(tmp_path):

@@ -14,5 +14,5 @@ before it; tests/test_layout.py checks it):
   history   `python -m kernelwatch.history`: commands over the store, change points, the dashboard
   plugin    the pytest plugin: options, hooks, fixtures, xdist
   compare   `python -m kernelwatch.compare OLD NEW`
-  cli       `kernel-suite`: compare and the history commands under one name
+  cli       `kernelwatch`: compare, plot and the history commands under one name
 """
