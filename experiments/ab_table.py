@@ -1,4 +1,4 @@
-"""One table from the --kernelwatch-compare-ref runs of scripts/run_gpu_suites.sh (step `ab`).
+"""One table from the --kernelwatch-compare-ref runs of maintainers/device/run_gpu_suites.sh (step `ab`).
 
     python3 -m experiments.ab_table FOLDER
 

@@ -1,4 +1,4 @@
-"""Tables of the history store's GPU runs (scripts/history_gpu_runs.sh): what each verdict flagged, and against what.
+"""Tables of the history store's GPU runs (maintainers/device/history_gpu_runs.sh): what each verdict flagged, and against what.
 
     python -m experiments.history_verdicts FOLDER [--baseline FILE] [--min-us 50]
 

@@ -4,7 +4,7 @@
     python3 -m experiments.replay_verdicts FOLDER --against scratch-baseline [--floor F] [--min-us 50]
 
 FOLDER holds same-*.json (unmodified runs) and slowed-*.json (runs with a
-calibrated slowdown), as `scripts/run_gpu_suites.sh sensitivity` writes them.
+calibrated slowdown), as `maintainers/device/run_gpu_suites.sh sensitivity` writes them.
 Each draw takes K of the unmodified runs as this GPU's stored runs (the last
 drawn is the baseline; all K are the noise model's history and, being the same
 code on the same GPU, the pooled reference), then judges every other

@@ -1,4 +1,4 @@
-"""How often the verdicts flag unmodified and slowed runs (scripts/run_gpu_suites.sh sensitivity).
+"""How often the verdicts flag unmodified and slowed runs (maintainers/device/run_gpu_suites.sh sensitivity).
 
     python3 -m experiments.sensitivity_table FOLDER [--min-us 50]
 

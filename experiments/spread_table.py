@@ -1,4 +1,4 @@
-"""How much each case's median moves between fresh processes (scripts/run_gpu_suites.sh spread).
+"""How much each case's median moves between fresh processes (maintainers/device/run_gpu_suites.sh spread).
 
     python3 -m experiments.spread_table FOLDER NAME
 

@@ -70,7 +70,7 @@ def test_matmul_matches_float64(name, kind, shape, request, record_property):
     c = run_kernel(name, a, b)
     ref = reference_product(a, b)
     problems, errors = error_problems(name, a, b, c, ref, kind)
-    # the figures of the error tables (pytest --junitxml keeps them; scripts/summarize.py reads them)
+    # the figures of the error tables (pytest --junitxml keeps them; maintainers/device/summarize.py reads them)
     record_property("max_error", errors.max_error)
     record_property("avg_error", errors.avg_error)
     assert not problems, f"{name} on {shape_id(shape)} {kind}: " + "; ".join(problems)

@@ -1,4 +1,4 @@
-"""scripts/mutation_coverage.py's map and its use in scripts/mutation_replay.py: a mutant runs the
+"""maintainers/mutation/coverage_map.py's map and its use in maintainers/mutation/replay.py: a mutant runs the
 tests that ran its statement (for code run at import, every test of the test files whose tests ran the module), fastest first; none
 when no test ran it."""
 
@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from scripts import mutation_coverage, mutation_replay
+from maintainers.mutation import coverage_map as mutation_coverage
+from maintainers.mutation import replay as mutation_replay
 
 SOURCE = """\
 LIMIT = 3

@@ -1,4 +1,4 @@
-"""scripts/mutation_filter.py: the mutants inside postponed annotations skipped, every other mutant left to run."""
+"""maintainers/mutation/filter.py: the mutants inside postponed annotations skipped, every other mutant left to run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from scripts import mutation_filter
+from maintainers.mutation import filter as mutation_filter
 from tests.cosmic_ray_sessions import cosmic_ray_session
 
 POSTPONED = '''"""doc"""
@@ -71,7 +71,7 @@ def test_a_session_gets_a_skipped_result_for_each_annotation_mutant_and_export_l
     assert db.execute("select output, test_outcome, diff from work_results where job_id = 'in-return'").fetchone() \
         == (None, None, None)
     db.close()
-    # the mutants left pending, as `mutation_replay export --outcome pending` selects them: the two that can be killed
+    # the mutants left pending, as `maintainers.mutation.replay export --outcome pending` selects them: the two that can be killed
     pending = sqlite3.connect(session).execute(
         "select m.job_id from mutation_specs m left join work_results r on r.job_id = m.job_id where r.job_id is null")
     assert {job for (job,) in pending} == {"real-or", "body"}

@@ -1,4 +1,4 @@
-"""scripts/mutation_replay.py: cosmic-ray's diffs applied exactly, each mutant judged in a copy of its
+"""maintainers/mutation/replay.py: cosmic-ray's diffs applied exactly, each mutant judged in a copy of its
 own, the tree restored after it, and no verdict when the unmutated tree already fails."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from scripts import mutation_replay
+from maintainers.mutation import replay as mutation_replay
 from tests.cosmic_ray_sessions import cosmic_ray_session
 
 pytestmark = pytest.mark.slow  # copies of the tree and timeouts: run by CI's second pass (tox -e unit -- -m slow)

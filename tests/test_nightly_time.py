@@ -1,4 +1,4 @@
-"""scripts/nightly_time.py: the nightly's wall time per test family, from pytest's JUnit XML."""
+"""maintainers/checks/nightly_time.py: the nightly's wall time per test family, from pytest's JUnit XML."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from scripts import nightly_time
+from maintainers.checks import nightly_time
 
 CASES = [  # (module, name, seconds): one or more of every family, and one the table does not know
     ("suites.test_perf_matmul", "test_matmul_host_routine_time[naive-pinned]", 0.25),

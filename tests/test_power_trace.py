@@ -120,7 +120,7 @@ def test_a_stored_trace_of_polls_alone_reads_back_with_nothing_warm_and_nothing_
     assert (trace.warm_until, trace.starved_s, trace.samples_clock) == (0.0, 0.0, "")
 
 
-# ---- traces recorded on an H200 by scripts/energy_check.py measure (tests/data/energy/README.md) ----
+# ---- traces recorded on an H200 by maintainers/checks/energy_check.py measure (tests/data/energy/README.md) ----
 DATA = Path(__file__).parent / "data" / "energy"
 RECORDED = json.loads((DATA / "recorded.json").read_text())
 RECORDED_WINDOWS = (5, 6)  # the plan the traces were recorded with: 6 windows of 5 counter periods

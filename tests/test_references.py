@@ -1,8 +1,9 @@
-"""Every repository path and module that a docstring or a page of docs/ names exists (README.md: tests/test_readme.py).
+"""Every repository path and module that a docstring, a page of docs/ or of maintainers/ names exists (README.md:
+tests/test_readme.py).
 
 A path is a word that starts with one of the repository's folders (`src/kernelwatch/verdict/noise.py`,
 `docs/method.md`); one with a placeholder or a pattern in it (`<gpu>`, `NNNN`, `*`, `{...}`) names no file.
-A module is a dotted name under kernelwatch, kernels, scripts or experiments (`kernelwatch.history.bisect`); its
+A module is a dotted name under kernelwatch, kernels, maintainers or experiments (`kernelwatch.history.bisect`); its
 last part may be a name in the module before it (`kernelwatch.verdict.noise.detectable_change`).
 """
 
@@ -16,25 +17,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("src", "kernels", "suites", "tests", "scripts", "experiments", "docs", "baselines", "requirements",
-           ".ci", ".github")
+CODE = ("src", "kernels", "suites", "tests", "maintainers", "experiments")  # the folders whose docstrings are read
+FOLDERS = (*CODE, "docs", "baselines", "requirements", ".ci", ".github")
 _FOLDERS = "|".join(re.escape(folder) for folder in FOLDERS)
 PATH = re.compile(r"(?<![\w/.-])((?:" + _FOLDERS + r")/[A-Za-z0-9_./<>*{},-]*[A-Za-z0-9_>*}])")
-MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|scripts|experiments)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|maintainers|experiments)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 PLACEHOLDER = re.compile(r"[<>*{}]|NNNN|_x\.py$")
 
 
 def documents() -> list[tuple[str, str]]:
-    """(where, text) of every docstring of the repository's Python and every page of docs/."""
+    """(where, text) of every docstring of the repository's Python and every page of docs/ and maintainers/."""
     found = []
-    for path in sorted(p for folder in FOLDERS[:6] for p in (ROOT / folder).rglob("*.py")):
+    for path in sorted(p for folder in CODE for p in (ROOT / folder).rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 text = ast.get_docstring(node)
                 if text:
                     found.append((f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)}", text))
-    found += [(str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")) for page in sorted((ROOT / "docs").glob("*.md"))]
+    pages = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "maintainers").rglob("*.md"))
+    found += [(str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")) for page in pages]
     return found
 
 
@@ -63,7 +65,7 @@ def module_exists(name: str) -> bool:
 
 
 def named_modules(text: str) -> set[str]:
-    """Dotted names, but a placeholder (an upper-case part: scripts.NAME) and a file name (kernels.cu)."""
+    """Dotted names, but a placeholder (an upper-case part: maintainers.checks.NAME) and a file name (kernels.cu)."""
     names = {name.rstrip(".") for name in MODULE.findall(text)}
     return {name for name in names if not any(part.isupper() for part in name.split("."))
             and not name.endswith((".cu", ".cuh", ".py", ".md", ".json", ".toml"))}

@@ -28,7 +28,7 @@ from kernels.registry import (
     tolerance,
     warptile,
 )
-from scripts.tune_warptile import CANDIDATES
+from maintainers.checks.tune_warptile import CANDIDATES
 
 pytest_plugins = ["pytester"]
 
@@ -364,7 +364,7 @@ def test_block_tiled_loads_share_the_tiles_evenly_among_the_threads(name):
 @pytest.mark.parametrize("kernel", [k for k in OWN_MATMUL if k.source == "matmul_08_warptile.cu"],
                          ids=_ids([k for k in OWN_MATMUL if k.source == "matmul_08_warptile.cu"]))
 def test_a_warptile_entry_is_one_of_the_configurations_tune_warptile_timed(kernel):
-    """The warptile entries were chosen from scripts/tune_warptile.py's candidates: one of them, with its tile."""
+    """The warptile entries were chosen from maintainers/checks/tune_warptile.py's candidates: one of them, with its tile."""
     d = dict(kernel.defines)
     mine = (d["RM"], d["RN"], d["WARPS_M"], d["WARPS_N"], d["BK"], d["MIN_BLOCKS"])
     (name,) = [c[0] for c in CANDIDATES if tuple(c[1:]) == mine]

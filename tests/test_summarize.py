@@ -1,4 +1,4 @@
-"""scripts/summarize.py reads the error figures the correctness suite leaves in JUnit XML."""
+"""maintainers/device/summarize.py reads the error figures the correctness suite leaves in JUnit XML."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 def test_the_error_table_has_the_rows_of_the_table_sizes_only(tmp_path):
     path = tmp_path / "correctness.xml"
     path.write_text(JUNIT)
-    result = subprocess.run([sys.executable, "-m", "scripts.summarize", "--errors", str(path)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "maintainers.device.summarize", "--errors", str(path)], cwd=ROOT,
                             capture_output=True, text=True, check=True)
     rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert rows == ["| naive | 1000 | uniform | 2.20e-06 | 3.36e-07 |",

@@ -5,7 +5,7 @@ options or launch: when the kernel changes so that an edit no longer applies, `s
 the tests fail, rather than a variant drifting from what it breaks. `static` says whether the compiler's
 output alone shows the cause (the CPU test asks the static card to name it first); the others
 (uncoalesced loads, bank conflicts, divergence) show only in a profile (the GPU check,
-scripts/cause_check.py).
+maintainers/checks/cause_check.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A test-only add whose energy can rise while its time does not: `extra` FMAs per thread under its memory time.
 
-Used by scripts/energy_check.py to test the energy verdict on the GPU: base and head are the same
+Used by maintainers/checks/energy_check.py to test the energy verdict on the GPU: base and head are the same
 kernel (busy_add.cu), head with `extra` > 0. Inputs are fixed and seeded, as the suite's are.
 """
 

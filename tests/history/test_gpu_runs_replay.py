@@ -1,7 +1,7 @@
 """The H200 runs of the history store replayed into SQLite and PostgreSQL give the verdicts the live runs gave.
 
 tests/data/history_gpu/host-{B,C}.json.gz: the 25 quick runs of each of two H200s
-(GPU-b9ba006b, GPU-c9e997a7; 2026-12-01, scripts/history_gpu_runs.sh record 5 same 10
+(GPU-b9ba006b, GPU-c9e997a7; 2026-12-01, maintainers/device/history_gpu_runs.sh record 5 same 10
 slowed 10 2), as --benchmark-json wrote them, machine_info's CPU details and the derived
 stats dropped. Each run is replayed in the order it ran: its records judged exactly as the
 plugin judges them (this GPU's history from the store where it holds enough runs, else the

@@ -1,6 +1,6 @@
 """Write cosmic-ray's config file from pyproject.toml's [tool.cosmic-ray] table.
 
-    python -m scripts.mutation_config OUT.toml [MODULE ...] [--test-command CMD]
+    python -m maintainers.mutation.config OUT.toml [MODULE ...] [--test-command CMD]
 
 cosmic-ray reads its settings from a `[cosmic-ray]` table of a file of its own; the project keeps
 them in pyproject.toml (tox -e mutation calls this). MODULE paths, where given, replace
@@ -15,9 +15,9 @@ import json
 import tomllib
 from pathlib import Path
 
-from scripts.environment import summary
+from maintainers.environment import summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def config_text(settings: dict, prefix: str = "cosmic-ray") -> str:
@@ -31,7 +31,7 @@ def config_text(settings: dict, prefix: str = "cosmic-ray") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_config", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.mutation.config", description=summary(__doc__))
     parser.add_argument("out", type=Path, help="the config file to write")
     parser.add_argument("modules", nargs="*", help="modules to mutate instead of pyproject's module-path")
     parser.add_argument("--test-command", help="the test command instead of pyproject's")

@@ -1,6 +1,6 @@
 """Short tables from a run's outputs: the error table and the performance table.
 
-    python3 -m scripts.summarize --errors correctness.xml --bench perf.json [--bench ...]
+    python3 -m maintainers.device.summarize --errors correctness.xml --bench perf.json [--bench ...]
 
 --errors reads the JUnit XML of the correctness suite (pytest --junitxml): each
 test_matmul_matches_float64 case records its max_error and avg_error as
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kernelwatch.units import format_duration
 from kernelwatch.verdict.record import records_of
-from scripts.environment import summary
+from maintainers.environment import summary
 
 CASE_ID = re.compile(r"test_matmul_matches_float64\[(?P<kernel>\w+)-(?P<kind>\w+)-(?P<shape>[0-9x]+)\]")
 
@@ -50,7 +50,7 @@ def bench_table(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.summarize", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.device.summarize", description=summary(__doc__))
     parser.add_argument("--errors", type=Path)
     parser.add_argument("--bench", type=Path, action="append", default=[])
     args = parser.parse_args(argv)

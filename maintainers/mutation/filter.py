@@ -1,13 +1,13 @@
 """Mark the mutants that sit inside annotations as skipped in a cosmic-ray session: they cannot be killed.
 
-    python -m scripts.mutation_filter SESSION.sqlite
+    python -m maintainers.mutation.filter SESSION.sqlite
 
 Every module of src/kernelwatch/ that annotates starts with `from __future__ import annotations`, so its
 annotations stay strings that nothing evaluates (no `typing.get_type_hints` in the project), and a
 mutant of one (`str | None` to `str - None`: cosmic-ray's BitOr swaps, 7% of src/kernelwatch/'s mutants) is
 equivalent by construction. This filter runs after `cr-filter-operators`, as cosmic-ray's own
 filters do: it writes a SKIPPED result for each such mutant, so neither `cosmic-ray exec` nor
-`mutation_replay export --outcome pending` (samples included) spends a run or a judgement on them.
+`maintainers.mutation.replay export --outcome pending` (samples included) spends a run or a judgement on them.
 A module without the future import keeps all its mutants. Needs only the Python standard library.
 """
 
@@ -18,7 +18,7 @@ import ast
 import sqlite3
 from pathlib import Path
 
-from scripts.environment import summary
+from maintainers.environment import summary
 
 Position = tuple[int, int]  # (line from 1, column from 0), as cosmic-ray stores a mutant's start
 
@@ -69,7 +69,7 @@ def skip_annotations(session: Path, root: Path) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_filter", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.mutation.filter", description=summary(__doc__))
     parser.add_argument("session", type=Path, help="a cosmic-ray session file (SQLite), after cosmic-ray init")
     parser.add_argument("--root", type=Path, default=Path.cwd(),
                         help="the folder the session's module paths are relative to (default: this one)")

@@ -1,6 +1,6 @@
 """What the history store costs a nightly: recording a run and judging it against 200 stored runs.
 
-    python3 -m scripts.time_store [--history URL] [--runs 200] [--cases 90] [--samples 500]
+    python3 -m maintainers.checks.time_store [--history URL] [--runs 200] [--cases 90] [--samples 500]
 
 Fills a store (default: a new SQLite file in a temporary folder) with a synthetic
 history of RUNS runs of CASES cases (tests/history/synthetic.py; SAMPLES samples
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.environment import needs, summary
+from maintainers.environment import needs, summary
 
 
 def timed(what: str, action):
@@ -29,7 +29,7 @@ def timed(what: str, action):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.time_store", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.time_store", description=summary(__doc__))
     parser.add_argument("--history", help="the store to fill (default: a new SQLite file); use an empty one")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--cases", type=int, default=90)
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if min(args.runs, args.cases, args.samples) < 1:
         parser.error("--runs, --cases and --samples must be at least 1")
-    needs("time_store", "sqlalchemy")
+    needs("maintainers.checks.time_store", "sqlalchemy")
     from kernelwatch.storage.history import open_store
     from tests.history.synthetic import GPU_A, make_document
 

@@ -1,6 +1,6 @@
 """Times configurations of matmul_08_warptile.cu against cuBLAS, to choose the registry's.
 
-    python3 -m scripts.tune_warptile [sizes ...]      (default: 4096 8192)
+    python3 -m maintainers.checks.tune_warptile [sizes ...]      (default: 4096 8192)
 
 Each candidate is first checked against cuBLAS on an odd shape and on the
 largest size (plain-summation tolerance), then timed with the suite's own
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from scripts.environment import needs, needs_gpu, summary
+from maintainers.environment import needs, needs_gpu, summary
 
 CANDIDATES = [
     # name, rm, rn, warps_m, warps_n, bk, min_blocks
@@ -27,13 +27,13 @@ CANDIDATES = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.tune_warptile", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.tune_warptile", description=summary(__doc__))
     parser.add_argument("sizes", nargs="*", type=int, default=[4096, 8192], help="square sizes (default: 4096 8192)")
     sizes = parser.parse_args(argv).sizes
     if any(n <= 0 for n in sizes):
         parser.error("sizes must be positive")
-    needs("tune_warptile", "cupy", "numpy", tox_env="gpu-cuda13")
-    needs_gpu("tune_warptile")
+    needs("maintainers.checks.tune_warptile", "cupy", "numpy", tox_env="gpu-cuda13")
+    needs_gpu("maintainers.checks.tune_warptile")
     import cupy
     import numpy as np
 

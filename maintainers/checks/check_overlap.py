@@ -1,6 +1,6 @@
 """Per GPU and worker, which cases were timed, and whether any two timings overlapped.
 
-    python -m scripts.check_overlap run.json     (a --benchmark-json file)
+    python -m maintainers.checks.check_overlap run.json     (a --benchmark-json file)
 
 Exit status 1 if two cases were timed on one GPU at the same time.
 """
@@ -13,17 +13,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from scripts.environment import needs, summary
+from maintainers.environment import needs, summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.check_overlap", description=summary(__doc__),
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.check_overlap", description=summary(__doc__),
                                      epilog="exit status: 0 no overlap, 1 two timings overlapped, 2 bad arguments")
     parser.add_argument("path", type=Path, help="a --benchmark-json file of a run with -n N")
     path = parser.parse_args(argv).path
     if not path.is_file():
         parser.error(f"no such file: {path}")
-    needs("check_overlap", "pytest", "pytest_benchmark", "elftools")
+    needs("maintainers.checks.check_overlap", "pytest", "pytest_benchmark", "elftools")
     from kernelwatch.plugin.xdist import overlapping_timings
 
     benchmarks = json.loads(path.read_text())["benchmarks"]

@@ -7,7 +7,7 @@
 # new baseline files and the tables stay beside it (the device tool brings
 # back at most 8 files).
 #
-#   bash scripts/run_gpu_suites.sh STEP [STEP ...]      (from the repository root)
+#   bash maintainers/device/run_gpu_suites.sh STEP [STEP ...]      (from the repository root)
 #     correctness        the correctness suite (errors kept in JUnit XML for the table)
 #     record LABEL       nightly timing, saved as this GPU's newest baseline (--benchmark-save)
 #     compare[:NAME]     nightly timing with verdicts against the newest baseline (NAME: log name)
@@ -33,24 +33,24 @@
 #                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
 #                        process; prints how far their medians move between processes (experiments/spread_table.py)
 #     nightly-time NAME  the nightly as the workflow runs it (pytest suites/ --benchmark-compare), timed by
-#                        scripts/nightly_time.py: its wall time per test family ($OUT/NAME-families.md);
+#                        maintainers/checks/nightly_time.py: its wall time per test family ($OUT/NAME-families.md);
 #                        `env CUPY_CACHE_DIR=/tmp/fresh` before it makes the first such run a cold one
 #     session-profile    cProfile of a one-case nightly: where the run's own start-up and report go
-#     mutation FILE      replays the mutants in FILE (python -m scripts.mutation_replay export) against the CPU
+#     mutation FILE      replays the mutants in FILE (python -m maintainers.mutation.replay export) against the CPU
 #                        tests of src/kernelwatch/timing/ and metrics.py, then, for those they leave alive, the GPU
 #                        tests of the harness (suites/test_harness_on_gpu.py, test_verdict_gpu.py, the
 #                        elementwise correctness suite); `env MUTATION_WORKERS=N` (default 12) copies side by side.
 #                        A test that fails here unmutated is left out, and named
 #     mutation-mapped FILE  replays the mutants in FILE against the CPU tests of tests/ that ran each one's
-#                        statement here (python -m scripts.mutation_coverage: the map is built first, the
+#                        statement here (python -m maintainers.mutation.coverage_map: the map is built first, the
 #                        tests failing unmutated left out of it); a copy of TMPDIR per worker. Needs coverage.py
 #                        (carried in .whl) and, for the tests of --kernelwatch-compare-ref, .gitbundle
-#     cards              the cause cards: scripts/cause_check.py over the eight broken variants (full cards to
+#     cards              the cause cards: maintainers/checks/cause_check.py over the eight broken variants (full cards to
 #                        $OUT/cause.json, the table to $OUT/cause.md), then a pull request that gives
 #                        warptile_128x256 8-deep k tiles, against HEAD with --kernelwatch-diagnose ($OUT/pr-diagnose.md)
 #     pr-same REF        the pull-request profile against REF (tox -e pr's command): its verdicts
 #     energy             the nightly as the workflow runs it (with its energy cases) into a fresh store, the
-#                        energy cases again in a second process against it, scripts/energy_check.py measure
+#                        energy cases again in a second process against it, maintainers/checks/energy_check.py measure
 #                        (every case's joules per launch, NVML's three readings, the variant's A/Bs: a third
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
 #     energy-all         the nightly's timed cases, every one measured for energy (--kernelwatch-energy=all): how long
@@ -69,16 +69,16 @@
 #                        (the tuning table's 3.5%) and the nightly again: its slower cases and their cards
 #                        ($OUT/nightly-card.md); the checkout is put back at the end
 #     env VAR=VALUE      export VAR for the steps after this one
-#     sanitize           scripts/sanitize.sh (four compute-sanitizer tools)
-#     ncu                scripts/ncu_check.sh (CUPTI and event timers against Nsight Compute)
+#     sanitize           maintainers/checks/sanitize.sh (four compute-sanitizer tools)
+#     ncu                maintainers/checks/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash scripts/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightlies N, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash maintainers/device/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightlies N, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
 esac
 if ! command -v nvidia-smi > /dev/null; then
-  echo "scripts/run_gpu_suites.sh needs an NVIDIA GPU: nvidia-smi is not on this machine (no NVIDIA driver)" >&2
+  echo "maintainers/device/run_gpu_suites.sh needs an NVIDIA GPU: nvidia-smi is not on this machine (no NVIDIA driver)" >&2
   exit 3
 fi
 OUT=${OUT:-out}
@@ -111,7 +111,7 @@ step() {  # step NAME COMMAND...: run, keep the log, print its tail and wall tim
   return 0
 }
 scratch_commit() {  # scratch_commit MESSAGE: the tree as it is, committed in this checkout (a step resets it after)
-  git add -u && git add harness kernels suites tests scripts docs && \
+  git add -u && git add src kernels suites tests maintainers docs && \
     git -c user.name=suite -c user.email=suite@example.invalid -c core.hooksPath=/dev/null commit -q --allow-empty -m "$1"
 }
 expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with CODE
@@ -131,7 +131,7 @@ TIMING_CPU_TESTS="tests/test_gpu_queries.py tests/test_cuda_available.py tests/t
   tests/test_against_ref.py tests/test_stored_runs.py tests/test_streams_plan.py tests/test_metrics.py
   tests/test_tolerances.py tests/test_checks.py"
 HARNESS_GPU_TESTS="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
-replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_replay over FILE, CPU then GPU tests
+replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: maintainers.mutation.replay over FILE, CPU then GPU tests
   local name=$1 file=$2 cpu=$3 gpu=$4 option=${5:-}
   failing() {  # the node ids of the tests that fail unmutated; their messages to the log and the screen
     python3 -m pytest "$@" -q -p no:cacheprovider -p no:randomly -rfE >> "$WORK/$name-unmutated.log" 2>&1
@@ -144,7 +144,7 @@ replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: scripts.mutation_re
   deselect=$(for t in $left_out; do printf -- '--deselect %s ' "$t"; done)
   cmd="python3 -m pytest $(echo $cpu) $deselect -x -q -p no:cacheprovider -p no:randomly"
   [ -n "$gpu" ] && cmd="$cmd && python3 -m pytest $gpu $deselect -x -q -p no:cacheprovider --kernelwatch-require-gpu"
-  step "$name" python3 -m scripts.mutation_replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
+  step "$name" python3 -m maintainers.mutation.replay run "$file" --workers "${MUTATION_WORKERS:-12}" \
     --timeout 300 --test-command "$cmd" -o "$OUT/$name-results.jsonl" $option
   sed -n '/^| module/,$p' "$WORK/$name.log"
 }
@@ -157,16 +157,16 @@ mapped_replay() {  # mapped_replay NAME FILE: the map of which tests run which l
   local map=${MUTATION_MAP:-}  # env MUTATION_MAP=FILE: a map built before on a machine like this one, not a new one
   if [ -z "$map" ]; then
     map="$OUT/$name-map.json"
-    step "$name-map" python3 -m scripts.mutation_coverage -o "$map" -- tests -q -p no:cacheprovider -p no:randomly \
+    step "$name-map" python3 -m maintainers.mutation.coverage_map -o "$map" -- tests -q -p no:cacheprovider -p no:randomly \
       -n "$workers"
   fi
-  step "$name" python3 -m scripts.mutation_replay run "$file" --tests-by-line "$map" \
+  step "$name" python3 -m maintainers.mutation.replay run "$file" --tests-by-line "$map" \
     --workers "$workers" --timeout "${MUTATION_TIMEOUT:-300}" --private-tmp -o "$OUT/$name-results.jsonl" \
     --test-command "python3 -m pytest {tests} -x -q -p no:cacheprovider -p no:randomly"
   sed -n '/^| module/,$p' "$WORK/$name.log"
 }
 
-. scripts/git_from_bundle.sh
+. maintainers/device/git_from_bundle.sh
 nvidia-smi -L
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 hostname
@@ -248,7 +248,7 @@ while [ $# -gt 0 ]; do
       done
       python3 -m experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
     cards)
-      step cause-check python3 -m scripts.cause_check --json "$OUT/cause.json"
+      step cause-check python3 -m maintainers.checks.cause_check --json "$OUT/cause.json"
       sed -n '/^| variant/,$p' "$WORK/cause-check.log" | tee "$OUT/cause.md"
       if ! git diff --quiet -- kernels/registry.py; then echo "cards: kernels/registry.py has uncommitted changes"; exit 2; fi
       trap 'git checkout -q -- kernels/registry.py' EXIT
@@ -265,9 +265,9 @@ while [ $# -gt 0 ]; do
       step energy-second timeout 90 $PERF --kernelwatch-profile nightly --benchmark-compare --kernelwatch-history="$store" -k "$cases" \
         --benchmark-json="$WORK/energy-second.json" --kernelwatch-report="$WORK/energy-second.md"
       grep -A6 "energy per launch" "$WORK/energy-second.log"
-      step energy-check timeout 300 python3 -m scripts.energy_check measure --json "$OUT/energy.json" \
+      step energy-check timeout 300 python3 -m maintainers.checks.energy_check measure --json "$OUT/energy.json" \
         --traces "$WORK/energy-traces" --ab 10
-      python3 -m scripts.energy_check agree "$WORK/energy-nightly.json" "$WORK/energy-second.json" "$OUT/energy.json" \
+      python3 -m maintainers.checks.energy_check agree "$WORK/energy-nightly.json" "$WORK/energy-second.json" "$OUT/energy.json" \
         > "$WORK/energy-agree.log" 2>&1
       { sed -n '/^| case | time/,$p' "$WORK/energy-check.log"; echo; cat "$WORK/energy-agree.log"; echo;
         sed -n '/^## Energy/,$p' "$WORK/energy-second.md"; } | tee "$OUT/energy.md"
@@ -357,7 +357,7 @@ PY
       shift
       step xdist $PYTEST suites -n "$1" --kernelwatch-require-gpu --benchmark-compare --benchmark-json="$WORK/xdist.json" \
         --kernelwatch-report="$WORK/xdist.md"
-      step overlap python3 -m scripts.check_overlap "$WORK/xdist.json";;
+      step overlap python3 -m maintainers.checks.check_overlap "$WORK/xdist.json";;
     spread)
       runs=$2 name=$3 profile=$4 expr=$5; shift 4
       for i in $(seq 1 "$runs"); do
@@ -366,7 +366,7 @@ PY
       python3 -m experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
     nightly-time)
       name=$2; shift
-      step "$name" python3 -m scripts.nightly_time --slowest 4 -- -q -p no:cacheprovider -rfE \
+      step "$name" python3 -m maintainers.checks.nightly_time --slowest 4 -- -q -p no:cacheprovider -rfE \
         --benchmark-json="$WORK/$name.json" --kernelwatch-report="$WORK/$name.md"
       sed -n '/^| family/,$p' "$WORK/$name.log" > "$OUT/$name-families.md"
       grep -m1 "^Summary" "$WORK/$name.md"; sed -n '/^| family/,/wall/p' "$WORK/$name.log"
@@ -383,15 +383,15 @@ PY
     env)
       shift
       export "${1?env needs VAR=VALUE}"; echo "=== env: $1";;
-    sanitize) OUT="$WORK" step sanitize bash scripts/sanitize.sh;;
-    ncu) OUT="$WORK" step ncu timeout 300 bash scripts/ncu_check.sh;;
+    sanitize) OUT="$WORK" step sanitize bash maintainers/checks/sanitize.sh;;
+    ncu) OUT="$WORK" step ncu timeout 300 bash maintainers/checks/ncu_check.sh;;
     *) echo "unknown step $1" >&2; usage >&2; exit 2;;
   esac
   shift
 done
 errors=(); [ -e "$WORK/correctness.xml" ] && errors=(--errors "$WORK/correctness.xml")
 if [ ${#errors[@]} -gt 0 ] || [ ${#benches[@]} -gt 0 ]; then  # steps with no tables of their own: no tables.md
-  python3 -m scripts.summarize "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done) \
+  python3 -m maintainers.device.summarize "${errors[@]}" $(for b in "${benches[@]}"; do echo --bench "$b"; done) \
     > "$OUT/tables.md" 2>&1
 fi
 tar czf "$OUT/run.tgz" -C "$WORK" . && rm -rf "$WORK"

@@ -1,7 +1,7 @@
 """Does the energy meter hold on this GPU? Joules per launch of the suite's cases, NVML's three readings against each other, and the energy A/B on a test-only variant.
 
-    python -m scripts.energy_check measure [--json OUT.json] [--traces DIR] [--ab N]
-    python -m scripts.energy_check agree RUN.json [RUN.json ...]
+    python -m maintainers.checks.energy_check measure [--json OUT.json] [--traces DIR] [--ab N]
+    python -m maintainers.checks.energy_check agree RUN.json [RUN.json ...]
 
 `measure`: (1) each case of CASES timed by the suite's timer, then its energy by the suite's meter
 (src/kernelwatch/timing/energy.py): joules per launch with its 95% interval, mean power, POWER_INSTANT and the
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from kernelwatch.history.cmd_changes import positive_int
-from scripts.environment import needs_gpu, summary
+from maintainers.environment import needs_gpu, summary
 
 MATMUL = [("cublas", 4096), ("warptile_128x256", 4096), ("warptile_128x256", 1024), ("blocktile_2d", 4096)]
 ADDS = [("matrix_add_2d_vec4", 8192), ("vector_add_vec4", 8192), ("matrix_add_2d_vec4", 1024),
@@ -70,7 +70,7 @@ def _row(case: str, median_s: float, block: dict) -> dict:
 
 
 def measure(args) -> int:
-    needs_gpu("energy_check")
+    needs_gpu("maintainers.checks.energy_check")
     from kernelwatch.timing.energy import EnergyMeter, EnergyPlan, open_power
     from kernelwatch.timing.gpu import gpu_info
     from kernelwatch.timing.profile import PROFILES
@@ -194,7 +194,7 @@ def agree(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.energy_check", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.energy_check", description=summary(__doc__))
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("measure", help="the cases, NVML's readings and the variant's A/Bs")
     run.add_argument("--json", help="write every figure here")

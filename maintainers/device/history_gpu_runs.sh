@@ -5,7 +5,7 @@
 # itself stays where HISTORY says (carry it from one GPU machine to the next, as a runner's
 # tool cache keeps it).
 #
-#   HISTORY=path/history.sqlite scripts/history_gpu_runs.sh STEP [STEP ...]
+#   HISTORY=path/history.sqlite maintainers/device/history_gpu_runs.sh STEP [STEP ...]
 #     record N          N quick runs of the history subset, recorded (no verdicts)
 #     same N            N quick runs judged (--benchmark-compare --kernelwatch-history): unmodified code
 #     slowed N PCT      N quick runs with every GPU-timed case slowed by PCT% (tests/plugins/slowdown.py)
@@ -19,6 +19,11 @@
 #                       (-k form); then an Accept-Slowdown trailer commit and two nightlies, `changes`,
 #                       `site`. Needs a git checkout (.gitbundle is unpacked as run_gpu_suites.sh does)
 set -u
+usage() { echo "usage: HISTORY=path/history.sqlite bash maintainers/device/history_gpu_runs.sh STEP [STEP ...]   (steps: record N, same N, slowed N PCT, table, life; this script's header says what each does)"; }
+case "${1:-}" in
+  "") usage >&2; exit 2;;
+  -h|--help) usage; exit 0;;
+esac
 OUT=${OUT:-out}
 mkdir -p "$OUT/hist"
 WORK=$(cd "$OUT/hist" && pwd)
@@ -29,9 +34,8 @@ if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-if ! command -v nvidia-smi >/dev/null; then echo "history_gpu_runs.sh: no nvidia-smi: this needs an NVIDIA GPU"; exit 2; fi
-. scripts/git_from_bundle.sh
-[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
+if ! command -v nvidia-smi >/dev/null; then echo "maintainers/device/history_gpu_runs.sh needs an NVIDIA GPU: nvidia-smi is not on this machine" >&2; exit 2; fi
+. maintainers/device/git_from_bundle.sh
 nvidia-smi -L
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 PYTEST="python3 -m pytest -p no:cacheprovider -q -rfE suites -m perf --kernelwatch-require-gpu --kernelwatch-profile quick"

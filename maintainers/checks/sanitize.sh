@@ -5,23 +5,23 @@
 # out-of-bounds access cannot land silently inside a pooled block. memcheck's
 # leak check is off: arrays still referenced when Python exits are not leaks
 # of a kernel.
-#   scripts/sanitize.sh [tool ...]     (default: all four)
+#   maintainers/checks/sanitize.sh [tool ...]     (default: all four)
 # Without a usable GPU (or without compute-sanitizer) it says why in one sentence and exits 3.
 set -u
 tools=${*:-memcheck racecheck initcheck synccheck}
 for tool in $tools; do
   case "$tool" in
     memcheck|racecheck|initcheck|synccheck) ;;
-    -h|--help) echo "usage: bash scripts/sanitize.sh [memcheck|racecheck|initcheck|synccheck ...]"; exit 0;;
-    *) echo "usage: bash scripts/sanitize.sh [memcheck|racecheck|initcheck|synccheck ...] (unknown tool: $tool)" >&2; exit 2;;
+    -h|--help) echo "usage: bash maintainers/checks/sanitize.sh [memcheck|racecheck|initcheck|synccheck ...]"; exit 0;;
+    *) echo "usage: bash maintainers/checks/sanitize.sh [memcheck|racecheck|initcheck|synccheck ...] (unknown tool: $tool)" >&2; exit 2;;
   esac
 done
 if ! why=$(python3 -c "import sys; from kernelwatch.timing.gpu import cuda_available; ok, why = cuda_available(); print(why); sys.exit(not ok)"); then
-  echo "scripts/sanitize.sh needs a CUDA GPU: $why" >&2
+  echo "maintainers/checks/sanitize.sh needs a CUDA GPU: $why" >&2
   exit 3
 fi
 if ! command -v compute-sanitizer > /dev/null; then
-  echo "scripts/sanitize.sh needs compute-sanitizer (the CUDA toolkit's) on PATH" >&2
+  echo "maintainers/checks/sanitize.sh needs compute-sanitizer (the CUDA toolkit's) on PATH" >&2
   exit 3
 fi
 OUT=${OUT:-out}

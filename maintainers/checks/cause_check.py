@@ -1,6 +1,6 @@
 """Does the cause card blame what broke? The eight broken variants of tests/cause/variants.py, carded on a GPU.
 
-    python -m scripts.cause_check [--size 2048] [--only NAME,...] [--json OUT.json] [--ncu PATH]
+    python -m maintainers.checks.cause_check [--size 2048] [--only NAME,...] [--json OUT.json] [--ncu PATH]
 
 For each variant: the static half (both builds for this GPU's architecture) and the dynamic half (both
 sides under Nsight Compute: src/kernelwatch/cause/dynamic.py, each side launched by src/kernelwatch/cause/launch.py),
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.environment import needs, needs_gpu, summary
+from maintainers.environment import needs, needs_gpu, summary
 
 WANTED = 7
 
@@ -78,7 +78,7 @@ def check(variant, arch: str, size: int, folder: Path, ncu: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.cause_check", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.cause_check", description=summary(__doc__))
     parser.add_argument("--size", type=int, default=2048, help="M = N = K of every launch (default 2048)")
     parser.add_argument("--only", help="variant names, comma-separated (default: all eight)")
     parser.add_argument("--json", type=Path, help="write every card here")
@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.size < 64:
         parser.error(f"--size {args.size}: at least 64")
-    needs("cause_check", "cupy", "elftools")
-    needs_gpu("cause_check")
+    needs("maintainers.checks.cause_check", "cupy", "elftools")
+    needs_gpu("maintainers.checks.cause_check")
     from kernelwatch.ab.identity import arch_of
     from kernelwatch.timing.gpu import gpu_info
     from tests.cause.variants import VARIANTS

@@ -1,7 +1,7 @@
 """The nightly's wall time per test family: runs it (or reads a run's JUnit XML) and prints a table.
 
-    python -m scripts.nightly_time [-- PYTEST ARGS ...]       run `pytest suites/ --benchmark-compare`
-    python -m scripts.nightly_time --junit FILE [--wall S]   the table of a run already made
+    python -m maintainers.checks.nightly_time [-- PYTEST ARGS ...]      run `pytest suites/ --benchmark-compare`
+    python -m maintainers.checks.nightly_time --junit FILE [--wall S]   the table of a run already made
 
 Each test's time is pytest's own (setup, call and teardown, as --junitxml writes it). What no
 test accounts for (start-up, collection, the CuPy import, the report at the end) is the
@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from scripts.environment import needs_gpu, summary
+from maintainers.environment import needs_gpu, summary
 
 # (family, test module, test function prefix): the first row that a test matches is its family
 FAMILIES = (
@@ -81,7 +81,7 @@ def family_table(times: list[tuple[str, str, float]], wall: float | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.nightly_time", description=summary(__doc__),
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.nightly_time", description=summary(__doc__),
                                      epilog="exit status: the nightly's own when it runs it; 2 bad arguments; 3 no GPU here")
     parser.add_argument("--junit", type=Path, help="a --junitxml file of a run already made: print its table")
     parser.add_argument("--wall", type=float, help="that run's wall time in seconds (with --junit)")
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.wall is not None:
         parser.error("--wall goes with --junit")
-    needs_gpu("nightly_time")
+    needs_gpu("maintainers.checks.nightly_time")
     with tempfile.TemporaryDirectory() as scratch:
         junit = Path(scratch) / "nightly.xml"
         command = [sys.executable, "-m", "pytest", "suites", "--benchmark-compare", "--kernelwatch-require-gpu",

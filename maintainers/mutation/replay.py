@@ -1,10 +1,10 @@
 """Replay mutants that cosmic-ray made against tests that need a machine cosmic-ray is not on (the GPU).
 
-    python -m scripts.mutation_replay export SESSION.sqlite [...] [--module PATH ...] [--outcome OUTCOME] -o M.jsonl
+    python -m maintainers.mutation.replay export SESSION.sqlite [...] [--module PATH ...] [--outcome OUTCOME] -o M.jsonl
         [--sample N --seed S [--exclude EARLIER.jsonl ...]]   (a fresh random sample: N mutants, none of EARLIER's)
-    python -m scripts.mutation_replay run M.jsonl --test-command CMD [--workers N] [--timeout S] -o RESULTS.jsonl
+    python -m maintainers.mutation.replay run M.jsonl --test-command CMD [--workers N] [--timeout S] -o RESULTS.jsonl
         [--tests-by-line MAP.json]   (CMD holds {tests}: the tests that run the mutant's code, fastest first)
-    python -m scripts.mutation_replay table RESULTS.jsonl
+    python -m maintainers.mutation.replay table RESULTS.jsonl
 
 cosmic-ray (tox -e mutation) makes the mutants and runs the CPU tests on them; code that only runs on
 a GPU (the timer's hold kernel and L2 flush, NVML queries, the ceilings) survives there by construction.
@@ -14,7 +14,7 @@ to a private copy of this tree, runs the test command in it, and restores the fi
 command fails, survived when it passes, timeout past --timeout. It first runs the command on each
 unmutated copy and stops (exit 3) if that fails, so a failure is the mutant's, not the machine's.
 Workers run side by side; the GPU lock that the suite's timed tests take (src/kernelwatch/plugin/fixtures.py)
-keeps their timing one at a time. With --tests-by-line (a map of scripts.mutation_coverage) each mutant
+keeps their timing one at a time. With --tests-by-line (a map of maintainers.mutation.coverage_map) each mutant
 runs only the tests that ran the statement it sits in (`tests_for`); one that no test runs survives
 unrun ("not run" in its tail). `run` and `table` need only the Python standard library.
 """
@@ -42,9 +42,9 @@ import threading
 import time
 from pathlib import Path
 
-from scripts.environment import summary
+from maintainers.environment import summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # not copied into the replay's trees: environments, caches and outputs (.git is: tests of --kernelwatch-compare-ref need it)
 SKIPPED = (".tox", ".venv", ".whl", ".history", ".gitbundle", "out", "__pycache__", ".pytest_cache",
            ".ruff_cache")
@@ -330,7 +330,7 @@ def table(results: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_replay", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.mutation.replay", description=summary(__doc__))
     commands = parser.add_subparsers(dest="command", required=True)
     p_export = commands.add_parser("export", help="mutants of cosmic-ray sessions, with their diffs, as JSON lines")
     p_export.add_argument("sessions", nargs="+", type=Path, help="cosmic-ray session files (SQLite)")
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--private-tmp", action="store_true",
                        help="give each copy its own TMPDIR (tests on a fake GPU; not where the real GPU's lock matters)")
     p_run.add_argument("--tests-by-line", type=Path, metavar="MAP",
-                       help="scripts.mutation_coverage's map: each mutant runs only the tests that ran its statement, "
+                       help="maintainers.mutation.coverage_map's map: each mutant runs only the tests that ran its statement, "
                             "in place of {tests} in the test command")
     p_run.add_argument("-o", "--out", type=Path, required=True)
     p_table = commands.add_parser("table", help="killed/survived per module of a run's results")
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"no such session file: {session}")
         if args.outcome == "pending" and importlib.util.find_spec("cosmic_ray") is None:
             print("exporting pending mutants needs cosmic-ray: run it in tox -e mutation's environment "
-                  "(.tox/mutation/bin/python -m scripts.mutation_replay ...)", file=sys.stderr)
+                  "(.tox/mutation/bin/python -m maintainers.mutation.replay ...)", file=sys.stderr)
             return 3
         earlier = frozenset(json.loads(line)["job_id"] for path in args.exclude
                             for line in path.read_text().splitlines() if line.strip())

@@ -1,8 +1,8 @@
 """Which tests run which lines of src/kernelwatch/ and kernels/: the map that lets a replayed mutant run only
 the tests that can see it.
 
-    python -m scripts.mutation_coverage -o MAP.json -- PYTEST_ARGUMENTS...
-    python -m scripts.mutation_replay run M.jsonl --tests-by-line MAP.json --test-command 'python -m pytest {tests} -x -q'
+    python -m maintainers.mutation.coverage_map -o MAP.json -- PYTEST_ARGUMENTS...
+    python -m maintainers.mutation.replay run M.jsonl --tests-by-line MAP.json --test-command 'python -m pytest {tests} -x -q'
 
 Runs pytest once under coverage.py with every test in its own coverage context, named by its node id
 without parameters (`tests/test_x.py::test_y`). Python processes that a test starts (the plugin's
@@ -11,7 +11,7 @@ them: a .pth file in this interpreter's site-packages starts coverage in every p
 COVERAGE_PROCESS_START, and the context of such a process is read from the environment variable
 that this module's pytest hooks set around each test. The .pth file is removed when the run ends.
 
-scripts.mutation_replay's `tests_for` reads the map: a mutant runs the tests that ran its statement.
+maintainers.mutation.replay's `tests_for` reads the map: a mutant runs the tests that ran its statement.
 Tests that fail unmutated are left out of the map, with their names printed.
 """
 
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts.environment import summary
+from maintainers.environment import summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MEASURED = ("kernelwatch", "kernels")  # import packages; kernelwatch installed (site-packages) or from src/
 CONTEXT = "MUTATION_COVERAGE_TEST"  # the test a process runs for; read by the subprocesses' coverage config
 TIMES = "MUTATION_COVERAGE_TIMES"  # where the main pytest process writes each test's seconds and outcome
@@ -42,7 +42,7 @@ def test_name(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
-# -- pytest hooks (loaded with -p scripts.mutation_coverage by the run below) --------------------------
+# -- pytest hooks (loaded with -p maintainers.mutation.coverage_map by the run below) --------------------------
 
 _times: dict[str, float] = {}
 _failed: set[str] = set()
@@ -100,7 +100,7 @@ def build(pytest_arguments: list[str]) -> dict:
         try:
             env = {**os.environ, "COVERAGE_PROCESS_START": str(rc), TIMES: str(times)}
             env.pop(CONTEXT, None)
-            subprocess.run([sys.executable, "-m", "pytest", "-p", "scripts.mutation_coverage", *pytest_arguments],
+            subprocess.run([sys.executable, "-m", "pytest", "-p", "maintainers.mutation.coverage_map", *pytest_arguments],
                            cwd=ROOT, env=env, check=False)
         finally:
             pth.unlink(missing_ok=True)
@@ -122,15 +122,15 @@ def build(pytest_arguments: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.mutation_coverage", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.mutation.coverage_map", description=summary(__doc__))
     parser.add_argument("-o", "--out", type=Path, required=True, help="the map to write (JSON)")
     parser.add_argument("pytest_arguments", nargs="+", help="pytest's arguments, after --")
     args = parser.parse_args(argv)
     try:
         import coverage  # noqa: F401
     except ImportError:
-        print("scripts.mutation_coverage needs coverage.py: run it in tox -e mutation's environment "
-              "(.tox/mutation/bin/python -m scripts.mutation_coverage ...)", file=sys.stderr)
+        print("maintainers.mutation.coverage_map needs coverage.py: run it in tox -e mutation's environment "
+              "(.tox/mutation/bin/python -m maintainers.mutation.coverage_map ...)", file=sys.stderr)
         return 3
     coverage_map = build(args.pytest_arguments)
     args.out.write_text(json.dumps(coverage_map))

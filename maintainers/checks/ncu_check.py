@@ -1,11 +1,11 @@
 """Does the suite's GPU time agree with Nsight Compute's gpu__time_duration.sum?
 
-Three steps (scripts/ncu_check.sh runs them on a GPU machine):
+Three steps (maintainers/checks/ncu_check.sh runs them on a GPU machine):
 
-    python3 -m scripts.ncu_check time  > ours.json    # the suite's timer, nightly profile
+    python3 -m maintainers.checks.ncu_check time  > ours.json    # the suite's timer, nightly profile
     ncu --profile-from-start off --clock-control none --cache-control all \\
-        --metrics gpu__time_duration.sum --csv --log-file ncu.csv python3 -m scripts.ncu_check launch
-    python3 -m scripts.ncu_check compare ours.json ncu.csv
+        --metrics gpu__time_duration.sum --csv --log-file ncu.csv python3 -m maintainers.checks.ncu_check launch
+    python3 -m maintainers.checks.ncu_check compare ours.json ncu.csv
 
 The cases are every timed single-kernel GPU case of the nightly suite: each
 matmul kernel at n = 1000, 1024, 4096 and 8192, each elementwise add at
@@ -36,7 +36,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from scripts.environment import needs, needs_gpu, summary
+from maintainers.environment import needs, needs_gpu, summary
 
 LAUNCHES = 5  # per case under ncu: 8192-cubed naive kernels take ~0.2 s each
 MATMUL_SIZES = (1000, 1024, 4096, 8192)  # suites/perf_cases.py MATMUL_SIZES["full"]
@@ -177,7 +177,7 @@ def compare(ours_path: Path, ncu_path: Path, only: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.ncu_check", description=summary(__doc__),
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.ncu_check", description=summary(__doc__),
                                      epilog="exit status of compare: 0 every case passes, 1 one does not; 2 bad arguments")
     steps = parser.add_subparsers(dest="step", required=True)
     for name, text in (("time", "time every case with the suite's timer; JSON on standard output"),
@@ -194,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             if not path.is_file():
                 parser.error(f"no such file: {path}")
         return compare(args.ours, args.ncu, args.only)
-    needs("ncu_check", "cupy", "numpy", tox_env="gpu-cuda13")
-    needs_gpu("ncu_check")
+    needs("maintainers.checks.ncu_check", "cupy", "numpy", tox_env="gpu-cuda13")
+    needs_gpu("maintainers.checks.ncu_check")
     (time_ours if args.step == "time" else launch)(args.only)
     return 0
 

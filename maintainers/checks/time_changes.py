@@ -1,4 +1,4 @@
-"""Time change-point detection (and the site) over a synthetic history: `python3 -m scripts.time_changes [RUNS] [CASES]`.
+"""Time change-point detection (and the site) over a synthetic history: `python3 -m maintainers.checks.time_changes [RUNS] [CASES]`.
 
 The history is tests/history/h200_histories.py's: every case of the committed H200 runs
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
@@ -12,7 +12,7 @@ import argparse
 import time
 from pathlib import Path
 
-from scripts.environment import needs, summary
+from maintainers.environment import needs, summary
 
 
 def store_bench(url: str | None, runs: int, cases: int) -> None:
@@ -39,7 +39,7 @@ def store_bench(url: str | None, runs: int, cases: int) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.time_changes", description=summary(__doc__))
+    parser = argparse.ArgumentParser(prog="python -m maintainers.checks.time_changes", description=summary(__doc__))
     parser.add_argument("runs", nargs="?", type=int, default=200)
     parser.add_argument("cases", nargs="?", type=int, default=90)
     parser.add_argument("--site", type=Path, help="also write the dashboard into this folder and time it")
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 2 or args.cases < 1:
         parser.error("RUNS must be at least 2 and CASES at least 1")
-    needs("time_changes", "numpy", "ruptures")
+    needs("maintainers.checks.time_changes", "numpy", "ruptures")
     if args.history and not args.store:
         parser.error("--history needs --store (without it the series are timed in memory)")
     if args.store:
