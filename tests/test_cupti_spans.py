@@ -199,7 +199,7 @@ def test_copies_with_host_memory_on_one_side_cross_to_the_host(activities, cross
     assert crosses_to_the_host(activities) is crosses
 
 
-# ---- recorded by the timer that picks CUPTI's kernel kind per case (experiments/cupti_smoke.py, 7a77017) ----
+# ---- recorded by the timer that picks CUPTI's kernel kind per case (maintainers/experiments/cupti_smoke.py, 7a77017) ----
 
 RECORDED_KINDS = Path(__file__).parent / "data" / "cupti" / "h200_records_kinds.json"
 

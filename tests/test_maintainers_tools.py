@@ -25,7 +25,11 @@ BAD_ARGUMENTS = {"maintainers.device.summarize": [], "maintainers.checks.check_o
                  "maintainers.mutation.filter": ["no-such.sqlite"], "maintainers.checks.nightly_time": ["--wall", "3"],
                  "maintainers.checks.cause_check": ["--size", "1"],
                  "maintainers.checks.energy_check": ["measure", "--ab", "0"],
-                 "maintainers.mutation.replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"]}
+                 "maintainers.mutation.replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"],
+                 **{f"maintainers.experiments.{name}": ["--no-such-option"] for name in (
+                     "ab_table", "append_cost", "cupti_effect", "cupti_kinds", "cupti_smoke", "energy_spread",
+                     "history_verdicts", "lone_copy", "replay_verdicts", "sensitivity_table", "spread_table",
+                     "streams_spread")}}
 
 
 def test_every_tool_has_bad_arguments_to_be_tried_with():

@@ -3,7 +3,7 @@ tests/test_readme.py).
 
 A path is a word that starts with one of the repository's folders (`src/kernelwatch/verdict/noise.py`,
 `docs/method.md`); one with a placeholder or a pattern in it (`<gpu>`, `NNNN`, `*`, `{...}`) names no file.
-A module is a dotted name under kernelwatch, kernels, maintainers or experiments (`kernelwatch.history.bisect`); its
+A module is a dotted name under kernelwatch, kernels or maintainers (`kernelwatch.history.bisect`); its
 last part may be a name in the module before it (`kernelwatch.verdict.noise.detectable_change`).
 """
 
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("src", "kernels", "suites", "tests", "maintainers", "experiments")  # the folders whose docstrings are read
+CODE = ("src", "kernels", "suites", "tests", "maintainers")  # the folders whose docstrings are read
 FOLDERS = (*CODE, "docs", "baselines", "requirements", ".ci", ".github")
 _FOLDERS = "|".join(re.escape(folder) for folder in FOLDERS)
 PATH = re.compile(r"(?<![\w/.-])((?:" + _FOLDERS + r")/[A-Za-z0-9_./<>*{},-]*[A-Za-z0-9_>*}])")
-MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|maintainers|experiments)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|maintainers)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 PLACEHOLDER = re.compile(r"[<>*{}]|NNNN|_x\.py$")
 
 

@@ -1,4 +1,4 @@
-"""experiments/replay_verdicts.py on synthetic sensitivity runs: it judges with the suite's own rules."""
+"""maintainers/experiments/replay_verdicts.py on synthetic sensitivity runs: it judges with the suite's own rules."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from kernelwatch.verdict.record import TIMER_CUPTI, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULE = "experiments.replay_verdicts"
+MODULE = "maintainers.experiments.replay_verdicts"
 QUIET = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-row_shared]"
 SHORT = "suites/test_perf_elementwise.py::test_add_time[1024x1024-vector_add]"
 

@@ -1,4 +1,4 @@
-"""experiments/sensitivity_table.py on recorded-like runs: counts, exit status, and the split of a
+"""maintainers/experiments/sensitivity_table.py on recorded-like runs: counts, exit status, and the split of a
 slowed ratio into the process's offset and the injected slowdown."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from kernelwatch.verdict.labels import SAME, SLOWER
 from kernelwatch.verdict.record import CaseRecord
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULE = "experiments.sensitivity_table"
+MODULE = "maintainers.experiments.sensitivity_table"
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-row_shared]"
 BASE = 448.6e-6
 

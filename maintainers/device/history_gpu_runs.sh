@@ -65,7 +65,7 @@ while [ $# -gt 0 ]; do
     same) runs same "$2" --benchmark-compare; shift;;
     slowed) runs slowed "$2" --benchmark-compare -p tests.plugins.slowdown --slow-down="*:$3" \
               --slow-down-spins="$WORK/spins.json"; shift 2;;
-    table) python3 -m experiments.history_verdicts "$WORK" | tee "$OUT/history.md";;
+    table) python3 -m maintainers.experiments.history_verdicts "$WORK" | tee "$OUT/history.md";;
     life)
       demo=$(mktemp -d)/repo
       git clone -q . "$demo"

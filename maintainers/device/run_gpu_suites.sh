@@ -31,7 +31,7 @@
 #     xdist N            the whole suite with N workers (-n N), then the overlap check
 #     spread N NAME PROFILE EXPR
 #                        N runs (PROFILE: quick or nightly) of the GPU cases matching -k EXPR, each a fresh
-#                        process; prints how far their medians move between processes (experiments/spread_table.py)
+#                        process; prints how far their medians move between processes (maintainers/experiments/spread_table.py)
 #     nightly-time NAME  the nightly as the workflow runs it (pytest suites/ --benchmark-compare), timed by
 #                        maintainers/checks/nightly_time.py: its wall time per test family ($OUT/NAME-families.md);
 #                        `env CUPY_CACHE_DIR=/tmp/fresh` before it makes the first such run a cold one
@@ -196,7 +196,7 @@ while [ $# -gt 0 ]; do
           -p tests.plugins.slowdown --slow-down="*:$pct" --slow-down-spins="$WORK/spins.json" \
           --benchmark-json="$WORK/slowed-$i.json" --kernelwatch-report="$WORK/slowed-$i.md"
       done
-      python3 -m experiments.sensitivity_table "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
+      python3 -m maintainers.experiments.sensitivity_table "$WORK" --min-us 50 > "$OUT/sensitivity.md" 2>&1
       cat "$OUT/sensitivity.md";;
     scratch-baseline)
       profile=$2 runs=$3; shift 2
@@ -246,7 +246,7 @@ while [ $# -gt 0 ]; do
       for i in $(seq 1 "$runs"); do
         step "ab-all-$i" $AB -k "$GPU_TIMED" --kernelwatch-compare-ref-all --kernelwatch-report="$WORK/ab-all-$i.md"
       done
-      python3 -m experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
+      python3 -m maintainers.experiments.ab_table "$WORK" > "$OUT/ab.md" 2>&1; cat "$OUT/ab.md";;
     cards)
       step cause-check python3 -m maintainers.checks.cause_check --json "$OUT/cause.json"
       sed -n '/^| variant/,$p' "$WORK/cause-check.log" | tee "$OUT/cause.md"
@@ -363,7 +363,7 @@ PY
       for i in $(seq 1 "$runs"); do
         step "$name-$i" $PERF --kernelwatch-profile "$profile" -k "$expr" --benchmark-json="$WORK/$name-$i.json"
       done
-      python3 -m experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
+      python3 -m maintainers.experiments.spread_table "$WORK" "$name" | tee -a "$OUT/spread.md";;
     nightly-time)
       name=$2; shift
       step "$name" python3 -m maintainers.checks.nightly_time --slowest 4 -- -q -p no:cacheprovider -rfE \

@@ -175,7 +175,7 @@ def _slow_down_matching_cases(request):
         slowed = slowdown.slowed(request.node.nodeid, case, percent, options.get("flush", True))
         injection = slowdown.injections[-1]
         # the injection goes into the case's record, so that a table can tell the slowdown from the
-        # process's own offset (experiments/sensitivity_table.py); the suite's own params dict is updated
+        # process's own offset (maintainers/experiments/sensitivity_table.py); the suite's own params dict is updated
         # in place, since a case may still fill it in when its ceiling is measured
         params = options.get("params")
         if params is None:

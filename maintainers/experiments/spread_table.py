@@ -1,6 +1,6 @@
 """How much each case's median moves between fresh processes (maintainers/device/run_gpu_suites.sh spread).
 
-    python3 -m experiments.spread_table FOLDER NAME
+    python -m maintainers.experiments.spread_table FOLDER NAME
 
 Reads FOLDER/NAME-*.json (pytest-benchmark JSON of N runs of the same cases,
 each in its own process) and prints, per case, the median of the runs'
@@ -11,15 +11,22 @@ comes back between processes (a run's setup: allocations, stream mapping).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from pathlib import Path
 
-from experiments.sensitivity_table import load  # (NAME-1.json, NAME-2.json, ... in run order)
 from kernelwatch.units import format_duration
+from maintainers.environment import summary
+from maintainers.experiments.sensitivity_table import load  # (NAME-1.json, NAME-2.json, ... in run order)
 
 
-def main(folder: Path, name: str) -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.spread_table", description=summary(__doc__))
+    parser.add_argument("folder", type=Path, help="the work folder of a run_gpu_suites.sh `spread` step")
+    parser.add_argument("name", help="the runs' name: FOLDER/NAME-1.json, NAME-2.json, ...")
+    args = parser.parse_args(argv)
+    folder, name = args.folder, args.name
     loaded = load(folder, name)
     if not loaded:
         print(f"no {name}-*.json in {folder}")
@@ -43,6 +50,4 @@ def main(folder: Path, name: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    sys.exit(main(Path(sys.argv[1]), sys.argv[2]))
+    sys.exit(main())

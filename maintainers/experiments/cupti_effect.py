@@ -1,6 +1,6 @@
 """Does recording CUPTI activity change a kernel's own time? (NOTES.md, 2026-11-30)
 
-    python3 -m experiments.cupti_effect
+    python -m maintainers.experiments.cupti_effect
 
 Times a few cases with the held-event timer while CUPTI activity is off, with
 the CUPTI timer (whose samples also carry the held events), and with the event
@@ -9,12 +9,14 @@ timer again, in one process on the same inputs, and prints the medians (µs).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 
 from kernels import prepare_add, prepare_matmul
 from kernelwatch.timing.gpu import gpu_info
 from kernelwatch.timing.profile import PROFILES
 from kernelwatch.timing.timer import GpuTimer
+from maintainers.environment import needs_gpu, summary
 from suites.perf_cases import random_device
 
 CASES = {  # name: (launcher, kernel, operand shape)
@@ -27,7 +29,10 @@ CASES = {  # name: (launcher, kernel, operand shape)
 }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.cupti_effect", description=summary(__doc__))
+    parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.cupti_effect")
     profile = PROFILES["nightly"]
     l2 = gpu_info().l2_bytes
     events_only, cupti = GpuTimer(l2, prefer_cupti=False), GpuTimer(l2)

@@ -1,6 +1,6 @@
 """How often the verdicts flag unmodified and slowed runs (maintainers/device/run_gpu_suites.sh sensitivity).
 
-    python3 -m experiments.sensitivity_table FOLDER [--min-us 50]
+    python -m maintainers.experiments.sensitivity_table FOLDER [--min-us 50]
 
 Reads FOLDER/same-*.json (runs of unchanged code against a baseline) and
 FOLDER/slowed-*.json (the same runs with a calibrated slowdown injected by
@@ -26,6 +26,7 @@ from pathlib import Path
 from kernelwatch.verdict.labels import SLOWER
 from kernelwatch.verdict.record import records_of
 from kernelwatch.verdict.stats import format_duration
+from maintainers.environment import summary
 
 
 def load_docs(folder: Path, prefix: str) -> list[dict]:
@@ -43,11 +44,11 @@ def baseline_median(record) -> float | None:
     return record.median_s / record.ratio if record.ratio else None
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.sensitivity_table", description=summary(__doc__))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--min-us", type=float, default=50.0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     same, slowed = load(args.folder, "same"), load(args.folder, "slowed")
     floor = args.min_us * 1e-6
     ok = True

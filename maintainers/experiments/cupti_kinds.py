@@ -1,6 +1,6 @@
 """Which CUPTI kernel activity kind leaves a kernel's own time alone? (NOTES.md, 2026-11-30)
 
-    python3 -m experiments.cupti_kinds
+    python -m maintainers.experiments.cupti_kinds
 
 For a few cases, 100 launches each (synchronized, no L2 flush, events around
 each launch) with CUPTI activity off, with CUPTI_ACTIVITY_KIND_KERNEL
@@ -13,10 +13,12 @@ CUPTI refuses prints its error instead of figures.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import statistics
 
 from kernels import prepare_add, prepare_matmul
+from maintainers.environment import needs, needs_gpu, summary
 from suites.perf_cases import random_device
 
 CASES = {  # name: (launcher, kernel, operand shape)
@@ -31,7 +33,11 @@ CASES = {  # name: (launcher, kernel, operand shape)
 LAUNCHES = 100
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.cupti_kinds", description=summary(__doc__))
+    parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.cupti_kinds")
+    needs("maintainers.experiments.cupti_kinds", "cupti", tox_env="gpu-cuda13")
     import cupy
     from cupti import cupti
 

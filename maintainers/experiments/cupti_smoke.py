@@ -1,6 +1,6 @@
 """Smoke test of the CUPTI timer on a GPU machine, and a recorder of real activity data.
 
-    python3 -m experiments.cupti_smoke OUT_DIR
+    python -m maintainers.experiments.cupti_smoke OUT_DIR
 
 Builds a GpuTimer, measures a few cases (vector_add_vec4 at 1 M and 64 M
 floats, warptile and cuBLAS at 1024, a device-to-device memcpy, the streams
@@ -15,12 +15,14 @@ no activity is recorded after measure() returns.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from maintainers.environment import needs_gpu, summary
 
 MEMCPY_BYTES = 256 * 2**20
 
@@ -59,7 +61,11 @@ def cases():
     return found
 
 
-def main(out_dir: Path) -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.cupti_smoke", description=summary(__doc__))
+    parser.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="where cupti_records.json is written")
+    out_dir = parser.parse_args(argv).out_dir
+    needs_gpu("maintainers.experiments.cupti_smoke")
     import cupy
 
     from kernelwatch.timing.gpu import gpu_info
@@ -151,6 +157,4 @@ def main(out_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(Path(sys.argv[1]))
+    main()

@@ -1,6 +1,6 @@
 """Does the streams pipeline move with its pinned allocation, or with the process?
 
-    python3 -m experiments.streams_spread [ALLOCATIONS [MIN_TIME_S]]
+    python -m maintainers.experiments.streams_spread [ALLOCATIONS [MIN_TIME_S]]
 
 The streams cases move between processes by a standard deviation of 0.2-1.9%
 (NOTES.md), against at most 0.37% for GPU-only work. One process here times the
@@ -16,12 +16,21 @@ Prints one line per allocation and the spread (std of the log medians, %).
 
 from __future__ import annotations
 
-import sys
+import argparse
+
+from maintainers.environment import needs_gpu, summary
 
 CHUNKS = (1, 4, 16)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.streams_spread", description=summary(__doc__))
+    parser.add_argument("allocations", type=int, nargs="?", default=5, metavar="ALLOCATIONS",
+                        help="fresh sets of pinned host buffers (default 5)")
+    parser.add_argument("min_time", type=float, nargs="?", metavar="MIN_TIME_S",
+                        help="seconds of GPU time each case samples at least (default: the nightly profile's)")
+    args = parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.streams_spread")
     import dataclasses
 
     import numpy as np
@@ -35,9 +44,9 @@ def main() -> None:
 
     timer = GpuTimer(gpu_info().l2_bytes)
     profile = PROFILES["nightly"]
-    allocations = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    if len(sys.argv) > 2:
-        min_time = float(sys.argv[2])
+    allocations = args.allocations
+    if args.min_time is not None:
+        min_time = args.min_time
         profile = dataclasses.replace(profile, min_time=min_time, time_cap=max(profile.time_cap, 3 * min_time),
                                       max_samples=100_000)
     print(f"profile: min_time {profile.min_time} s, target rsd {profile.target_rsd}, cap {profile.time_cap} s")

@@ -1,7 +1,7 @@
 """Replay today's verdict rules on recorded sensitivity runs: false alarms and misses per case.
 
-    python3 -m experiments.replay_verdicts FOLDER [--baseline-runs K] [--draws N] [--floor F] [--min-us 50]
-    python3 -m experiments.replay_verdicts FOLDER --against scratch-baseline [--floor F] [--min-us 50]
+    python -m maintainers.experiments.replay_verdicts FOLDER [--baseline-runs K] [--draws N] [--floor F] [--min-us 50]
+    python -m maintainers.experiments.replay_verdicts FOLDER --against scratch-baseline [--floor F] [--min-us 50]
 
 FOLDER holds same-*.json (unmodified runs) and slowed-*.json (runs with a
 calibrated slowdown), as `maintainers/device/run_gpu_suites.sh sensitivity` writes them.
@@ -24,7 +24,6 @@ import random
 import sys
 from pathlib import Path
 
-from experiments.sensitivity_table import load_docs  # (PREFIX-1.json, PREFIX-2.json, ... in run order)
 from kernelwatch.verdict.against_baseline import (
     DEFAULT_FLOORS,
     Baseline,
@@ -35,6 +34,8 @@ from kernelwatch.verdict.against_baseline import (
 )
 from kernelwatch.verdict.record import records_of
 from kernelwatch.verdict.stats import SLOWER
+from maintainers.environment import summary
+from maintainers.experiments.sensitivity_table import load_docs  # (PREFIX-1.json, PREFIX-2.json, ... in run order)
 
 
 def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], counts: dict[str, list[int]], *,
@@ -76,8 +77,8 @@ def replay(same: list[dict], slowed: list[dict], *, baseline_runs: int, draws: i
     return counts
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.replay_verdicts", description=summary(__doc__))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--baseline-runs", type=int, default=3)
     parser.add_argument("--draws", type=int, default=60)
@@ -85,7 +86,7 @@ def main() -> int:
     parser.add_argument("--min-us", type=float, default=50.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--against", metavar="PREFIX", help="judge once against FOLDER/PREFIX-*.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     same, slowed = load_docs(args.folder, "same"), load_docs(args.folder, "slowed")
     floors = floors_with_threshold(DEFAULT_FLOORS, args.floor)
     if args.against:

@@ -1,6 +1,6 @@
 """What does appending a little work to a launch add to its GPU time, per CUPTI kernel kind?
 
-    python3 -m experiments.append_cost
+    python -m maintainers.experiments.append_cost
 
 tests/plugins/slowdown.py slows a library's case (cuBLAS, CuPy's add) down by
 appending a spin kernel; under CUPTI's KERNEL kind that costs 3.5-5.1 µs even
@@ -13,8 +13,15 @@ copy; for cuBLAS 1024³ (timed with the KERNEL kind) and vector_add_vec4 on
 
 from __future__ import annotations
 
+import argparse
 
-def main() -> None:
+from maintainers.environment import needs_gpu, summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.append_cost", description=summary(__doc__))
+    parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.append_cost")
     import cupy
     import numpy as np
 

@@ -1,6 +1,6 @@
 """Where does energy move between processes? The same case measured on the same buffers, and on fresh copies.
 
-    python3 -m experiments.energy_spread [--rounds N]
+    python -m maintainers.experiments.energy_spread [--rounds N]
 
 Three runs of the nightly's energy cases gave joules per launch 0.3-1.7% apart between processes
 while each run's own 95% interval was 0.1-0.4% wide (NOTES.md, 2026-12-02). One suspect is where
@@ -17,12 +17,14 @@ import argparse
 import statistics
 import sys
 
+from maintainers.environment import needs_gpu, summary
+
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m experiments.energy_spread",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.energy_spread", description=summary(__doc__))
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.energy_spread")
     from kernels import prepare_add, prepare_matmul
     from kernelwatch.timing.energy import EnergyMeter, EnergyPlan, open_power
     from kernelwatch.timing.gpu import gpu_info

@@ -1,6 +1,6 @@
 """Why a lone 4 MiB pinned host-to-device copy sometimes samples slow (GPU).
 
-    python3 -m experiments.lone_copy
+    python -m maintainers.experiments.lone_copy
 
 suites/test_harness_on_gpu.py's host-copy ceiling test failed twice in 25 runs on one H200 host
 (GPU-e767c524, 2026-12-04): one copy's median 130.5 µs against 79 µs per copy of four and of sixteen
@@ -12,13 +12,19 @@ lone copy's samples, the PCIe link generation NVML reports just before, and the 
 
 from __future__ import annotations
 
+import argparse
 import time
+
+from maintainers.environment import needs_gpu, summary
 
 CHUNK = 4 << 20
 TRIALS = 6
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.lone_copy", description=summary(__doc__))
+    parser.parse_args(argv)
+    needs_gpu("maintainers.experiments.lone_copy")
     import cupy
     import pynvml
 

@@ -1,6 +1,6 @@
 """Tables of the history store's GPU runs (maintainers/device/history_gpu_runs.sh): what each verdict flagged, and against what.
 
-    python -m experiments.history_verdicts FOLDER [--baseline FILE] [--min-us 50]
+    python -m maintainers.experiments.history_verdicts FOLDER [--baseline FILE] [--min-us 50]
 
 Reads FOLDER/same-*.json (unmodified runs judged with --kernelwatch-history) and
 FOLDER/slowed-*.json (the same with tests/plugins/slowdown.py's calibrated
@@ -26,6 +26,7 @@ from kernelwatch.storage.runs import stored_runs
 from kernelwatch.units import format_duration, percent
 from kernelwatch.verdict.labels import HISTORY_REFERENCE, SLOWER
 from kernelwatch.verdict.record import TIMER_WALL, records_of
+from maintainers.environment import summary
 
 
 def runs_of(folder: Path, prefix: str) -> list[Path]:
@@ -33,7 +34,7 @@ def runs_of(folder: Path, prefix: str) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.history_verdicts", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m maintainers.experiments.history_verdicts", description=summary(__doc__))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--baseline", type=Path, help="default: the newest run of baselines/NVIDIA_H200")
     parser.add_argument("--min-us", type=float, default=50.0)
