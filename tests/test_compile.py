@@ -7,6 +7,7 @@ import pytest
 
 from kernels import MATMUL_KERNELS, NEGATIVE_CONTROL
 from kernels.compile import compile_report, cuda_sources, parse_ptxas_log
+from maintainers.support import energy_variant
 
 
 def builds():
@@ -83,7 +84,7 @@ def test_ptxas_log_parsing_counts_spills():
     assert registers == {"k": 255} and (stores, loads, stack) == (8, 12, 16)
 
 
-ENERGY_VARIANT = Path(__file__).resolve().parent / "energy" / "busy_add.cu"
+ENERGY_VARIANT = Path(energy_variant.SOURCE)  # maintainers/support/busy_add.cu
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAINTAINERS = ROOT / "maintainers"
-HELPERS = ("maintainers.environment",)  # imported by the tools, not one of them
-# every Python module under maintainers/ but packages and the helpers: a new tool is tested here without a word
-TOOLS = sorted(".".join(path.relative_to(ROOT).with_suffix("").parts) for path in MAINTAINERS.rglob("*.py")
-               if path.name != "__init__.py" and ".".join(path.relative_to(ROOT).with_suffix("").parts) not in HELPERS)
+IMPORTS_TESTS = re.compile(r"^\s*(from|import)\s+tests\b", re.MULTILINE)
+HELPERS = ("maintainers.environment",)  # imported by the tools, not one of them (its --help says so)
+SUPPORT = "maintainers.support"  # what the tools share with tests/: modules, not tools
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+# every Python module under maintainers/ but packages, the helpers and support/: a new tool is tested here without a word
+TOOLS = sorted(module for module in map(module_of, MAINTAINERS.rglob("*.py"))
+               if not module.endswith(".__init__") and module not in HELPERS and not module.startswith(SUPPORT + "."))
 SHELL_SCRIPTS = sorted(str(path.relative_to(ROOT)) for path in MAINTAINERS.rglob("*.sh"))
 BAD_ARGUMENTS = {"maintainers.device.summarize": [], "maintainers.checks.check_overlap": ["no-such.json"],
                  "maintainers.checks.ncu_check": ["no-such-step"], "maintainers.checks.tune_warptile": ["-5"],
@@ -142,9 +151,17 @@ def test_run_gpu_suites_wants_a_whole_number_of_runs_before_it_runs_anything(tmp
     assert not list((tmp_path / "out" / "work").glob("*.log"))  # no step ran
 
 
-def test_no_tool_puts_itself_on_sys_path():
+def test_no_tool_puts_itself_on_sys_path_or_imports_the_tests():
     for path in MAINTAINERS.rglob("*.py"):
-        assert "sys.path" not in path.read_text(), path
+        text = path.read_text()
+        assert "sys.path" not in text, path
+        assert not IMPORTS_TESTS.search(text), f"{path} imports tests/: move what it needs to maintainers/support/"
+
+
+def test_an_import_of_the_tests_is_seen():
+    assert IMPORTS_TESTS.search("def f():\n    from tests.history.synthetic import GPU_A\n")
+    assert IMPORTS_TESTS.search("import tests.plugins.slowdown\n")
+    assert not IMPORTS_TESTS.search("from maintainers.support import synthetic_history  # was tests.history\n")
 
 
 def test_the_tool_listing_finds_every_kind_of_tool():

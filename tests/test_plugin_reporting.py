@@ -138,7 +138,7 @@ def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_with
     # through the real store and the plugin's own reading (read_history), not a copy of its line
     from kernelwatch.plugin.recording import read_history
     from kernelwatch.storage.history import open_store
-    from tests.history.synthetic import GPU_A, case_name, make_document
+    from maintainers.support.synthetic_history import GPU_A, case_name, make_document
 
     store = open_store(f"sqlite:///{tmp_path / 'h.sqlite'}")
     for index in range(23):
@@ -173,7 +173,7 @@ def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_l
 
     from kernelwatch.plugin.recording import read_history
     from kernelwatch.storage.history import open_store
-    from tests.history.synthetic import GPU_A
+    from maintainers.support.synthetic_history import GPU_A
 
     path = tmp_path / "h.sqlite"
     store = open_store(f"sqlite:///{path}")

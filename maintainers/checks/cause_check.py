@@ -1,4 +1,4 @@
-"""Does the cause card blame what broke? The eight broken variants of tests/cause/variants.py, carded on a GPU.
+"""Does the cause card blame what broke? The eight broken variants of maintainers/support/cause_variants.py, carded on a GPU.
 
     python -m maintainers.checks.cause_check [--size 2048] [--only NAME,...] [--json OUT.json] [--ncu PATH]
 
@@ -47,7 +47,7 @@ def check(variant, arch: str, size: int, folder: Path, ncu: str | None) -> dict:
     from kernelwatch.cause.card import card, merged, static_causes
     from kernelwatch.cause.dynamic import dynamic_causes, figures, profile, stall_shares
     from kernelwatch.cause.static import static_profile
-    from tests.cause.variants import original_launch
+    from maintainers.support.cause_variants import original_launch
 
     original = variant.original
     base_text, base_options = load_source(original.source), (*BASE_OPTIONS, *define_options(original.defines))
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     needs_gpu("maintainers.checks.cause_check")
     from kernelwatch.ab.identity import arch_of
     from kernelwatch.timing.gpu import gpu_info
-    from tests.cause.variants import VARIANTS
+    from maintainers.support.cause_variants import VARIANTS
 
     chosen = [v for v in VARIANTS if not args.only or v.name in args.only.split(",")]
     arch = arch_of(gpu_info().compute_capability)

@@ -6,7 +6,7 @@
 `measure`: (1) each case of CASES timed by the suite's timer, then its energy by the suite's meter
 (src/kernelwatch/timing/energy.py): joules per launch with its 95% interval, mean power, POWER_INSTANT and the
 50 Hz samples over the same windows as fractions of the counter's power, idle power, work per joule;
-(2) the variant of tests/energy/variant.py (an add with hidden FMAs) against the plain add,
+(2) the variant of maintainers/support/energy_variant.py (an add with hidden FMAs) against the plain add,
 interleaved, at several FMA counts: time ratio (the timer's interleaved A/B) and energy ratio; the
 smallest count that adds 3% of energy at a time within 0.5% is taken; (3) N energy A/Bs of that
 variant against the plain add and N of the plain add against itself, alternating: how many of each
@@ -76,7 +76,7 @@ def measure(args) -> int:
     from kernelwatch.timing.profile import PROFILES
     from kernelwatch.timing.timer import GpuTimer
     from kernelwatch.verdict.energy import MORE_ENERGY, energy_block, interval_text, judge_energy_paired, precise_enough
-    from tests.energy.variant import BusyAdd
+    from maintainers.support.energy_variant import BusyAdd
 
     started = time.perf_counter()
     info = gpu_info()

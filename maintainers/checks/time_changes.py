@@ -1,6 +1,6 @@
 """Time change-point detection (and the site) over a synthetic history: `python3 -m maintainers.checks.time_changes [RUNS] [CASES]`.
 
-The history is tests/history/h200_histories.py's: every case of the committed H200 runs
+The history is maintainers/support/h200_histories.py's: every case of the committed H200 runs
 with its own run-to-run noise, a 3% step in every tenth case at 60% of the runs.
 Prints the seconds detection took (issue 21 asks for under 10 s at 200 runs x 90
 cases) and, with --site DIR, the seconds writing the dashboard took (under 30 s).
@@ -22,7 +22,7 @@ def store_bench(url: str | None, runs: int, cases: int) -> None:
     import tempfile
 
     from kernelwatch.history.cli import main as history
-    from tests.history.synthetic import record_stepped_history
+    from maintainers.support.synthetic_history import record_stepped_history
 
     with tempfile.TemporaryDirectory() as scratch:
         url = url or f"sqlite:///{Path(scratch) / 'history.sqlite'}"
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from kernelwatch.history.steps import detect_all
-    from tests.history.h200_histories import case_profiles, relative_medians, synthetic_series
+    from maintainers.support.h200_histories import case_profiles, relative_medians, synthetic_series
 
     profiles = case_profiles()
     rng = np.random.default_rng(7)

@@ -3,7 +3,7 @@
     python3 -m maintainers.checks.time_store [--history URL] [--runs 200] [--cases 90] [--samples 500]
 
 Fills a store (default: a new SQLite file in a temporary folder) with a synthetic
-history of RUNS runs of CASES cases (tests/history/synthetic.py; SAMPLES samples
+history of RUNS runs of CASES cases (maintainers/support/synthetic_history.py; SAMPLES samples
 a case, about the mean of a committed H200 run), then prints the time of
 recording one more run, of `reference_history` over all of them (the one query
 a nightly verdict makes), of decoding the samples the verdict pools (the
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--runs, --cases and --samples must be at least 1")
     needs("maintainers.checks.time_store", "sqlalchemy")
     from kernelwatch.storage.history import open_store
-    from tests.history.synthetic import GPU_A, make_document
+    from maintainers.support.synthetic_history import GPU_A, make_document
 
     with tempfile.TemporaryDirectory() as scratch:
         url = args.history or str(Path(scratch) / "history.sqlite")

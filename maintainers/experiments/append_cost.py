@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     from kernelwatch.timing.gpu import gpu_info
     from kernelwatch.timing.profile import PROFILES
     from kernelwatch.timing.timer import GpuTimer
+    from maintainers.support.spin_kernel import APPEND_SOURCE
     from suites.perf_cases import random_device
-    from tests.plugins.spin_injection import APPEND_SOURCE
 
     timer = GpuTimer(gpu_info().l2_bytes)
     profile = PROFILES["nightly"]

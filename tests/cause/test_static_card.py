@@ -1,6 +1,6 @@
 """src/kernelwatch/cause/: the static half of the cause card, on the CPU (NVRTC and the nvdisasm wheel, no GPU).
 
-The broken variants of tests/cause/variants.py whose cause the compiler's output shows are named first
+The broken variants of maintainers/support/cause_variants.py whose cause the compiler's output shows are named first
 by the static card, for both architectures the suite builds for; every kernel of the registry gets a
 static profile within 10 s of CPU time; the card's causes and text on known inputs. The instruction classes and
 nvdisasm: tests/cause/test_sass.py; the occupancy calculator: tests/cause/test_occupancy.py.
@@ -21,7 +21,7 @@ from kernelwatch.cause import occupancy as occupancy_module
 from kernelwatch.cause.card import Cause, card, merged, static_causes
 from kernelwatch.cause.occupancy import occupancy
 from kernelwatch.cause.static import StaticProfile, _report_of, launch_shape, static_profile
-from tests.cause.variants import VARIANTS, original_launch
+from maintainers.support.cause_variants import VARIANTS, original_launch
 
 ARCHS = ("sm_80", "sm_90")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import GPU_A, GPU_B, case_name, make_document
 
 from kernelwatch.storage.history import HistoryError
+from maintainers.support.synthetic_history import GPU_A, GPU_B, case_name, make_document
 
 
 def _two_runs(store) -> list[int]:

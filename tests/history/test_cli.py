@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import make_document, write_document
 
 from kernelwatch.history.cli import COMMANDS, main
 from kernelwatch.storage.history import open_store
+from maintainers.support.synthetic_history import make_document, write_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_import_runs_and_export_on_a_store(history_url, tmp_path, capsys):
 
 
 def import_one_run(history_url: str, tmp_path) -> dict:
-    """Run 1 of tests/history/synthetic.py written to tmp_path/runs and imported by the command line."""
+    """Run 1 of maintainers/support/synthetic_history.py written to tmp_path/runs and imported by the command line."""
     doc = make_document(1)
     write_document(tmp_path / "runs", 1, doc)
     assert main(["import", str(tmp_path / "runs"), "--history", history_url]) == 0

@@ -9,11 +9,6 @@ import time
 import numpy as np
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-from h200_histories import gpu_timed_profiles, relative_medians
-from synthetic import GPU_A, GPU_B, STEP, STEP_AT, STEPPED_CASE, case_name, make_document
-from synthetic import HISTORY_CASES as CASES
-from synthetic import HISTORY_RUNS as RUNS
-from synthetic import record_stepped_history as record_history
 
 from kernelwatch.history import cmd_changes
 from kernelwatch.history.analysis import Analysis, Detectable
@@ -22,6 +17,11 @@ from kernelwatch.history.series import Series
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.steps import CREEP, FASTER, MIN_RUNS_AT_LEVEL, Step
 from kernelwatch.storage.history import open_store
+from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians
+from maintainers.support.synthetic_history import GPU_A, GPU_B, STEP, STEP_AT, STEPPED_CASE, case_name, make_document
+from maintainers.support.synthetic_history import HISTORY_CASES as CASES
+from maintainers.support.synthetic_history import HISTORY_RUNS as RUNS
+from maintainers.support.synthetic_history import record_stepped_history as record_history
 from tests.history.made_series import KEY, a_point, a_series, a_step
 
 
@@ -62,7 +62,7 @@ def test_an_acknowledged_step_passes_and_says_why(history_url, capsys):
 
 
 def test_with_the_h200s_run_to_run_noise_changes_names_only_the_stepped_case(history_url, capsys):
-    # case k has the noise of the k-th GPU-timed H200 case (tests/history/h200_histories.py); case 4 is 3%
+    # case k has the noise of the k-th GPU-timed H200 case (maintainers/support/h200_histories.py); case 4 is 3%
     # slower in the newest 3 of 30 runs. Over seeds 0-19 the step was found in 19 (the miss: a 0.5% noise
     # case whose own spread set its limit at 2.6%), and 1 of 220 clean series showed a creep (not a step)
     runs, cases, stepped, step_at = 30, 12, 4, 27

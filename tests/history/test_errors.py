@@ -18,10 +18,10 @@ from backends import (  # noqa: F401 (pytest fixtures)
     store_fixture,
 )
 from sqlalchemy.engine import make_url
-from synthetic import GPU_A, case_name, make_document
 
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import HistoryError, connection, default_path, open_store, resolve_url
+from maintainers.support.synthetic_history import GPU_A, case_name, make_document
 
 SECRET = "s3cret-Passw0rd"
 

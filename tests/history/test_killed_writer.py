@@ -9,11 +9,11 @@ import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
 from sqlalchemy import event
-from synthetic import make_document
 from test_concurrent_writers import writer
 
 from kernelwatch.storage.history import open_store
 from kernelwatch.storage.history.schema import CASES, RUNS
+from maintainers.support.synthetic_history import make_document
 
 pytestmark = pytest.mark.slow  # writer processes killed mid-write: run by CI's second pass (tox -e unit -- -m slow)
 

@@ -8,7 +8,6 @@ import hashlib
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import GPU_A, case_name, make_document
 
 from kernelwatch.storage.history import CURRENT_VERSION, HistoryError, HistoryStore, open_store, safe_url
 from kernelwatch.storage.history.connection import create_engine, resolve_url
@@ -24,6 +23,7 @@ from kernelwatch.storage.history.schema import (
     stored_version,
     tables,
 )
+from maintainers.support.synthetic_history import GPU_A, case_name, make_document
 
 
 def _columns(engine: sa.Engine) -> dict[str, set[str]]:

@@ -7,7 +7,8 @@ import time
 
 import pytest
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import GPU_A, GPU_B, case_name, make_document
+
+from maintainers.support.synthetic_history import GPU_A, GPU_B, case_name, make_document
 
 
 def test_reference_history_is_the_newest_passed_runs_per_case_and_gpu_with_their_samples(store):

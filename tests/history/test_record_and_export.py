@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import GPU_A, GPU_B, case_name, make_document
 
 from kernelwatch.storage.history import AlreadyRecorded, HistoryError, documents, open_store
 from kernelwatch.storage.history.schema import CASES, RUNS
 from kernelwatch.verdict.record import CaseRecord
+from maintainers.support.synthetic_history import GPU_A, GPU_B, case_name, make_document
 
 
 def _count(store, table) -> int:
@@ -262,9 +262,8 @@ def test_the_reference_names_the_runs_pooled_into_it(runs, text):
 
 
 def test_an_acknowledgement_names_a_run_that_is_not_there_and_a_case_its_run_does_not_hold(history_url, tmp_path):
-    from synthetic import write_document
-
     from kernelwatch.history.cli import main
+    from maintainers.support.synthetic_history import write_document
 
     for number in (1, 2):
         write_document(tmp_path / "runs", number, make_document(number))
@@ -286,7 +285,7 @@ def test_a_stored_case_cannot_be_changed_after_it_was_read(store):
 
 
 def test_the_newest_run_alone_is_a_reference_history(store):
-    from synthetic import GPU_A
+    from maintainers.support.synthetic_history import GPU_A
 
     ids = [store.record_run(make_document(i, gpu_uuid=GPU_A), outcome="passed", profile="nightly") for i in range(3)]
     history = store.reference_history([GPU_A], profile="nightly", limit_runs=1)
@@ -308,7 +307,7 @@ def test_a_runs_time_is_stored_in_utc(text, stored):
 
 
 def test_a_nightly_reference_reads_no_run_of_another_profile(store):
-    from synthetic import GPU_A
+    from maintainers.support.synthetic_history import GPU_A
 
     nightly = store.record_run(make_document(1, gpu_uuid=GPU_A), outcome="passed", profile="nightly")
     store.record_run(make_document(2, gpu_uuid=GPU_A), outcome="passed", profile="full")  # "full" < "nightly"

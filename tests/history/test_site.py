@@ -12,7 +12,7 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.site import case_page_name, energy_line, sparkline, write_site
 from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
-from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
+from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
 
 

@@ -19,13 +19,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import HISTORY_CASES, HISTORY_RUNS, STEPPED_CASE, case_name, record_stepped_history
-from synthetic import STEP_AT as STORE_STEP_AT
 
 from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.steps import detect_all
-from tests.history.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
+from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
+from maintainers.support.synthetic_history import (
+    HISTORY_CASES,
+    HISTORY_RUNS,
+    STEPPED_CASE,
+    case_name,
+    record_stepped_history,
+)
+from maintainers.support.synthetic_history import STEP_AT as STORE_STEP_AT
 
 CHROMIUM = os.environ.get("KERNELWATCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -1,4 +1,4 @@
-"""Change-point detection on synthetic histories with the H200's run-to-run noise (tests/history/h200_histories.py)."""
+"""Change-point detection on synthetic histories with the H200's run-to-run noise (maintainers/support/h200_histories.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from kernelwatch.history.steps import (
     noise_scale,
     steps_in_newest,
 )
-from tests.history.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
+from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import QUIET, a_series
 
 RUNS = 60

@@ -12,10 +12,10 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 from backends import history_url_fixture, store_fixture  # noqa: F401 (pytest fixtures)
-from synthetic import GPU_A, case_name, make_document
 
 from kernelwatch.storage.history import HistoryError, HistoryStore, open_store
 from kernelwatch.storage.history.schema import RUNS
+from maintainers.support.synthetic_history import GPU_A, case_name, make_document
 
 
 def _sqlite_url(path, form: str) -> str:

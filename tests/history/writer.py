@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from sqlalchemy import event
-from synthetic import make_document
 
 from kernelwatch.storage.history import open_store
+from maintainers.support.synthetic_history import make_document
 
 url, mode, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if mode == "record":

@@ -5,7 +5,7 @@
 PATTERN (fnmatch on the test's node id) : PERCENT. While a matching test runs,
 every launch of a matrix product (kernels.matmul.PreparedMatmul.run, which the
 host routines of kernels/host.py call) is followed on its stream by a
-one-thread spin kernel (tests/plugins/spin_injection.py) of PERCENT % of that
+one-thread spin kernel (maintainers/support/spin_kernel.py) of PERCENT % of that
 product's GPU time: measured with CUDA events over 20 launches at the first
 call, turned into SM cycles at the GPU's maximum clock (the clock an H200 holds
 under this load). The host routine's kernel phase then grows by PERCENT %; its
@@ -21,7 +21,7 @@ import statistics
 import numpy as np
 import pytest
 
-from tests.plugins.spin_injection import APPEND_SOURCE
+from maintainers.support.spin_kernel import APPEND_SOURCE
 
 TIMING_LAUNCHES = 20
 

@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.plugins.spin_injection import APPEND_SOURCE, Calibration, SlowedKernels, calibrate, slows_inside, spin_unseen
+from maintainers.support.spin_kernel import APPEND_SOURCE
+from tests.plugins.spin_injection import Calibration, SlowedKernels, calibrate, slows_inside, spin_unseen
 
 # the calibration's own measurements: the session's profile, capped shorter (several per case);
 # a launch with host copies still gets the timer's longer window (Profile.for_host_copies)

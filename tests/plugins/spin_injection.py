@@ -10,7 +10,7 @@ Two ways, the first wherever it applies:
   launch, a slower kernel. Every thread waits, so any slowdown can be had,
   however short the case: that is what a regression in a kernel looks like.
 * **After the case** (a library's kernel, cuBLAS or CuPy's add, or a plain run):
-  a one-thread spin kernel appended on the same stream. Appending a kernel costs
+  a one-thread spin kernel appended on the same stream (maintainers/support/spin_kernel.py). Appending a kernel costs
   3.5-5.1 µs by itself under CUPTI's KERNEL kind (NOTES.md), so a case under
   about 170 µs gets more than 3% this way: the least it can.
 
@@ -50,14 +50,6 @@ SLOWED_ALIAS = "kernel_suite_slowed_kernels"
 # guess sized for one wave of blocks overshoots a kernel of 60 waves by 60x, and a memory-bound
 # kernel hides short spins, so interpolating there creeps up from below one try at a time.
 WIDE_BRACKET = 8
-
-APPEND_SOURCE = r"""
-extern "C" __global__ void spin(long long cycles) {
-    const long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
-}
-"""
 
 
 def with_spin_prologue(text: str) -> tuple[str, int]:

@@ -1,6 +1,6 @@
 // c = a + b over float4s, with `extra` dependent FMAs per thread whose result is never stored:
 // arithmetic hidden under the add's memory time, so its energy rises while its time does not
-// (tests/energy/variant.py). extra = 0 is the plain add of the same code.
+// (maintainers/support/energy_variant.py). extra = 0 is the plain add of the same code.
 extern "C" __global__ void busy_add(const float4 *__restrict__ a, const float4 *__restrict__ b,
                                     float4 *__restrict__ c, long long n4, int extra) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
