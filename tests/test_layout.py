@@ -148,7 +148,7 @@ ROOT_FILES = {".gitignore", "NOTES.md", "README.md", "conftest.py", "pyproject.t
 
 
 def test_the_repository_root_holds_only_its_known_files():
-    root = HARNESS.parent
+    root = HARNESS.parents[1]  # src/kernelwatch -> the repository
     if not (root / ".git").exists():
         pytest.skip("not a git checkout: the tracked files cannot be listed")
     import subprocess

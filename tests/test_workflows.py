@@ -105,6 +105,6 @@ def test_the_nightly_records_every_run_and_looks_for_change_points():
     text = nightly.read_text()
     suite_runs = [c for c in tox_commands(nightly) if " exec " not in c]
     assert all("--kernelwatch-history" in c.split(" -- ", 1)[1] for c in suite_runs)
-    assert "KERNELWATCH_HISTORY=$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite" in text
+    assert "KERNELWATCH_HISTORY=$RUNNER_TOOL_CACHE/kernelwatch/history.sqlite" in text
     assert "python -m kernelwatch.history changes" in text and "python -m kernelwatch.history site" in text
     assert "actions/upload-pages-artifact" in text

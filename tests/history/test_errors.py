@@ -77,12 +77,12 @@ def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monke
     for variable in ("RUNNER_TOOL_CACHE", "XDG_CACHE_HOME", "KERNELWATCH_HISTORY"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_path() == tmp_path / "home" / ".cache" / "kernel-suite" / "history.sqlite"
+    assert default_path() == tmp_path / "home" / ".cache" / "kernelwatch" / "history.sqlite"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_path() == tmp_path / "xdg" / "kernel-suite" / "history.sqlite"
+    assert default_path() == tmp_path / "xdg" / "kernelwatch" / "history.sqlite"
     monkeypatch.setenv("RUNNER_TOOL_CACHE", str(tmp_path / "toolcache"))
-    assert Path(resolve_url(None).database) == tmp_path / "toolcache" / "kernel-suite" / "history.sqlite"
-    assert (tmp_path / "toolcache" / "kernel-suite").is_dir()
+    assert Path(resolve_url(None).database) == tmp_path / "toolcache" / "kernelwatch" / "history.sqlite"
+    assert (tmp_path / "toolcache" / "kernelwatch").is_dir()
     monkeypatch.setenv("KERNELWATCH_HISTORY", "postgresql://fleet@db.example/history")
     assert resolve_url(None).render_as_string() == "postgresql+psycopg://fleet@db.example/history"
 
@@ -343,7 +343,7 @@ def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_po
     connection.create_engine(sa.engine.make_url("postgresql+psycopg://u:secret@127.0.0.1/db"))
     # the 10 s, the 60 s statement timeout and the pre-ping are docs/method.md's promise ("The history store")
     assert made == {"pool_pre_ping": True, "pool_timeout": 60, "connect_args": {
-        "connect_timeout": 10, "application_name": "kernel-suite", "options": "-c statement_timeout=60000",
+        "connect_timeout": 10, "application_name": "kernelwatch", "options": "-c statement_timeout=60000",
         "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}}
 
 

@@ -38,12 +38,12 @@ def common_arguments() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--history", metavar="URL",
                         help=f"the store: a SQLite file or a SQLAlchemy URL (sqlite:///FILE, postgresql://USER@HOST/DB); "
-                             f"default ${ENV_URL}, else history.sqlite in the runner's tool cache or ~/.cache/kernel-suite")
+                             f"default ${ENV_URL}, else history.sqlite in the runner's tool cache or ~/.cache/kernelwatch")
     return common
 
 
 def add_commands(commands) -> None:
-    """Each history command as a subcommand of `commands` (argparse's subparsers): here and in `kernel-suite`."""
+    """Each history command as a subcommand of `commands` (argparse's subparsers): here and in `kernelwatch`."""
     common = common_arguments()
     for command in COMMANDS:
         sub = commands.add_parser(command.NAME, parents=[common], help=command.HELP, description=command.HELP)

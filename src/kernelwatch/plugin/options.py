@@ -68,7 +68,7 @@ def add_options(parser) -> None:
     group.addoption("--kernelwatch-history", metavar="URL", nargs="?", const="", default=None,
                     help="record this run in the history store and judge each case against this GPU's own history "
                          "where it holds enough runs; URL: a SQLite path or sqlite:///, postgresql:// URL (default: "
-                         "$KERNELWATCH_HISTORY, else kernel-suite/history.sqlite in $RUNNER_TOOL_CACHE, "
+                         "$KERNELWATCH_HISTORY, else kernelwatch/history.sqlite in $RUNNER_TOOL_CACHE, "
                          "$XDG_CACHE_HOME or ~/.cache)")
     group.addoption("--kernelwatch-diagnose", action="store_true",
                     help="with --kernelwatch-compare-ref: each slower case's cause card also profiles both sides under Nsight "

@@ -1,10 +1,10 @@
 """Where the store is, and the engine that reaches it, with its errors in one sentence.
 
 The URL is ``--history URL`` when given, else ``$KERNELWATCH_HISTORY``, else
-the default SQLite file: ``$RUNNER_TOOL_CACHE/kernel-suite/history.sqlite`` on
+the default SQLite file: ``$RUNNER_TOOL_CACHE/kernelwatch/history.sqlite`` on
 a GitHub runner (its tool cache survives between jobs on a self-hosted
-runner), else ``$XDG_CACHE_HOME/kernel-suite/history.sqlite``, else
-``~/.cache/kernel-suite/history.sqlite``.  A path names a SQLite file (it has a
+runner), else ``$XDG_CACHE_HOME/kernelwatch/history.sqlite``, else
+``~/.cache/kernelwatch/history.sqlite``.  A path names a SQLite file (it has a
 ``/`` or ends in .sqlite, .sqlite3 or .db, and its folder exists);
 ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``). Anything else
 (a word, a libpq ``key=value`` string) is refused with the forms taken.
@@ -35,7 +35,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 ENV_URL = "KERNELWATCH_HISTORY"
-FILE_NAME = Path("kernel-suite") / "history.sqlite"
+FILE_NAME = Path("kernelwatch") / "history.sqlite"
 BUSY_TIMEOUT_S = 60  # a writer waits this long for another one (SQLite)
 CONNECT_TIMEOUT_S = 10  # PostgreSQL
 # PostgreSQL: a statement (the server ends it) and a whole operation (this process gives up) may take this
@@ -187,7 +187,7 @@ def create_engine(url: URL) -> sa.Engine:
         limit = timeout_s()
         statement_ms = max(1, round(limit * 1000))  # PostgreSQL reads 0 as no limit at all
         return sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
-                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernel-suite",
+                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernelwatch",
                                               "options": f"-c statement_timeout={statement_ms}",
                                               "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
                                               "keepalives_count": 3})
