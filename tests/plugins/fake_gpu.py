@@ -12,6 +12,7 @@ their time), and `--fake-gpu-no-energy` plays a GPU without an energy counter.
 A host routine (wall clock) is cut into fake phases: a 100 µs kernel and copies
 of 50 µs each way (`--fake-gpu-kernel-phase=PATTERN:FACTOR` multiplies the
 kernel's), the host the rest.
+Its timer's stream is a context manager that runs nothing (`current` says whether it is entered).
 """
 
 from __future__ import annotations
@@ -99,6 +100,25 @@ class FakeEnergyMeter:
         return base, self._spent(self._measurement(case, launch_b_s, pairs, 2))
 
 
+class FakeStream:
+    """The fake timer's stream, entered as CuPy's is (`with stream:`); nothing runs on it."""
+
+    ptr = 0
+
+    def __init__(self):
+        self.current = False
+
+    def __enter__(self):
+        self.current = True
+        return self
+
+    def __exit__(self, *exc):
+        self.current = False
+
+    def synchronize(self):
+        pass
+
+
 class FakeTimer:
     """Samples around a per-case median, with NOISE spread; nothing is run."""
 
@@ -106,6 +126,7 @@ class FakeTimer:
     note = ""
 
     def __init__(self, config):
+        self.stream = FakeStream()
         self.config = config
         self.slowdowns = factors(config.getoption("fake_gpu_slowdown"))
         self.seed = config.getoption("fake_gpu_seed")
@@ -180,6 +201,9 @@ class FakeDevice:
 
     def clock_state(self):
         return ClockState(1980, 0)
+
+    def synchronize(self):
+        pass
 
 
 @pytest.hookimpl(tryfirst=True)
