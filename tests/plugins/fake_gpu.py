@@ -12,12 +12,15 @@ their time), and `--fake-gpu-no-energy` plays a GPU without an energy counter.
 A host routine (wall clock) is cut into fake phases: a 100 µs kernel and copies
 of 50 µs each way (`--fake-gpu-kernel-phase=PATTERN:FACTOR` multiplies the
 kernel's), the host the rest.
-Its timer's stream is a context manager that runs nothing (`current` says whether it is entered).
+Its timer's stream is a context manager that runs nothing (`current` says whether it is entered), and
+`--fake-gpu-cupy` installs a NumPy-backed stand-in for CuPy (tests/plugins/fake_cupy.py) for the run, so that a
+project's CuPy kernels (examples/cupy) launch on the CPU.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import sys
 import zlib
 
 import numpy as np
@@ -42,6 +45,28 @@ def pytest_addoption(parser):
     group.addoption("--fake-gpu-no-energy", action="store_true")
     group.addoption("--fake-gpu-kernel-phase", action="append", default=[], help="PATTERN:FACTOR")
     group.addoption("--fake-gpu-energy-noise", type=float, default=0.002, help="the windows' relative spread")
+    group.addoption("--fake-gpu-cupy", action="store_true",
+                    help="`cupy` is a NumPy-backed stand-in for this run (tests/plugins/fake_cupy.py)")
+
+
+REAL_CUPY = pytest.StashKey[object]()
+
+
+def pytest_configure(config):
+    if config.getoption("fake_gpu_cupy"):
+        from tests.plugins import fake_cupy
+
+        config.stash[REAL_CUPY] = sys.modules.get("cupy")
+        sys.modules["cupy"] = fake_cupy.module()
+
+
+def pytest_unconfigure(config):
+    if REAL_CUPY in config.stash:
+        real = config.stash[REAL_CUPY]
+        if real is None:
+            del sys.modules["cupy"]
+        else:
+            sys.modules["cupy"] = real
 
 
 def fake_info(uuid: str) -> GpuInfo:
