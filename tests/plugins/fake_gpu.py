@@ -12,11 +12,15 @@ their time), and `--fake-gpu-no-energy` plays a GPU without an energy counter.
 A host routine (wall clock) is cut into fake phases: a 100 µs kernel and copies
 of 50 µs each way (`--fake-gpu-kernel-phase=PATTERN:FACTOR` multiplies the
 kernel's), the host the rest.
+Its timer's stream is a context manager that runs nothing (`current` says whether it is entered), and
+`--fake-gpu-cupy` installs a NumPy-backed stand-in for CuPy (tests/plugins/fake_cupy.py) for the run, so that a
+project's CuPy kernels (examples/cupy) launch on the CPU.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import sys
 import zlib
 
 import numpy as np
@@ -41,6 +45,28 @@ def pytest_addoption(parser):
     group.addoption("--fake-gpu-no-energy", action="store_true")
     group.addoption("--fake-gpu-kernel-phase", action="append", default=[], help="PATTERN:FACTOR")
     group.addoption("--fake-gpu-energy-noise", type=float, default=0.002, help="the windows' relative spread")
+    group.addoption("--fake-gpu-cupy", action="store_true",
+                    help="`cupy` is a NumPy-backed stand-in for this run (tests/plugins/fake_cupy.py)")
+
+
+REAL_CUPY = pytest.StashKey[object]()
+
+
+def pytest_configure(config):
+    if config.getoption("fake_gpu_cupy"):
+        from tests.plugins import fake_cupy
+
+        config.stash[REAL_CUPY] = sys.modules.get("cupy")
+        sys.modules["cupy"] = fake_cupy.module()
+
+
+def pytest_unconfigure(config):
+    if REAL_CUPY in config.stash:
+        real = config.stash[REAL_CUPY]
+        if real is None:
+            del sys.modules["cupy"]
+        else:
+            sys.modules["cupy"] = real
 
 
 def fake_info(uuid: str) -> GpuInfo:
@@ -99,6 +125,25 @@ class FakeEnergyMeter:
         return base, self._spent(self._measurement(case, launch_b_s, pairs, 2))
 
 
+class FakeStream:
+    """The fake timer's stream, entered as CuPy's is (`with stream:`); nothing runs on it."""
+
+    ptr = 0
+
+    def __init__(self):
+        self.current = False
+
+    def __enter__(self):
+        self.current = True
+        return self
+
+    def __exit__(self, *exc):
+        self.current = False
+
+    def synchronize(self):
+        pass
+
+
 class FakeTimer:
     """Samples around a per-case median, with NOISE spread; nothing is run."""
 
@@ -106,6 +151,7 @@ class FakeTimer:
     note = ""
 
     def __init__(self, config):
+        self.stream = FakeStream()
         self.config = config
         self.slowdowns = factors(config.getoption("fake_gpu_slowdown"))
         self.seed = config.getoption("fake_gpu_seed")
@@ -180,6 +226,9 @@ class FakeDevice:
 
     def clock_state(self):
         return ClockState(1980, 0)
+
+    def synchronize(self):
+        pass
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -19,7 +19,7 @@ One `SuiteState` per pytest process, kept in `config.stash`:
 The plugin's rooms: options.py (options and their checks), state.py (the
 session's state), benchmark.py (every use of pytest-benchmark internals and
 the numbered storage), timed_case.py (the kernelwatch_bench fixture's work),
-fixtures.py, reporting.py (report and terminal summary), xdist.py (several
+launch.py (the kernelwatch fixture's: any callable, checked and timed), fixtures.py, reporting.py (report and terminal summary), xdist.py (several
 workers), device.py (the default device layer) and hookspecs.py.
 May import every other room of src/kernelwatch/; nothing imports it but conftest.py.
 """
@@ -82,6 +82,8 @@ def pytest_configure(config):
     silence_xdist_notice()
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
+    config.addinivalue_line("markers", "kernelwatch(tolerance, scale, flops, bytes, kernel, shape, flush): the "
+                            "kernelwatch fixture's settings for this test (docs/adopting.md)")
     refuse_flags_without_their_flag(config)
     threshold = threshold_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)

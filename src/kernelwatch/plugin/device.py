@@ -52,5 +52,11 @@ class CudaDevice:
         power, why_not = open_power()
         return (EnergyMeter(power), "") if power is not None else (None, why_not)
 
+    def synchronize(self) -> None:
+        """Wait for all work queued on the device, on every stream (an asynchronous launch error surfaces here)."""
+        import cupy
+
+        cupy.cuda.runtime.deviceSynchronize()
+
     def clock_state(self) -> ClockState:
         return clock_state()

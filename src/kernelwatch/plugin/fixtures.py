@@ -1,5 +1,6 @@
-"""The fixtures the suites use, each named kernelwatch_*: kernelwatch_gpu, kernelwatch_timer,
-kernelwatch_profile, kernelwatch_bench, kernelwatch_ceilings (and the GPU lock)."""
+"""The fixtures the suites use: kernelwatch (any callable that launches GPU work, checked and timed),
+kernelwatch_stream (its stream), kernelwatch_gpu, kernelwatch_timer, kernelwatch_profile, kernelwatch_bench,
+kernelwatch_ceilings (and the GPU lock)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,30 @@ def kernelwatch_bench(benchmark, kernelwatch_timer, pytestconfig):
     from kernelwatch.plugin.timed_case import TimedCase
 
     return TimedCase(benchmark, kernelwatch_timer, pytestconfig.stash[STATE])
+
+
+@pytest.fixture
+def kernelwatch(kernelwatch_bench, request):
+    """`kernelwatch(launch, out=..., reference=..., tolerance=..., flops=..., bytes=...)`: checks a callable that
+    launches GPU work against a float64 reference, then times and judges it (kernelwatch.plugin.launch,
+    docs/adopting.md). Settings also come from `@pytest.mark.kernelwatch(...)`."""
+    from kernelwatch.plugin.launch import Launch
+
+    return Launch(kernelwatch_bench, request.config.stash[STATE].device, request.node)
+
+
+@pytest.fixture
+def kernelwatch_stream(kernelwatch_timer):
+    """The stream the kernelwatch fixture launches on, current for CuPy and PyTorch around each launch: a CuPy
+    stream, whose `.ptr` (its cudaStream_t) a callable that names its stream takes (Numba, cuda-python)."""
+    return kernelwatch_timer.stream
+
+
+def pytest_itemcollected(item):
+    """A test of the kernelwatch fixture is a GPU test and a timed one (skipped without a GPU, selected by -m perf)."""
+    if "kernelwatch" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.gpu)
+        item.add_marker(pytest.mark.perf)
 
 
 @pytest.fixture(scope="session")

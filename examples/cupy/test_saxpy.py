@@ -1,0 +1,13 @@
+import cupy as cp
+import pytest
+from saxpy import saxpy
+
+N = 1 << 20
+
+
+@pytest.mark.kernelwatch(bytes=3 * 4 * N)  # reads x and y, writes out: float32
+def test_saxpy(kernelwatch):
+    rng = cp.random.default_rng(0)
+    x, y = rng.random(N, dtype=cp.float32), rng.random(N, dtype=cp.float32)
+    out = cp.empty_like(x)
+    kernelwatch(lambda: saxpy(2.0, x, y, out), out=out, reference=lambda: 2.0 * x.astype(cp.float64) + y)

@@ -1,0 +1,225 @@
+"""The `kernelwatch` fixture's work: any callable that launches GPU work, checked, then timed (docs/adopting.md).
+
+    @pytest.mark.kernelwatch(bytes=3 * 4 * n)
+    def test_saxpy(kernelwatch):
+        ...
+        kernelwatch(lambda: saxpy(2.0, x, y, out), out=out, reference=lambda: 2.0 * x.astype(cp.float64) + y)
+
+A call, once per test:
+1. the reference (an array, or a function called now, before anything is launched: an in-place kernel's
+   inputs are still intact) and the scale of the errors are read;
+2. `out` (an array, or a tuple of them, that the launch writes) is filled with NaN where its type holds NaN
+   (an element the kernel never writes then fails);
+3. the callable runs once on the plugin's stream (`current_stream`), the device is synchronized and the result
+   (`out`, else what the callable returned) is compared with the reference in float64: the maximum and average
+   error per element (kernelwatch.metrics), against the tolerance. A miss fails the test in one line;
+4. the callable is timed and judged as the suite's own cases are (TimedCase: CUPTI time of every kernel it
+   launched, a library's included, the L2 flushed, the stop rule, the verdicts), each launch on the plugin's
+   stream made current.
+Settings come from the call's keywords, else the test's `@pytest.mark.kernelwatch(...)`, else the defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+
+import pytest
+
+from kernelwatch.metrics import relative_error, scaled_error
+from kernelwatch.plugin.benchmark import mark_not_timed
+
+# what the marker and the call both take; `out` and `reference` only the call
+SETTINGS = ("tolerance", "scale", "flops", "bytes", "kernel", "shape", "flush")
+# a tolerance of the maximum (and average) error per element where the test names none, by the output's type:
+# an elementwise result's rounding, with room; a sum over many terms wants its own
+DEFAULT_TOLERANCE = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
+
+
+class Launch:
+    """The `kernelwatch` fixture: `kernelwatch(launch, out=..., reference=..., **settings)`, `launch` launching on
+    the current stream (the `kernelwatch_stream` fixture's, for a callable that names its stream)."""
+
+    def __init__(self, bench, device, node):
+        self._bench, self._device, self._node = bench, device, node
+        self._stream = bench.timer.stream
+        self._called = False
+        self._errors: dict = {}  # the check's figures, kept in the case's record
+
+    def __call__(self, launch, *, out=None, reference=None, **settings):
+        """Check `launch()` against `reference`, then time it; returns the Measurement (None where
+        --kernelwatch-compare-ref found the case unchanged)."""
+        try:
+            if self._called:
+                fail("kernelwatch: one timed callable per test; parametrize the test for more cases")
+            self._called = True
+            marker = self._node.get_closest_marker("kernelwatch")
+            marked = settings_of(marker.args, marker.kwargs, "@pytest.mark.kernelwatch") if marker else {}
+            chosen = {**marked, **settings_of((), settings, "kernelwatch(...)")}
+            result = self._checked(launch, out, reference, chosen) if reference is not None else None
+        except pytest.fail.Exception:
+            mark_not_timed(self._bench.benchmark, "not timed: the kernelwatch fixture failed the test first")
+            raise
+
+        def run(stream):
+            with current_stream(stream):
+                launch()
+
+        kernel = chosen.get("kernel") or self._node.originalname.removeprefix("test_")
+        shape = chosen.get("shape") or shape_of(out if out is not None else result)
+        return self._bench.time(run, kernel=kernel, shape=shape, flops=chosen.get("flops"),
+                                bytes_moved=chosen.get("bytes"), flush=chosen.get("flush", True),
+                                params=self._errors)
+
+    def _checked(self, launch, out, reference, chosen):
+        """Poison, launch once, compare: fails the test on a miss; returns the result."""
+        references = as_tuple(reference() if callable(reference) else reference)
+        scale = chosen.get("scale")
+        scale = scale() if callable(scale) else scale
+        outputs = as_tuple(out)
+        for array in outputs:
+            poison(array)
+        self._device.synchronize()  # the inputs the test made on its own stream are complete
+        with current_stream(self._stream):
+            returned = launch()
+        self._device.synchronize()  # and so is the launch (an asynchronous launch error surfaces here)
+        results = outputs or as_tuple(returned)
+        if not results:
+            fail("kernelwatch: a reference needs a result: pass out=ARRAY (what the launch writes) or return the "
+                 "result from the callable")
+        if len(results) != len(references):
+            fail(f"kernelwatch: {len(results)} result(s) against {len(references)} reference(s)")
+        for index, (result, ref) in enumerate(zip(results, references, strict=True)):
+            which = f" (output {index + 1} of {len(results)})" if len(results) > 1 else ""
+            self._check_one(result, ref, scale, chosen.get("tolerance"), which)
+        return results[0]
+
+    def _check_one(self, result, reference, scale, tolerance, which: str) -> None:
+        dtype = dtype_name(result)
+        result, reference, scale = same_place(float_view(result), float_view(reference),
+                                              None if scale is None else float_view(scale))
+        if tuple(result.shape) != tuple(reference.shape):
+            fail(f"kernelwatch: the result{which} has shape {tuple(result.shape)}, the reference "
+                 f"{tuple(reference.shape)}")
+        bound_max, bound_avg = tolerance_of(tolerance, dtype)
+        if scale is None:
+            errors, measure = relative_error(result, reference), "relative error |out - ref| / |ref|"
+        else:
+            errors, measure = scaled_error(result, reference, scale), "error |out - ref| / scale"
+        worst = self._errors  # of several outputs, the worst figures
+        worst.update(max_error=max(errors.max_error, worst.get("max_error", 0.0)),
+                     avg_error=max(errors.avg_error, worst.get("avg_error", 0.0)))
+        self._node.user_properties += [("max_error", errors.max_error), ("avg_error", errors.avg_error)]
+        if not (errors.max_error <= bound_max and errors.avg_error <= bound_avg):
+            bound = f"{bound_max:.3g}" if bound_avg == bound_max else f"{bound_max:.3g} (average {bound_avg:.3g})"
+            fail(f"kernelwatch: {self._node.name}{which} misses its float64 reference: max error "
+                 f"{errors.max_error:.3g}, average error {errors.avg_error:.3g}, tolerance {bound} ({measure}, "
+                 f"{dtype} output; worst at {errors.worst_index})")
+
+
+def settings_of(args, kwargs: dict, where: str) -> dict:
+    """The settings given in `where`, checked: unknown names and positional values fail the test."""
+    unknown = sorted(set(kwargs) - set(SETTINGS))
+    if args or unknown:
+        fail(f"{where}: takes only the keywords {', '.join(SETTINGS)} (given: "
+             f"{', '.join([repr(a) for a in args] + unknown)})")
+    return dict(kwargs)
+
+
+def fail(message: str):
+    pytest.fail(message, pytrace=False)
+
+
+@contextlib.contextmanager
+def current_stream(stream):
+    """`stream` (a CuPy stream) is the current stream of CuPy and, where it is imported already, of PyTorch
+    (Triton launches on PyTorch's current stream). PyTorch is never imported here."""
+    torch = sys.modules.get("torch")
+    with stream, contextlib.ExitStack() as more:
+        if torch is not None and torch.cuda.is_available():
+            more.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr)))
+        yield
+
+
+def as_tuple(value) -> tuple:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def is_torch(value) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def dtype_name(array) -> str:
+    """numpy's name of an array's type ("float32"), PyTorch's without its prefix ("bfloat16")."""
+    return str(getattr(array, "dtype", type(array).__name__)).removeprefix("torch.")
+
+
+def poison(array) -> None:
+    """NaN in every element of an output whose type holds NaN (a tensor of PyTorch, or any array that NumPy or
+    CuPy can view); an integer output is left as it is."""
+    if is_torch(array):
+        if array.is_floating_point() or array.is_complex():
+            array.detach().fill_(math.nan)
+        return
+    view = array_view(array)
+    if view.dtype.kind in "fc":
+        view.fill(math.nan)
+
+
+def array_view(value):
+    """A NumPy or CuPy array of `value` without a copy where it can: a NumPy or CuPy array as it is, anything
+    with __cuda_array_interface__ (Numba, PyTorch) as a CuPy view, else NumPy's array of it."""
+    module = type(value).__module__.split(".")[0]
+    if module in ("numpy", "cupy"):
+        return value
+    if hasattr(value, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy.asarray(value)
+    import numpy
+
+    return numpy.asarray(value)
+
+
+def float_view(value):
+    """`value` as a NumPy or CuPy array, a PyTorch tensor in float64 first (CuPy has no bfloat16)."""
+    if is_torch(value):
+        value = value.detach().double()
+        if value.is_cuda:
+            import cupy
+
+            return cupy.from_dlpack(value)
+        return value.cpu().numpy()
+    return array_view(value)
+
+
+def same_place(*arrays):
+    """The arrays all on the device (CuPy) where any of them is, else all NumPy's."""
+    if not any(a is not None and type(a).__module__.split(".")[0] == "cupy" for a in arrays):
+        return arrays
+    import cupy
+
+    return tuple(None if a is None else cupy.asarray(a) for a in arrays)
+
+
+def tolerance_of(tolerance, dtype: str) -> tuple[float, float]:
+    """(maximum, average) error allowed: a number bounds both, a pair each; none given, the output type's."""
+    if tolerance is None:
+        if dtype.startswith(("int", "uint", "bool")):
+            return 0.0, 0.0
+        if dtype not in DEFAULT_TOLERANCE:
+            fail(f"kernelwatch: no default tolerance for a {dtype} output: pass tolerance=")
+        tolerance = DEFAULT_TOLERANCE[dtype]
+    if isinstance(tolerance, (tuple, list)):
+        return float(tolerance[0]), float(tolerance[1])
+    return float(tolerance), float(tolerance)
+
+
+def shape_of(value) -> str | None:
+    """"4096x4096" for an array's shape (the first of several); None without an array."""
+    first = as_tuple(value)[:1]
+    shape = getattr(first[0], "shape", None) if first else None
+    return "x".join(str(n) for n in shape) if shape else None
