@@ -170,8 +170,9 @@ def _load_baseline(state: SuiteState, bs) -> None:
         path = resolve_compare(folder, state.compare_spec)
         if path is None:
             state.notices.append(
-                f"no baseline for {state.gpu.name} in {folder}: every case is 'new'. Record one on an "
-                f"idle GPU with `tox -e baseline-cuda13` (pytest suites -m perf --benchmark-save=LABEL) and commit it")
+                f"no baseline for {state.gpu.name} in {folder}: every case is 'new'. Record one on an idle GPU "
+                f"by running the same tests with --benchmark-save=LABEL (LABEL: the commit, say), and commit the "
+                f"file it writes there")
             return
         doc = load_run(path, expected_gpu=state.gpu.name)
         history_paths = [p for p in stored_runs(folder)[-HISTORY_RUNS:] if p != path]
