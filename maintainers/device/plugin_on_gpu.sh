@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# kernelwatch on a lent GPU machine, as its users meet it: the installed wheel, this repository's suite through
+# the nightly's command, the examples in a fresh virtual environment outside the repository, and the cause card
+# of a real slowdown through `kernelwatch compare`. Prints one table at the end; logs, JSON and a recorded
+# baseline go to $OUT (the device tool brings back at most 8 files: the logs are packed into $OUT/plugin.tgz).
+#
+#   bash maintainers/device/plugin_on_gpu.sh PART [PART ...]      (from the repository root)
+#     suite      the nightly as the workflow runs it (pytest suites --benchmark-compare --kernelwatch-require-gpu
+#                --kernelwatch-history=STORE), then, where this GPU model has no baseline, one recorded the README's
+#                way (pytest suites -m perf --benchmark-save=LABEL, LABEL: <model>-<commit>), then the nightly
+#                three more times against it and this GPU's own history, then `kernelwatch changes` on the store
+#     examples   examples/cupy, triton and torch, each copied outside the repository as a git repository of its
+#                own and run in a fresh virtual environment (the machine's torch, triton and cupy, kernelwatch
+#                from .whl): a baseline saved, three runs judged; then examples/cupy's kernel reads 1/11 of a
+#                vector more (3% more bytes, a real change to its source), committed: judged slower, named by
+#                `kernelwatch changes`, then accepted by an Accept-Slowdown commit; the library kernels that
+#                CUPTI counted for the torch and triton callables
+#     card       warptile_128x256 with 8-deep k tiles (the tuning table's 3.5%), committed, timed, and
+#                `kernelwatch compare` of this GPU's newest baseline against that run: the cause card
+#
+# Needs: .whl/ with the kernelwatch wheel (python3 -m pip wheel --no-deps . -w .whl) and the dependencies the
+# machine lacks, and .gitbundle (git bundle create .gitbundle main) for the commits.
+set -u
+usage() { echo "usage: bash maintainers/device/plugin_on_gpu.sh PART [PART ...]   (parts: suite, examples, card; the header of this file says what each does)"; }
+case "${1:-}" in
+  "") usage >&2; exit 2;;
+  -h|--help) usage; exit 0;;
+esac
+if ! command -v nvidia-smi > /dev/null; then
+  echo "maintainers/device/plugin_on_gpu.sh needs an NVIDIA GPU: nvidia-smi is not on this machine" >&2
+  exit 3
+fi
+nvidia-smi -L
+OUT=${OUT:-out}
+mkdir -p "$OUT/work"
+OUT=$(cd "$OUT" && pwd) WORK=$(cd "$OUT/work" && pwd)  # absolute: the examples run in folders of their own
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+REPO=$PWD
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site || exit 3
+. maintainers/device/git_from_bundle.sh
+GIT=(git -c user.name=kernelwatch -c user.email=kernelwatch@example.invalid -c core.hooksPath=/dev/null)
+PYTEST=(python3 -m pytest -p no:cacheprovider -q -rfE)
+rows=()
+row() { rows+=("$(printf '| %s | %s | %s | %s |' "$1" "$2" "$3" "$4")"); }
+verdicts() {  # the terminal summary's verdict counts ("1 slower, 3 same; report: ...") of a log, without the report
+  grep -E "; report: " "$1" | tail -n 1 | sed -E 's/; report: .*//'
+}
+run_step() {  # run_step NAME COMMAND...: the log in $WORK/NAME.log; sets rc and secs
+  local name=$1; shift
+  SECONDS=0
+  "$@" > "$WORK/$name.log" 2>&1
+  rc=$? secs=$SECONDS
+  echo "=== $name: exit $rc in ${secs}s: $(verdicts "$WORK/$name.log") $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$WORK/$name.log" | tail -n 1)"
+}
+
+suite() {
+  local store="sqlite:///$WORK/suite-history.sqlite"
+  local slug; slug=$(python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))")
+  local nightly=("${PYTEST[@]}" suites --benchmark-compare --kernelwatch-require-gpu -ra --kernelwatch-history="$store"
+                 --kernelwatch-profile nightly)
+  run_step nightly-1 "${nightly[@]}" --benchmark-json="$WORK/nightly-1.json" --kernelwatch-report="$WORK/nightly-1.md"
+  row "suite" "nightly 1 (the workflow's command)" "exit $rc, ${secs} s" "$(verdicts "$WORK/nightly-1.log")"
+  if ! ls baselines/"$slug"/*.json > /dev/null 2>&1; then
+    local label; label="$(echo "$slug" | sed -E 's/^NVIDIA_//; s/_.*//' | tr 'A-Z' 'a-z')-$(git rev-parse --short HEAD)"
+    run_step record "${PYTEST[@]}" suites -m perf --benchmark-save="$label" --kernelwatch-require-gpu
+    cp baselines/"$slug"/*_"$label".json "$OUT/" 2>/dev/null
+    row "suite" "baseline recorded ($label)" "exit $rc, ${secs} s" "$(ls baselines/"$slug"/ | tr '\n' ' ')"
+  fi
+  for i in 2 3 4; do
+    run_step "nightly-$i" "${nightly[@]}" --benchmark-json="$WORK/nightly-$i.json" --kernelwatch-report="$WORK/nightly-$i.md"
+    row "suite" "nightly $i" "exit $rc, ${secs} s" "$(verdicts "$WORK/nightly-$i.log"); $(grep -m1 '^References' "$WORK/nightly-$i.md")"
+  done
+  python3 -m kernelwatch.history changes --history "$store" > "$WORK/suite-changes.txt" 2>&1
+  row "suite" "kernelwatch changes" "exit $?" "$(tail -n 1 "$WORK/suite-changes.txt")"
+}
+
+examples() {
+  python3 -m venv --system-site-packages /tmp/kw-venv && /tmp/kw-venv/bin/python -m pip install -q --no-index \
+    --no-deps --no-compile .whl/*.whl || { row examples "fresh venv" "failed" ""; return; }
+  local py=/tmp/kw-venv/bin/python
+  for example in cupy triton torch; do
+    local project="/tmp/projects/$example" store="sqlite:////tmp/projects/$example.sqlite"
+    mkdir -p /tmp/projects && cp -r "examples/$example" "$project" && cd "$project" || return
+    "${GIT[@]}" init -q -b main && "${GIT[@]}" add -A && "${GIT[@]}" commit -qm "the example"
+    local judged=(-m pytest -p no:cacheprovider -q -ra --benchmark-compare --kernelwatch-history="$store")
+    run_step "$example-1" "$py" "${judged[@]}" --benchmark-save=first
+    local seen="1: $(verdicts "$WORK/$example-1.log")"
+    for i in 2 3 4; do
+      "${GIT[@]}" commit -q --allow-empty -m "run $i"
+      run_step "$example-$i" "$py" "${judged[@]}" --benchmark-json="$WORK/$example-$i.json"
+      seen+="; $i: $(verdicts "$WORK/$example-$i.log")"
+    done
+    row "example $example" "saved, then 3 runs judged" "exit $rc" "$seen"
+    if [ "$example" != cupy ]; then
+      row "example $example" "kernels CUPTI counted" "" "$("$py" -c "import json,sys; b=json.load(open(sys.argv[1]))['benchmarks'][0]['extra_info']; print(b.get('launched_kernels'), b.get('timer'))" "$WORK/$example-4.json" | cut -c1-220)"
+    else
+      # about 3% more bytes from memory: one thread in 88 (one 32-byte sector in every 352 bytes of x, 9% of
+      # one vector, 3% of the three) also reads x half a vector away, long out of L2, and adds 0 times it,
+      # which the compiler keeps (0 * NaN is NaN): the result is unchanged, the kernel slower
+      python3 - <<'PY'
+from pathlib import Path
+source = Path("saxpy/saxpy.cu")
+line = "out[i] = a * x[i] + y[i];"
+assert line in source.read_text(), "the example's kernel line moved: update this step"
+source.write_text(source.read_text().replace(line, "out[i] = a * x[i] + y[i] + (i % 88 == 0 ? 0.0f * x[(i + n / 2) % n] : 0.0f);"))
+PY
+      "${GIT[@]}" commit -qam "saxpy: one thread in eleven reads one more element"
+      run_step cupy-slower "$py" "${judged[@]}"
+      row "example cupy" "slower source, committed" "exit $rc" "$(verdicts "$WORK/cupy-slower.log"): $(grep -m1 -oE 'performance regression: [^(]*\([0-9.]+x\)' "$WORK/cupy-slower.log")"
+      "$py" -m kernelwatch.history changes --history "$store" > "$WORK/cupy-changes.txt" 2>&1
+      row "example cupy" "kernelwatch changes" "exit $?" "$(grep -m1 -i 'slower' "$WORK/cupy-changes.txt" | cut -c1-160)"
+      "${GIT[@]}" commit -q --allow-empty -m "saxpy: the extra read is meant" -m "Accept-Slowdown: cases=*test_saxpy* the extra read is meant"
+      run_step cupy-accepted "$py" "${judged[@]}"
+      row "example cupy" "Accept-Slowdown commit" "exit $rc" "$(verdicts "$WORK/cupy-accepted.log")"
+    fi
+    cd "$REPO" || return
+  done
+}
+
+card() {
+  local slug; slug=$(python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))")
+  local baseline; baseline=$(ls baselines/"$slug"/*.json 2>/dev/null | tail -n 1)
+  [ -n "$baseline" ] || { row card "no baseline for $slug" "" ""; return; }
+  local started_at; started_at=$(git rev-parse HEAD)
+  sed -i 's/rm=2, rn=4, bk=16),/rm=2, rn=4, bk=8),/' kernels/registry.py
+  "${GIT[@]}" commit -qam "card: warptile_128x256 with 8-deep k tiles"
+  run_step card-run "${PYTEST[@]}" suites -m perf -k "test_matmul_time and warptile_128x256" --kernelwatch-require-gpu \
+    --benchmark-json="$WORK/card-run.json"
+  python3 -m kernelwatch.compare "$baseline" "$WORK/card-run.json" --allow-partial --report "$OUT/card.md" \
+    > "$WORK/card-compare.txt" 2>&1
+  row card "kernelwatch compare $(basename "$baseline") card-run.json" "exit $?" \
+    "$(grep -m1 -E '^1\. ' "$OUT/card.md" | cut -c1-160)"
+  git reset -q --hard "$started_at"
+}
+
+for part in "$@"; do
+  case "$part" in
+    suite|examples|card) "$part";;
+    *) echo "unknown part '$part'"; usage >&2; exit 2;;
+  esac
+done
+tar -czf "$OUT/plugin.tgz" -C "$OUT" work
+echo
+echo "| part | step | result | verdicts and figures |"
+echo "| --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
