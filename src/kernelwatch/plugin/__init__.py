@@ -40,6 +40,7 @@ from kernelwatch.plugin.options import (
     baselines_of,
     check_named_things,
     open_history_store,
+    profile_of,
     refuse_conflicts_with_compare_ref,
     refuse_flags_without_their_flag,
     refuse_requests_without_a_gpu,
@@ -53,7 +54,6 @@ from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
-from kernelwatch.timing.profile import PROFILES
 from kernelwatch.verdict.against_baseline import Baseline, floors_with_threshold, history_of
 from kernelwatch.verdict.noise import NoiseFloors
 
@@ -85,7 +85,7 @@ def pytest_configure(config):
     refuse_flags_without_their_flag(config)
     threshold = threshold_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)
-    state = SuiteState(device, PROFILES[config.getoption("kernelwatch_profile")], floors_with_threshold(NoiseFloors(), threshold),
+    state = SuiteState(device, profile_of(config), floors_with_threshold(NoiseFloors(), threshold),
                        report_path_of(config), repo=Path(config.rootpath),
                        diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
                        energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
