@@ -1,4 +1,4 @@
-"""This package as a kernel library for kernelwatch (its kernel-library protocol).
+"""This package as a kernel library for kernelwatch (src/kernelwatch/ab/library.py, docs/kernel-library.md).
 
 pyproject.toml's `kernelwatch_kernels = "kernels"` names this package; kernelwatch reads the
 three functions below, here and in a git ref's (or a stored run's commit's) copy of the package:

@@ -388,11 +388,12 @@ def test_a_probe_that_pytest_refuses_names_pytests_one_line_why_and_bad_refused_
                               "sys.exit(4)"]
 
     probe = probe_tree(root, Selector(NODE), "HEAD", "quick", refused_ab)
-    assert probe == Probe(commits[-1], SKIP, f"exit 4: pytest refused the A/B: {why}")
+    assert probe == Probe(commits[-1], SKIP, f"exit 4: cannot judge it: pytest refused the A/B: {why}")
     with pytest.raises(BisectError) as raised:
         bisect(root, Selector(NODE), "HEAD~1", "HEAD", "quick",
                prober=lambda profile: worktree_prober(root, Selector(NODE), commits[0], profile, refused_ab))
-    assert str(raised.value) == f"HEAD ({commits[-1][:12]}) cannot be judged against HEAD~1: exit 4: pytest refused the A/B: {why}"
+    assert str(raised.value) == (f"HEAD ({commits[-1][:12]}) cannot be judged against HEAD~1: exit 4: cannot judge it: "
+                                 f"pytest refused the A/B: {why}")
 
 
 def test_probes_run_in_the_folder_of_the_checkout_the_bisection_was_started_in(tmp_path):

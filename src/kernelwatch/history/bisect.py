@@ -232,7 +232,8 @@ def probe_tree(tree: Path, selector: Selector, good: str, profile: str,
         return Probe(commit, verdict, f"exit {returncode}, {row[0]} {row[1]}".rstrip())
     refusal = [line for line in (output or "").splitlines() if line.startswith("ERROR: ")]
     if returncode == USAGE_ERROR and refusal:
-        return Probe(commit, SKIP, f"exit {returncode}: pytest refused the A/B: {refusal[0].removeprefix('ERROR: ')}"[:400])
+        return Probe(commit, SKIP, f"exit {returncode}: cannot judge it: pytest refused the A/B: "
+                                   f"{refusal[0].removeprefix('ERROR: ')}"[:400])
     tail = " / ".join((output or "").strip().splitlines()[-3:])
     return Probe(commit, SKIP, f"exit {returncode}: cannot judge it ({'no case row in the report' if row is None else row[0]}"
                                f"; {tail})"[:400])

@@ -39,8 +39,10 @@ from kernelwatch.plugin.options import (
     add_options,
     baselines_of,
     check_named_things,
+    kernel_library_of,
     open_history_store,
     profile_of,
+    refuse_compare_ref_without_a_library,
     refuse_conflicts_with_compare_ref,
     refuse_flags_without_their_flag,
     refuse_requests_without_a_gpu,
@@ -105,6 +107,9 @@ def pytest_configure(config):
         state.gpu = device.info()
     if config.getoption("kernelwatch_compare_ref") is not None:
         refuse_conflicts_with_compare_ref(config)
+        refuse_compare_ref_without_a_library(config)
+    if device.available:
+        state.library = kernel_library_of(config)
     if not hasattr(config.option, "benchmark_storage"):
         return  # pytest-benchmark not loaded (-p no:benchmark)
     config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
@@ -139,13 +144,15 @@ def pytest_sessionstart(session):
 
 def _open_ref(config, state: SuiteState) -> None:
     from kernelwatch.ab.against_ref import RefComparison
+    from kernelwatch.ab.library import LibraryError
     from kernelwatch.ab.ref_tree import RefError
 
     try:
-        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"), arch=arch_of(state.gpu.compute_capability),
+        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"),
+                                  arch=arch_of(state.gpu.compute_capability), library=state.library,
                                   time_identical=config.getoption("kernelwatch_compare_ref_all"),
                                   accepted=config.getoption("kernelwatch_accept_slowdown"))
-    except RefError as error:
+    except (RefError, LibraryError) as error:
         raise pytest.UsageError(f"--kernelwatch-compare-ref: {error}") from None
 
 
@@ -206,7 +213,18 @@ def pytest_report_header(config):
         f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
         f"kernel suite: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
+        _library_line(state.library),
     ]
+
+
+def _library_line(library) -> str:
+    """The header's line on the kernel library: which one, or what a project without one goes without."""
+    from kernelwatch.ab.library import NOT_NAMED
+
+    if library is None:
+        return (f"kernel suite: {NOT_NAMED}: no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
+                f"timing, verdicts and energy as ever")
+    return f"kernel suite: kernel library {library.name} ({library.path or library.elsewhere})"
 
 
 def pytest_report_collectionfinish(config, items):

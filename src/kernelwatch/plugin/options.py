@@ -112,6 +112,30 @@ def refuse_flags_without_their_flag(config) -> None:
                                 f"origin/main")
 
 
+def refuse_compare_ref_without_a_library(config) -> None:
+    """--kernelwatch-compare-ref prepares each case on both sides through the project's kernel library: a project
+    that names none is refused (UsageError, exit 4) before git is asked anything."""
+    from kernelwatch.ab.library import NOT_NAMED
+
+    if not config.getini(INI_KERNELS).strip():
+        raise pytest.UsageError(f"--kernelwatch-compare-ref prepares each case on both sides through the project's kernel "
+                                f"library, and {NOT_NAMED}")
+
+
+def kernel_library_of(config):
+    """The project's kernel library (the kernelwatch_kernels ini key), imported now: None where the key names none;
+    UsageError (exit 4), in one line, where the package it names does not import or lacks what it must provide."""
+    from kernelwatch.ab.library import LibraryError, head_library
+
+    name = config.getini(INI_KERNELS).strip()
+    if not name:
+        return None
+    try:
+        return head_library(name, Path(config.rootpath))
+    except LibraryError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
 def refuse_requests_without_a_gpu(config, why_not: str) -> None:
     """Verdicts, a baseline, an A/B or a recorded run asked for on a machine with no usable GPU: exit 4, before
     anything runs (where a plain `pytest suites/` skips the GPU tests and passes)."""
