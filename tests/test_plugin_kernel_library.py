@@ -3,12 +3,14 @@
 A project names its library in the ini key kernelwatch_kernels; here a tiny one, `tinylib`, in a
 folder of its own (a git repository with a pytest.ini), implements the protocol in a few lines.
 With it, `--kernelwatch-compare-ref` prepares each case on both sides, skips the unchanged one,
-times the changed one and cards it, and says which kernels are new and removed. Without it the
-project times and judges as ever, is refused the A/B in one line, and a slower case's card says
-in one line why there is none.
+times the changed one and cards it, and says which kernels are new and removed; `bisect -k`, built
+on that A/B, selects among the project's own testpaths. Without it the project times and judges as
+ever, is refused the A/B in one line, and a slower case's card says in one line why there is none.
 """
 
 from __future__ import annotations
+
+import subprocess
 
 import pytest
 
@@ -159,3 +161,36 @@ def test_a_project_without_a_kernel_library_times_and_judges_and_its_slower_case
     assert ("No card: the project names no kernel library (the ini key kernelwatch_kernels; "
             "docs/kernel-library.md)") in report
     assert "| `test_k.py::test_k[scale]` |" in report
+
+
+@pytest.mark.slow  # four pytest sessions in processes of their own, each an A/B: CI's second pass
+def test_bisect_finds_the_slowing_commit_by_a_k_expression_among_the_projects_own_testpaths(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """`bisect -k` in a project whose tests live in checks/ (its testpaths), not suites/: each probe is the real
+    A/B of the plugin on the fake GPU, in a worktree of the commit; the commit that changed `shift` and slowed it
+    (the fake GPU slows the head by the ini's addopts from there on) is the first bad one."""
+    from kernelwatch.history.cli import main
+    from tests.pytest_runs import ROOT
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the probes' pytest finds tests.plugins.fake_gpu
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "checks").mkdir()
+    (repo / "checks" / "test_k.py").write_text(TESTS.format(names=["scale", "shift"]))
+    (repo / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
+    ini = "[pytest]\ntestpaths = checks\nkernelwatch_kernels = tinylib\n"
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    commits = []
+    for i, (operations, addopts) in enumerate([(BASE, ""), (BASE, ""), (HEAD, "addopts = --fake-gpu-slowdown=*shift*:1.05\n"),
+                                               (HEAD, "addopts = --fake-gpu-slowdown=*shift*:1.05\n")]):
+        write_library(repo, operations)
+        (repo / "pytest.ini").write_text(ini + addopts)
+        (repo / "log.txt").write_text(f"change {i}\n")
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"change {i}"], check=True)
+        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip())
+    assert main(["bisect", "-k", "shift", f"{commits[0]}..{commits[-1]}", "--profile", "quick", "--repo", str(repo)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{commits[-1][:12]} bad against the good ref (exit 1, slower 1.05")
+    assert out[-1].startswith(f"first bad commit: {commits[2]} change 2 (last good {commits[1][:12]}; 3 candidates")
