@@ -66,6 +66,22 @@ def plan_launch(kernel: ElementwiseKernel, shape: tuple[int, ...], aligned: bool
     return Launch(function, (max(1, _ceil_div(_ceil_div(n, per_thread), bx)), 1, 1), (bx, 1, 1), (n,))
 
 
+def _build(plan: Launch) -> KernelBuild:
+    return KernelBuild(ELEMENTWISE_SOURCE, plan.function, (), f"grid={plan.grid} block={plan.block}")
+
+
+def build_for(name: str, shape: tuple[int, ...]) -> KernelBuild | None:
+    """The build and launch `prepare_add(name, ...)` gives arrays of `shape`, described without a GPU (a stored
+    run's case, for its cause card): operands taken as 16-byte aligned, as the suite's allocations are. None for
+    CuPy's own add."""
+    kernel = elementwise_kernel_by_name(name)
+    if kernel.function is None:
+        return None
+    if kernel.ndim is not None and len(shape) != kernel.ndim:
+        raise ValueError(f"{name} adds arrays of {kernel.ndim} dimension(s), not of shape {tuple(shape)}")
+    return _build(plan_launch(kernel, shape, aligned=True))
+
+
 class PreparedAdd:
     """c = a + b with one of the elementwise kernels."""
 
@@ -105,8 +121,7 @@ class PreparedAdd:
         """The CUDA build and launch of this case; None for CuPy's own add (a library)."""
         if self.kernel.function is None:
             return None
-        plan = self._plan
-        return KernelBuild(ELEMENTWISE_SOURCE, plan.function, (), f"grid={plan.grid} block={plan.block}")
+        return _build(self._plan)
 
     def same_case_in(self, package) -> PreparedAdd:
         """This case prepared by another version of the `kernels` package (the same operands)."""

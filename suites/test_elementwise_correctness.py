@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels import add, add_host, elementwise_kernels, pinned_empty, vector_add_streams
+from kernels import ELEMENTWISE_KERNELS, add, add_host, elementwise_kernels, pinned_empty, vector_add_streams
 from suites.inputs import seed_for
 
 pytestmark = pytest.mark.gpu
@@ -95,3 +95,16 @@ def test_add_host_routine_is_exact(memory, request):
     else:
         result = add_host("matrix_add_2d", a, b)
     assert np.array_equal(result, a + b)
+
+
+@pytest.mark.parametrize("name", [name for name in ELEMENTWISE_KERNELS if ELEMENTWISE_KERNELS[name].function])
+def test_a_build_described_without_a_gpu_is_the_one_the_prepared_add_gives(name):
+    """kernels.build_for (the kernel library's: the cause cards of stored runs) against what a prepared add reports,
+    at the shape string its timed case records."""
+    from kernels import build_for, prepare_add
+    from suites.perf_cases import random_device
+
+    for side in (1024, 1030):
+        shape = (side * side,) if ELEMENTWISE_KERNELS[name].ndim == 1 else (side, side)
+        prepared = prepare_add(name, random_device(shape, 1), random_device(shape, 2))
+        assert build_for(name, "x".join(map(str, shape))) == prepared.build(), (name, shape)

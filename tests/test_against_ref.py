@@ -1,5 +1,6 @@
-"""RefComparison.compare on the CPU: fake prepared cases, a fake base package and a timer that
-replays samples recorded on the H200. No git worktree is made: RefTree is replaced."""
+"""RefComparison.compare on the CPU: fake prepared cases, a fake base library and a timer that
+replays samples recorded on the H200. No git worktree is made: RefTree is replaced. The head's
+library is this repository's kernels package."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import kernels
 import kernels.compile
 import kernelwatch.ab.against_ref as ab_compare
+import kernelwatch.ab.library as ab_library
 from kernels.compile import KernelBuild
+from kernelwatch.ab.library import Library, LibraryError
 from kernelwatch.timing.profile import Profile
 from kernelwatch.timing.timer import Measurement
 from kernelwatch.verdict.labels import ACCEPTED, NEW, REMOVED, SAME, SLOWER, UNCHANGED
@@ -24,6 +28,7 @@ from tests.sample_sets import ADD_8192_VEC4, recorded
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-naive]"
 REF = "main"
 PROFILE = Profile("quick")
+HEAD = Library("kernels", kernels, "kernels")
 
 NAIVE = KernelBuild("matmul_01_naive.cu", "matmul_naive", (), "grid=(64, 64, 1) block=(16, 16) shared=0")
 
@@ -42,7 +47,7 @@ def recorded_pairs(slowdown: float = 1.0) -> tuple[list[float], list[float]]:
 
 @dataclass
 class FakeCase:
-    """A prepared case as the kernels package makes one: run, build, same_case_in."""
+    """A prepared case as a kernel library makes one: run, build, same_case_in."""
 
     kernel: str
     described: KernelBuild | None
@@ -58,31 +63,30 @@ class FakeCase:
 
 
 class BaseCompile:
-    """REF's kernels.compile: the head's sources, with `edits` (old -> new text) applied to them."""
-
-    BASE_OPTIONS = kernels.compile.BASE_OPTIONS
-    define_options = staticmethod(kernels.compile.define_options)
+    """REF's sources: the head's, with `edits` (old -> new text) applied to them."""
 
     def __init__(self, edits: dict[str, str] | None = None):
         self.edits = edits or {}
 
-    def load_source(self, name: str) -> str:
-        text = kernels.compile.load_source(name)
+    def source_of(self, build: KernelBuild) -> tuple[str, tuple[str, ...]]:
+        text, options = kernels.source_of(build)
         for old, new in self.edits.items():
-            assert old in text, f"{old!r} is not in {name}: the edit would change nothing"
+            assert old in text, f"{old!r} is not in {build.source}: the edit would change nothing"
             text = text.replace(old, new)
-        return text
+        return text, options
 
 
 class BasePackage:
-    """REF's kernels package: prepares the kernels of its registry, raises like the launchers otherwise."""
+    """REF's kernel library: prepares the kernels of its registry, raises like the launchers otherwise."""
 
     def __init__(self, builds: dict[str, KernelBuild | None], compile_module: BaseCompile | None = None,
                  failure: Exception | None = None):
         self.builds = builds
-        self.compile = compile_module or BaseCompile()
+        self.source_of = (compile_module or BaseCompile()).source_of
         self.failure = failure
         self.prepared: list[FakeCase] = []
+        self.kernel_names = lambda: list(self.builds)
+        self.__name__ = "kernel_suite_base_kernels"
 
     def prepare(self, kernel: str) -> FakeCase:
         if self.failure is not None:
@@ -126,8 +130,9 @@ class FakeRefTree:
     def __exit__(self, *exc_info):
         self.open = False
 
-    def load_package(self, alias: str):
+    def load_package(self, path: str, alias: str):
         assert self.open, "the base package is loaded inside the with-block only"
+        assert path == HEAD.path, "REF's library is loaded from the head's path"
         return self.package
 
 
@@ -137,7 +142,7 @@ def comparison(monkeypatch):
 
     def make(package: BasePackage, **options) -> ab_compare.RefComparison:
         monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: FakeRefTree(package))
-        return ab_compare.RefComparison(Path("/nonexistent/repository"), REF, arch="sm_90", **options)
+        return ab_compare.RefComparison(Path("/nonexistent/repository"), REF, arch="sm_90", library=HEAD, **options)
 
     return make
 
@@ -259,7 +264,7 @@ RUNS = Path(__file__).resolve().parents[1] / "baselines" / "NVIDIA_H200"
 
 def ref_comparison(monkeypatch, package, **options):
     monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: FakeRefTree(package))
-    return ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90", **options)
+    return ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90", library=HEAD, **options)
 
 
 def changed_naive():
@@ -280,15 +285,41 @@ def test_accepting_slowdowns_leaves_a_case_that_is_not_slower_as_it_is(monkeypat
     assert verdict.label == SAME and "accepted" not in verdict.reason
 
 
-def test_registry_entries_of_the_ref_that_head_lacks_are_removed(monkeypatch):
-    base = changed_naive()
-    base.MATMUL_KERNELS = {"naive": None, "gone": None}
-    base.ELEMENTWISE_KERNELS = {"add": None}
+def test_kernels_the_refs_library_names_and_the_heads_lacks_are_removed(monkeypatch):
+    base = BasePackage({"naive": NAIVE, "gone": NAIVE, "add": None})
+    head = SimpleNamespace(kernel_names=lambda: ["naive", "added", "add"])
     ref = ref_comparison(monkeypatch, base)
-    head = SimpleNamespace(MATMUL_KERNELS={"naive": None, "added": None}, ELEMENTWISE_KERNELS={"add": None})
-    gone = ref.removed_kernels(head)
-    assert [(v.case, v.label) for v in gone] == [("MATMUL_KERNELS[gone]", REMOVED)]
+    ref.library = Library("kernels", head, "kernels")
+    gone = ref.removed_kernels()
+    assert [(v.case, v.label) for v in gone] == [("gone", REMOVED)]
     assert ref.verdicts == gone
+
+
+def test_a_ref_whose_library_cannot_name_its_kernels_says_so(monkeypatch):
+    base = BasePackage({"naive": NAIVE})
+    del base.kernel_names  # a library older than kernel_names()
+    ref = ref_comparison(monkeypatch, base)
+    with pytest.raises(LibraryError, match=r"its kernel library \(kernel_suite_base_kernels\) has no kernel_names"):
+        ref.removed_kernels()
+    assert ref.verdicts == []
+
+
+def test_a_ref_whose_library_cannot_give_its_source_times_every_case(monkeypatch):
+    base = BasePackage({"naive": NAIVE})
+    del base.source_of  # a library older than source_of: its builds' machine code cannot be known
+    ref = ref_comparison(monkeypatch, base)
+    timer = ReplayTimer(*recorded_pairs())
+    verdict, head = ref.compare(CASE, FakeCase("naive", NAIVE), timer, PROFILE, True, detectable)
+    assert verdict.label == SAME and [call[0] for call in timer.calls] == ["interleaved"] and head is not None
+
+
+def test_a_head_library_in_no_repository_is_refused_before_anything_is_checked_out(monkeypatch):
+    entered = []
+    monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: entered.append(ref))
+    nowhere = Library("kernels", kernels, None, "/opt/x is in no git repository: no commit's version ...")
+    with pytest.raises(LibraryError, match="is in no git repository"):
+        ab_compare.RefComparison(Path("/opt/x"), "main", arch="sm_90", library=nowhere)
+    assert entered == []
 
 
 def test_an_unchanged_case_stays_unchanged_when_slowdowns_are_accepted(monkeypatch):
@@ -304,21 +335,35 @@ def test_the_launch_part_of_a_case_identity_is_the_one_stored_runs_were_pooled_b
     a change of the launch digest splits every stored history."""
     stored_sass = next(bench["extra_info"]["sass"] for bench in json.loads((RUNS / "0005_h200-5fcc19b.json").read_text())
                        ["benchmarks"] if bench["fullname"].endswith("test_matmul_time[1024x1024x1024-naive]"))
-    monkeypatch.setattr(ab_compare, "build_identity", lambda *args, **kwargs: "code")
-    package = SimpleNamespace(compile=SimpleNamespace(load_source=lambda name: "", BASE_OPTIONS=(),
-                                                      define_options=lambda defines: ()))
+    monkeypatch.setattr(ab_library, "build_identity", lambda *args, **kwargs: "code")
+    package = SimpleNamespace(source_of=lambda build: ("", ()))
     build = dataclasses.replace(NAIVE, launch="grid=(32, 32, 1) block=(32, 32) shared=0 pitched=False")
-    assert ab_compare.case_identity(package, build, "sm_90") == "code:" + stored_sass.split(":")[1]
-    assert ab_compare.case_identity(package, None, "sm_90") == "library"
+    assert ab_library.case_identity(package, build, "sm_90") == "code:" + stored_sass.split(":")[1]
+    assert ab_library.case_identity(package, None, "sm_90") == "library"
+
+
+def test_a_case_identity_compiles_what_the_library_gives_for_the_build():
+    """The machine code hashed is NVRTC's build of `source_of`'s text with its options: this repository's
+    kernels give the source with its headers spliced in and -std=c++17 plus the build's defines."""
+    from kernelwatch.ab.identity import build_identity
+
+    text, options = kernels.source_of(NAIVE)
+    expected = build_identity(text, options, "sm_90", name=NAIVE.source, function=NAIVE.function)
+    assert ab_library.case_identity(kernels, NAIVE, "sm_90").split(":")[0] == expected
+    other = SimpleNamespace(__name__="other", source_of=lambda build: (text.replace("0.0f", "-0.0f"), options))
+    assert ab_library.case_identity(other, NAIVE, "sm_90") != ab_library.case_identity(kernels, NAIVE, "sm_90")
+    with pytest.raises(LibraryError, match="gave the options as one string"):
+        ab_library.case_identity(SimpleNamespace(__name__="bad", source_of=lambda build: (text, "-std=c++17")), NAIVE,
+                                 "sm_90")
 
 
 def test_a_base_package_that_fails_to_load_leaves_no_tree_checked_out(monkeypatch):
     class FailingTree(FakeRefTree):
-        def load_package(self, alias):
+        def load_package(self, path, alias):
             raise RuntimeError("the base does not import")
 
     tree = FailingTree(None)
     monkeypatch.setattr(ab_compare, "RefTree", lambda repo_root, ref: tree)
     with pytest.raises(RuntimeError, match="does not import"):
-        ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90")
+        ab_compare.RefComparison(Path("/nonexistent/repository"), "main", arch="sm_90", library=HEAD)
     assert not tree.open

@@ -135,7 +135,11 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     driver = doc["machine_info"]["gpu"]["driver"]
     doc["machine_info"]["gpu"]["driver"] = "590.10"
     (tmp_path / "new.json").write_text(json.dumps(doc))
-    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json", repo)
+    # the repository names no kernel library in a pytest configuration: the card says so, unless --kernels names it
+    _, unnamed = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json", repo)
+    assert ("No card: the project names no kernel library (the ini key kernelwatch_kernels; docs/kernel-library.md); "
+            "or name it with --kernels PACKAGE") in unnamed
+    verdicts, text = compare.compare_runs(tmp_path / "old.json", tmp_path / "new.json", repo, "kernels")
     assert [v.case for v in verdicts if v.label == "slower"] == [SLOWED_CASE]
     card = text[text.index("## Why the slower cases are slower"):].splitlines()
     assert card[2] == f"#### Why `{SLOWED_CASE}` is slower"
@@ -164,12 +168,14 @@ def compare_slowed(tmp_path, slowed, edit=lambda extra_info: None, gpu=None):
     return verdicts, cards
 
 
-def test_a_card_whose_commit_git_lacks_says_so_and_an_elementwise_case_gets_none(tmp_path):
-    """The commits are looked up in the checkout given (the working directory by default), and the card names it."""
+def test_a_card_whose_commit_git_lacks_says_so_for_a_matrix_product_and_an_add_alike(tmp_path):
+    """The commits are looked up in the checkout given (the working directory by default), and the card names it;
+    the kernel library is the one its pyproject.toml names (kernelwatch_kernels), which builds adds too."""
     verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE, ELEMENTWISE_CASE))
     assert sum(v.label == "slower" for v in verdicts) == 2
-    assert cards.count("#### Why") == 1 and f"#### Why `{SLOWED_CASE}` is slower\n\nNo card: " in cards
-    assert f"No card: unknown git ref '{'f' * 40}' in {ROOT}\n" in cards
+    for case in (SLOWED_CASE, ELEMENTWISE_CASE):
+        assert f"#### Why `{case}` is slower\n\nNo card: unknown git ref '{'f' * 40}' in {ROOT}\n" in cards
+    assert cards.count("#### Why") == 2
 
 
 def test_a_slower_cublas_product_gets_no_card_and_a_product_of_unrecorded_machine_code_gets_one(tmp_path):
@@ -187,11 +193,18 @@ def test_a_throttled_matrix_product_gets_no_card(tmp_path):
     assert cards == ""
 
 
-def test_a_slower_case_whose_shape_is_no_mxnxk_gets_no_card(tmp_path):
-    """A card explains a matrix product of shape MxNxK: a shape of four extents (a batch of products) gets none."""
+def test_a_slower_case_whose_shape_its_library_cannot_build_gets_a_card_saying_why(tmp_path, monkeypatch):
+    """The library's build_for reads the shape: this repository's kernels build a matrix product of MxNxK only, so a
+    shape of four extents (a batch of products) gets the library's one line why not."""
+    import kernels
+    from kernelwatch.cause.stored import PackagesAtCommits
+
+    monkeypatch.setattr(PackagesAtCommits, "package", lambda self, commit: kernels)  # every commit: this checkout's
     verdicts, cards = compare_slowed(tmp_path, (SLOWED_CASE,), lambda info: info.update(shape="2x4096x4096x4096"))
     assert [v.label for v in verdicts if v.case == SLOWED_CASE] == ["slower"]
-    assert cards == ""
+    assert cards == ("## Why the slower cases are slower\n\n"
+                     f"#### Why `{SLOWED_CASE}` is slower\n\n"
+                     "No card: the case's shape '2x4096x4096x4096' is no matrix product's MxNxK\n\n")
 
 
 def test_a_new_run_without_a_readable_compute_capability_gets_no_card_and_the_reason(tmp_path):

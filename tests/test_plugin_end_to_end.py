@@ -212,7 +212,18 @@ def git_init(folder):
     subprocess.run([*git, "commit", "-q", "-m", "the suite"], check=True)
 
 
+def with_kernel_library(suite):
+    """`suite` as a project whose pytest.ini names its kernel library (tests/test_plugin_kernel_library.py's
+    tinylib), which --kernelwatch-compare-ref needs."""
+    from tests.test_plugin_kernel_library import BASE, write_library
+
+    write_library(suite, BASE)
+    (suite / "pytest.ini").write_text("[pytest]\nkernelwatch_kernels = tinylib\n")
+    return suite
+
+
 def test_an_unknown_compare_ref_is_an_error_before_anything_runs(suite):
+    with_kernel_library(suite)
     git_init(suite)  # the ref is looked up in the repository of the tests being run
     result = run(suite, "--kernelwatch-compare-ref", "no-such-branch-anywhere")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
@@ -221,9 +232,7 @@ def test_an_unknown_compare_ref_is_an_error_before_anything_runs(suite):
 
 
 def test_compare_ref_skips_cases_it_cannot_prepare_on_the_base_side_with_the_reason(suite):
-    import shutil
-
-    shutil.copytree(ROOT / "kernels", suite / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    with_kernel_library(suite)  # the base side is that library at the ref
     git_init(suite)
     result = run(suite, "--kernelwatch-compare-ref", "HEAD", "-rs")
     assert result.returncode == 0, output(result)

@@ -57,12 +57,40 @@ def test_no_energy_is_measured_where_none_is_asked_for(suite):
         assert set(energies(suite).values()) == {None}
 
 
-def test_the_profiles_energy_cases_are_matched_by_test_name():
-    state = types.SimpleNamespace(energy="profile", profile=PROFILES["nightly"])
-    assert energy_wanted(state, "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]")
-    assert not energy_wanted(state, "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-cublas]")
-    assert not energy_wanted(types.SimpleNamespace(energy="profile", profile=PROFILES["quick"]),
-                             "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]")
+NIGHTLY = PROFILES["nightly"].with_energy_cases(["test_matmul_time[4096x4096x4096-cublas]", "test_add_time[*_vec4]",
+                                                  "suites/test_host.py::test_host_time[?]"])
+
+
+@pytest.mark.parametrize("node_id, wanted", [
+    ("suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]", True),  # by its test name
+    ("suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-cublas]", False),
+    ("suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas2]", False),  # a name is whole, no prefix
+    ("suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d_vec4]", True),  # a pattern: * is wild
+    ("suites/test_perf_elementwise.py::test_add_time[8192x8192-matrix_add_2d]", False),
+    ("suites/test_perf_elementwise.py::test_add_timex8192x8192-matrix_add_2d_vec4]", False),  # [ is itself, no class
+    ("suites/test_host.py::test_host_time[a]", True),  # by its node id; ? is one character
+    ("other/test_host.py::test_host_time[a]", False),
+    ("suites/test_host.py::test_host_time[ab]", False),
+])
+def test_the_profiles_energy_cases_are_matched_by_test_name_node_id_or_pattern(node_id, wanted):
+    assert energy_wanted(types.SimpleNamespace(energy="profile", profile=NIGHTLY), node_id) is wanted
+
+
+def test_the_quick_profile_measures_none_of_the_energy_cases_and_a_project_without_any_none_at_all():
+    quick = PROFILES["quick"].with_energy_cases(["test_matmul_time[4096x4096x4096-cublas]"])
+    case = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
+    assert not energy_wanted(types.SimpleNamespace(energy="profile", profile=quick), case)
+    assert not energy_wanted(types.SimpleNamespace(energy="profile", profile=PROFILES["nightly"]), case)
+    assert energy_wanted(types.SimpleNamespace(energy="all", profile=quick), case)
+
+
+@pytest.mark.parametrize("profile, measured", [("nightly", {"beta", "gamma"}), ("full", {"beta", "gamma"}), ("quick", set())])
+def test_the_energy_cases_are_the_ini_keys(suite, profile, measured):
+    (suite / "pytest.ini").write_text("[pytest]\nkernelwatch_energy_cases =\n    test_time[beta]\n"
+                                      "    test_fake_suite.py::test_time[g*]\n")
+    result = run(suite, f"--kernelwatch-profile={profile}", f"--benchmark-json={suite / 'run.json'}")
+    assert result.returncode == 0, output(result)
+    assert {case for case, block in energies(suite).items() if block} == measured
 
 
 def test_more_energy_at_the_same_time_fails_its_case_only_and_the_store_keeps_the_rest(suite):
@@ -132,13 +160,21 @@ def test_an_energy_ab_records_heads_energy_and_the_paired_verdict(pytestconfig):
 
 
 def test_every_energy_case_of_the_nightly_is_a_case_the_nightly_times():
-    """A renamed kernel or size must not leave the nightly measuring no energy without a word."""
+    """A renamed kernel or size must not leave the nightly measuring no energy without a word: each entry of this
+    repository's kernelwatch_energy_cases (pyproject.toml) names a case the nightly times."""
+    import tomllib
+    from pathlib import Path
+
     from kernels import ELEMENTWISE_KERNELS, MATMUL_KERNELS
     from suites.perf_cases import ADD_SIDES, matmul_cases
 
+    ini = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["tool"]["pytest"]
+    nightly = PROFILES["nightly"].with_energy_cases(ini["ini_options"]["kernelwatch_energy_cases"])
     timed = {f"test_matmul_time[{n}x{n}x{n}-{name}]" for n, name in matmul_cases("nightly", MATMUL_KERNELS)}
     timed |= {f"test_add_time[{s}x{s}-{name}]" for s in ADD_SIDES["nightly"] for name in ELEMENTWISE_KERNELS}
-    assert set(PROFILES["nightly"].energy_cases) <= timed
+    assert len(nightly.energy_cases) == 4
+    for entry in nightly.energy_cases:
+        assert any(nightly.with_energy_cases([entry]).is_energy_case(f"suites/test_perf.py::{case}") for case in timed), entry
 
 
 def test_the_dashboard_draws_the_energy_the_store_kept(suite, tmp_path):
@@ -298,7 +334,7 @@ def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
 
     def state(energy, meter="meter", why="no counter"):
         device = types.SimpleNamespace(make_energy_meter=lambda: opened.append(energy) or (meter, why))
-        return types.SimpleNamespace(energy=energy, profile=PROFILES["nightly"], device=device, energy_meter=None,
+        return types.SimpleNamespace(energy=energy, profile=NIGHTLY, device=device, energy_meter=None,
                                      notices=[])
 
     big = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
@@ -325,7 +361,7 @@ def test_energy_options_as_argparse_gives_them_measure_all_or_none():
 
 
 def test_a_profiles_energy_case_is_matched_by_its_test_name_under_a_class_or_without_a_file():
-    state = types.SimpleNamespace(energy="profile", profile=PROFILES["nightly"])
+    state = types.SimpleNamespace(energy="profile", profile=NIGHTLY)
     assert energy_wanted(state, "suites/test_perf_matmul.py::TestTimes::test_matmul_time[4096x4096x4096-cublas]")
     assert energy_wanted(state, "test_matmul_time[4096x4096x4096-cublas]")
     assert not energy_wanted(state, "test_matmul_time[1024x1024x1024-cublas]")

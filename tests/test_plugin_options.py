@@ -119,20 +119,28 @@ def test_energy_all_typed_on_a_command_line_without_a_gpu_is_refused_like_energy
         refuse_requests_without_a_gpu(_options(kernelwatch_energy=typed), "no driver here")
 
 
-def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeypatch):
-    # the ref resolves (check_named_things passed) but its tree is no suite: exit 4 with git's reason, no traceback
+@pytest.mark.parametrize("why", [
+    "RefError: 'v0.1' (0123456789ab) has no package at kernels",  # the ref resolves, but its tree has no library
+    "LibraryError: /project is in no git repository: no commit's version of the kernel library 'kernels' can be read",
+])
+def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeypatch, why):
+    # the ref resolves (check_named_things passed) but cannot be a base: exit 4 with the reason, no traceback
     import kernelwatch.ab.against_ref as against_ref
     import kernelwatch.plugin as plugin
+    from kernelwatch.ab.library import LibraryError
     from kernelwatch.ab.ref_tree import RefError
 
+    kind, _, message = why.partition(": ")
+
     def refuse(repo_root, ref, **options):
-        raise RefError(f"{ref!r} (0123456789ab) lacks the suite's layout: missing kernels/registry.py")
+        assert options["library"] == "the head's library"
+        raise {"RefError": RefError, "LibraryError": LibraryError}[kind](message)
 
     monkeypatch.setattr(against_ref, "RefComparison", refuse)
-    state = types.SimpleNamespace(gpu=fake_info("GPU-test"), ref=None)
+    state = types.SimpleNamespace(gpu=fake_info("GPU-test"), ref=None, library="the head's library")
     with pytest.raises(pytest.UsageError) as refused:
         plugin._open_ref(_options(kernelwatch_compare_ref="v0.1", kernelwatch_compare_ref_all=False, kernelwatch_accept_slowdown=None), state)
-    assert str(refused.value) == "--kernelwatch-compare-ref: 'v0.1' (0123456789ab) lacks the suite's layout: missing kernels/registry.py"
+    assert str(refused.value) == f"--kernelwatch-compare-ref: {message}"
     assert state.ref is None
 
 

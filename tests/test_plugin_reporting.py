@@ -29,7 +29,7 @@ def ref_state(tmp_path, labels, accepted):
     verdicts = [Verdict(f"suites/s.py::test_k[{i}]", label, 1e-3, 1.1e-3, 1.1, 0.02, "10% slower")
                 for i, label in enumerate(labels)]
     ref = types.SimpleNamespace(ref="origin/main", tree=types.SimpleNamespace(sha="0123456789abcdef"),
-                                accepted=accepted, verdicts=verdicts, removed_kernels=lambda package: [], cards={})
+                                accepted=accepted, verdicts=verdicts, removed_kernels=lambda: [], cards={})
     return suite_state(report_path=tmp_path / "report.md", ref=ref)
 
 
@@ -47,6 +47,21 @@ def test_a_ref_report_notes_an_accepted_slowdown_only_where_a_case_was_accepted(
     assert ("**Slowdown accepted**: the new tile trades 1024³ for 4096³" in text) is noted
     assert text.startswith("# Kernel suite: this tree against `origin/main` (0123456789) on Fake GPU")
     assert state.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
+
+
+def test_a_ref_whose_library_cannot_name_its_kernels_still_gets_its_report_and_a_notice_why_none_is_removed(tmp_path):
+    from kernelwatch.ab.library import LibraryError
+
+    state = ref_state(tmp_path, ["same"], None)
+
+    def cannot():
+        raise LibraryError("its kernel library (kernel_suite_base_kernels) has no kernel_names")
+
+    state.ref.removed_kernels = cannot
+    write_ref_report(state)
+    assert "| same |" in (tmp_path / "report.md").read_text()
+    assert state.notices[0] == ("removed kernels not looked for: its kernel library (kernel_suite_base_kernels) has "
+                                "no kernel_names")
 
 
 def test_a_ref_report_gives_the_slower_cases_cards_in_the_order_of_their_names_after_the_table(tmp_path):
@@ -162,9 +177,26 @@ def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
     state = suite_state(gpu=gpu)
     config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly",
                                    rootpath=Path("/project"), getini=lambda name: "")
-    first, second = plugin.pytest_report_header(config)
+    first, second, third = plugin.pytest_report_header(config)
     assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
     assert second == f"kernel suite: profile nightly, baselines in {Path('/project/baselines/Fake_GPU_9000')}"
+    # the project names no kernel library: the header says what goes without it, before anything is timed
+    assert third == ("kernel suite: the project names no kernel library (the ini key kernelwatch_kernels; "
+                     "docs/kernel-library.md): no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
+                     "timing, verdicts and energy as ever")
+
+
+def test_the_report_header_names_the_kernel_library_and_where_it_lies():
+    import kernels
+    import kernelwatch.plugin as plugin
+    from kernelwatch.ab.library import Library
+
+    config = types.SimpleNamespace(getoption=lambda name: "nightly", rootpath=Path("/project"), getini=lambda name: "")
+    for library, said in ((Library("kernels", kernels, "kernels"), "kernels (kernels)"),
+                          (Library("kernels", kernels, None, "/project is in no git repository: ..."),
+                           "kernels (/project is in no git repository: ...)")):
+        config.stash = {plugin.STATE: suite_state(library=library)}
+        assert plugin.pytest_report_header(config)[2] == f"kernel suite: kernel library {said}"
 
 
 def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_let_go(tmp_path):

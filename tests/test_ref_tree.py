@@ -77,7 +77,7 @@ def fake_head_kernels(suite_repo, monkeypatch):
 
 def test_base_alias_sees_the_old_constant_while_head_kernels_sees_the_new(suite_repo, fake_head_kernels):
     with RefTree(suite_repo, "HEAD~1") as tree:
-        base = tree.load_package()
+        base = tree.load_package("kernels", ALIAS)
         assert (base.TILE, base.describe()) == (16, "tile 16")
         assert base.__name__ == ALIAS
         assert sys.modules[f"{ALIAS}.registry"].TILE == 16
@@ -94,7 +94,7 @@ def test_loading_the_base_leaves_the_suites_own_kernels_package_alone(suite_repo
 
     before = {m: module for m, module in sys.modules.items() if m == "kernels" or m.startswith("kernels.")}
     with RefTree(suite_repo, "tile16") as tree:
-        assert tree.load_package().TILE == 16
+        assert tree.load_package("kernels", ALIAS).TILE == 16
     after = {m: module for m, module in sys.modules.items() if m == "kernels" or m.startswith("kernels.")}
     assert after == before
     assert sys.modules["kernels"] is kernels
@@ -132,20 +132,29 @@ def test_directory_outside_git_is_an_error(tmp_path):
             pass
 
 
-def test_tree_without_the_suite_layout_is_an_error_naming_what_is_missing(suite_repo):
-    git(suite_repo, "rm", "-q", "kernels/compile.py", "kernels/cuda/scale.cu")
-    git(suite_repo, "commit", "-q", "-m", "no compile.py, no cuda/")
-    with pytest.raises(RefError, match=r"'HEAD' \([0-9a-f]{12}\) lacks the suite's layout: "
-                                       r"missing kernels/compile.py, kernels/cuda/$"):
-        with RefTree(suite_repo, "HEAD"):
-            pass
+def test_a_package_in_a_folder_of_the_tree_and_a_module_file_load_from_their_paths(suite_repo):
+    """The project's kernel library lies wherever the project keeps it (a folder of the repository, pytest's rootdir
+    below its top): the path is relative to the tree's top; a module file loads as well as a package."""
+    (suite_repo / "python" / "mylib").mkdir(parents=True)
+    (suite_repo / "python" / "mylib" / "__init__.py").write_text("from .sizes import TILE\n")
+    (suite_repo / "python" / "mylib" / "sizes.py").write_text("TILE = 8\n")
+    (suite_repo / "python" / "single.py").write_text("TILE = 4\n")
+    git(suite_repo, "add", "-A")
+    git(suite_repo, "commit", "-q", "-m", "a library in a folder")
+    with RefTree(suite_repo, "HEAD") as tree:
+        assert tree.load_package("python/mylib", ALIAS).TILE == 8
+        assert sys.modules[f"{ALIAS}.sizes"].TILE == 8
+        assert tree.load_package("python/single.py", "kernel_suite_base_single").TILE == 4
+        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package at python/other$"):
+            tree.load_package("python/other", "kernel_suite_base_other")
+    assert "kernel_suite_base_single" not in sys.modules
     assert_no_worktree_left(suite_repo)
 
 
 def test_worktree_is_removed_after_an_exception_inside_the_with_block(suite_repo):
     with pytest.raises(RuntimeError, match="a timing failed"):
         with RefTree(suite_repo, "HEAD~1") as tree:
-            tree.load_package()
+            tree.load_package("kernels", ALIAS)
             assert len(worktrees(suite_repo)) == 2
             raise RuntimeError("a timing failed")
     assert_no_worktree_left(suite_repo)
@@ -160,7 +169,7 @@ def test_dirty_working_tree_is_fine_and_left_as_it_was(suite_repo):
     staged = git(suite_repo, "diff", "--cached")
     assert status  # the tree really is dirty
     with RefTree(suite_repo, "HEAD") as tree:
-        assert tree.load_package().TILE == 32
+        assert tree.load_package("kernels", ALIAS).TILE == 32
         assert not (tree.path / "kernels" / "cuda" / "new_kernel.cu").exists()
     assert git(suite_repo, "status", "--porcelain") == status
     assert git(suite_repo, "diff", "--cached") == staged
@@ -183,14 +192,14 @@ def test_user_checkout_hooks_do_not_run_for_the_worktree(suite_repo):
 
 def test_load_package_outside_the_with_block_is_an_error(suite_repo):
     with pytest.raises(RuntimeError, match="inside the with-block"):
-        RefTree(suite_repo, "HEAD").load_package()
+        RefTree(suite_repo, "HEAD").load_package("kernels", ALIAS)
 
 
 @pytest.mark.parametrize("alias", ["kernels", "numpy"])
 def test_alias_that_would_shadow_a_package_is_refused(suite_repo, alias):
     with RefTree(suite_repo, "HEAD") as tree:
         with pytest.raises(ValueError, match=f"alias '{alias}' would shadow"):
-            tree.load_package(alias=alias)
+            tree.load_package("kernels", alias=alias)
     assert sys.modules["numpy"].__name__ == "numpy"
 
 
@@ -198,16 +207,16 @@ def test_base_package_that_fails_to_import_is_a_ref_error(suite_repo):
     (suite_repo / "kernels" / "__init__.py").write_text("from .no_such_module import anything\n")
     git(suite_repo, "commit", "-q", "-am", "broken import")
     with RefTree(suite_repo, "HEAD") as tree:
-        with pytest.raises(RefError, match=r"kernels of 'HEAD' \([0-9a-f]{12}\) does not import: .*no_such_module"):
-            tree.load_package()
+        with pytest.raises(RefError, match=r"^kernels of 'HEAD' \([0-9a-f]{12}\) does not import: .*no_such_module"):
+            tree.load_package("kernels", ALIAS)
         assert ALIAS not in sys.modules
     assert_no_worktree_left(suite_repo)
 
 
 def test_missing_package_is_a_ref_error(suite_repo):
     with RefTree(suite_repo, "HEAD") as tree:
-        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package 'kernelwatch'$"):
-            tree.load_package(name="kernelwatch", alias="kernel_suite_base_harness")
+        with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package at kernelwatch$"):
+            tree.load_package("kernelwatch", alias="kernel_suite_base_harness")
 
 
 def killed_git(step: str, returncode: int):
@@ -251,7 +260,7 @@ def test_an_alias_equal_to_the_package_name_is_refused_even_where_no_such_packag
     with RefTree(suite_repo, "HEAD") as tree:
         with pytest.raises(ValueError, match="alias 'suite_tools' would shadow"):
             # an equal string spelled anew, as a caller composes one: not the very object `name` is
-            tree.load_package(name=name, alias="".join(["suite_", "tools"]))
+            tree.load_package(f"tools/{name}", alias="".join(["suite_", "tools"]))
     assert_no_worktree_left(suite_repo)
 
 

@@ -1,5 +1,6 @@
 """The cause card of a case slower than its stored reference (src/kernelwatch/plugin/regression.py: card_against_stored):
-the static half against the kernels package at the reference run's commit, checked out once per commit."""
+the static half against the project's kernel library (this repository's kernels) at the reference run's commit,
+checked out once per commit; a project that names no kernel library gets a card that says so."""
 
 from __future__ import annotations
 
@@ -72,10 +73,18 @@ class Store:
                                  "python_version": "3.12.3"}}
 
 
-def state_in(repo, store=None) -> types.SimpleNamespace:
+def head_library():
+    import kernels
+    from kernelwatch.ab.library import Library
+
+    return Library("kernels", kernels, "kernels")
+
+
+def state_in(repo, store=None, library=True) -> types.SimpleNamespace:
     gpu = types.SimpleNamespace(compute_capability="9.0",
                                 as_dict=lambda: {"driver": "580.159.04", "cupy": "14.2.0", "uuid": "GPU-a"})
-    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None, gpu=gpu, store=store, baseline=None)
+    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None, gpu=gpu, store=store, baseline=None,
+                                 library=head_library() if library else None)
 
 
 def slower(commit: str | None, sass: str = "base-sass") -> Verdict:
@@ -156,6 +165,18 @@ def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(r
     assert "plain" not in state.cards
 
 
+def test_a_project_that_names_no_kernel_library_gets_a_card_that_says_so_in_one_line(reference_repo):
+    import kernels
+
+    repo, commit = reference_repo
+    state = state_in(repo, library=False)
+    card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4), slower(commit), Case(kernels))
+    assert state.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
+                                 "No card: the project names no kernel library (the ini key kernelwatch_kernels; "
+                                 "docs/kernel-library.md)", ""]
+    assert state.reference_packages is None  # nothing checked out
+
+
 def test_environment_pairs_name_each_field_of_both_runs_and_a_question_mark_where_one_is_missing():
     from kernelwatch.cause.stored import environment_pairs
 
@@ -180,7 +201,7 @@ def test_a_stored_card_without_a_package_a_shape_or_build_for_says_why_in_the_ca
     from kernelwatch.cause.stored import PackagesAtCommits, stored_card
 
     with pytest.raises(RefError, match=r"^the stored run names no commit$"):
-        PackagesAtCommits(Path(".")).package("")
+        PackagesAtCommits(Path("."), "kernels").package("")
 
     class Packages:
         def __init__(self, package):
@@ -193,13 +214,15 @@ def test_a_stored_card_without_a_package_a_shape_or_build_for_says_why_in_the_ca
 
     refused = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(RefError("no such commit")))
     assert refused == ["#### Why `c` is slower", "", "No card: no such commit", ""]
-    shapeless = stored_card("c", "tiled", "8x8", "a" * 40, "b" * 40, "sm_90", Packages(kernels))
-    assert shapeless[2] == "No card: the case's shape '8x8' is no matrix product's MxNxK"
-    old = types.ModuleType("kernels_before_build_for")
+    shapeless = stored_card("c", "tiled16", "8x8", "a" * 40, "b" * 40, "sm_90", Packages(kernels))
+    assert shapeless[2] == "No card: the case's shape '8x8' is no matrix product's MxNxK"  # the library's words
+    unknown = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(kernels))
+    assert unknown[2] == "No card: unknown kernel 'tiled': neither a matrix product's nor an add's"
+    old = types.ModuleType("kernels_before_build_for")  # a library older than the protocol
     monkeypatch.setitem(sys.modules, "kernels_before_build_for", old)
-    monkeypatch.setitem(sys.modules, "kernels_before_build_for.matmul", types.ModuleType("kernels_before_build_for.matmul"))
     early = stored_card("c", "tiled", "8x8x8", "a" * 40, "b" * 40, "sm_90", Packages(old))
-    assert early[2] == "No card: its kernels package cannot describe a build without a GPU (it predates build_for)"
+    assert early[2] == ("No card: its kernel library (kernels_before_build_for) has no build_for "
+                        "(docs/kernel-library.md: older than the protocol, or not the library)")
 
 
 def _ab_state(builds, *, diagnose=False, compute_capability="9.0", launched=None):
@@ -207,7 +230,7 @@ def _ab_state(builds, *, diagnose=False, compute_capability="9.0", launched=None
 
     import kernels
 
-    ref = types.SimpleNamespace(builds=builds, base=kernels, launched=launched or {}, cards={})
+    ref = types.SimpleNamespace(builds=builds, base=kernels, launched=launched or {}, cards={}, library=head_library())
     return types.SimpleNamespace(ref=ref, diagnose=diagnose, gpu=types.SimpleNamespace(compute_capability=compute_capability))
 
 

@@ -75,7 +75,7 @@ def test_a_measurement_without_clocks_or_event_times_leaves_those_fields_empty()
 
 
 def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdict(monkeypatch):
-    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda library, prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cupti concurrent kernel")
     verdict = Verdict("suites/s.py::test_host[k]", "same", 1.99e-3, 2.0e-3, 1.004, 0.02, "within 2%", ci_low=0.998, ci_high=1.01,
                       reference="origin/main (abcdef1234)")
@@ -137,20 +137,29 @@ def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
     assert (record.ceiling, record.ceiling_rate) == ("device copy", 4.4e12)
 
 
-def test_the_machine_code_identity_is_taken_in_the_package_of_the_prepared_case(monkeypatch):
-    import kernelwatch.plugin
+def test_the_machine_code_identity_is_taken_by_the_projects_kernel_library(monkeypatch):
+    from kernelwatch.ab.library import Library
 
-    # a prepared case made in a module of a package (kernels' cases are made in kernels.<module>)
-    prepared = type("Prepared", (), {"__module__": "kernelwatch.plugin.state", "build": lambda self: "built"})()
+    library = Library("mylib", types.ModuleType("mylib"), "mylib")
+    prepared = types.SimpleNamespace(build=lambda: "built")
     asked = {}
     monkeypatch.setattr(timed_case_module, "case_identity",
                         lambda package, built, arch: asked.update(package=package, built=built, arch=arch) or "sass")
-    assert timed_case_module.sass_of(prepared, fake_info("GPU-test")) == "sass"
-    assert asked == {"package": kernelwatch.plugin, "built": "built", "arch": "sm_90"}
+    assert timed_case_module.sass_of(library, prepared, fake_info("GPU-test")) == "sass"
+    assert asked == {"package": library.package, "built": "built", "arch": "sm_90"}
+
+
+def test_without_a_kernel_library_or_a_build_a_case_records_no_machine_code(monkeypatch):
+    from kernelwatch.ab.library import Library
+
+    monkeypatch.setattr(timed_case_module, "case_identity", lambda *args: pytest.fail("no identity is taken"))
+    assert timed_case_module.sass_of(None, types.SimpleNamespace(build=lambda: "built"), fake_info("GPU-test")) is None
+    library = Library("mylib", types.ModuleType("mylib"), "mylib")
+    assert timed_case_module.sass_of(library, types.SimpleNamespace(run=None), fake_info("GPU-test")) is None
 
 
 def test_under_compare_ref_more_energy_fails_the_case_with_its_message_alone(monkeypatch):
-    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda library, prepared, gpu: "sass-of-head")
     block = {"joules_per_launch": 2e-3, "joules_per_launch_low": 1.99e-3, "joules_per_launch_high": 2.01e-3,
              "confidence": 0.95}
     monkeypatch.setattr(timed_case_module, "with_paired_energy", lambda state, record, *args: dataclasses.replace(
@@ -260,7 +269,7 @@ def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_
 def compared_case(monkeypatch, label: str, note: str = "") -> TimedCase:
     """A prepared case under --kernelwatch-compare-ref whose paired verdict is `label`, timed by a timer with `note`."""
 
-    monkeypatch.setattr(timed_case_module, "sass_of", lambda prepared, gpu: "sass-of-head")
+    monkeypatch.setattr(timed_case_module, "sass_of", lambda library, prepared, gpu: "sass-of-head")
     head = Measurement([2.0e-3, 2.1e-3, 1.9e-3], "noise", timer="cuda events")
     verdict = Verdict("suites/s.py::test_host[k]", label, 1.8e-3, 2.0e-3, 1.11, 0.02, "11% slower (p=0.001)")
     case = timed_case(ref=types.SimpleNamespace(ref="origin/main", compare=lambda *args: (verdict, head), timed_base={}))

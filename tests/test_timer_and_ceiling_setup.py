@@ -83,6 +83,8 @@ def fake_cupy(monkeypatch) -> types.SimpleNamespace:
         return FakeStream(non_blocking=non_blocking, ptr=0, made=made)
 
     def device_array(count, dtype=np.float32):
+        if isinstance(count, tuple) and all(isinstance(side, int) for side in count):  # a shape
+            count = int(np.prod(count))
         if not isinstance(count, int):  # cupy._core.internal.get_size
             raise ValueError("size should be None, collections.abc.Sequence, or int")
         array = types.SimpleNamespace(size=count, nbytes=count * np.dtype(dtype).itemsize,
@@ -216,16 +218,18 @@ class FakeTimer:
 @pytest.mark.parametrize("count", [1, 4, 16])
 def test_host_copies_move_each_chunk_once_within_both_buffers_and_the_asked_way(made, monkeypatch, to_device,
                                                                                  count):
-    hosts = []
+    allocations = []
 
-    def pinned_empty(floats, dtype=np.float32):
-        hosts.append(np.empty(floats, dtype))
-        return hosts[-1]
+    def alloc_pinned_memory(size):  # CuPy's pinned allocator: a buffer of `size` bytes
+        allocations.append(bytearray(size))
+        return allocations[-1]
 
-    monkeypatch.setitem(sys.modules, "kernels.device", types.SimpleNamespace(pinned_empty=pinned_empty))
+    sys.modules["cupy"].cuda.alloc_pinned_memory = alloc_pinned_memory
     chunk = 64 * 1024
     assert ceilings_module.Ceilings(FakeTimer(), PROFILES["quick"]).host_copy_seconds(to_device, chunk, count) == 1e-3
-    (host,), (device,) = hosts, made.device_arrays
+    (device,) = made.device_arrays
+    (memory,) = allocations
+    host = np.frombuffer(memory, np.uint8)  # the pinned allocation itself: the copies' host side lies in it
     host_start, device_start = host.ctypes.data, device.data.ptr
     assert host.nbytes == device.nbytes == chunk * count
     assert len(made.copies) == count
@@ -274,3 +278,48 @@ def test_the_device_copy_ceiling_copies_its_gib_between_two_buffers_of_a_gib(mad
     assert src.nbytes == dst.nbytes == 2**30  # no larger than the copy: 2 GiB of device memory in all
     assert made.copies == [(dst.data.ptr, src.data.ptr, 2**30, 3)]  # from src to dst, device to device
     assert rate == 2 * 2**30 / 1e-3  # bytes read plus bytes written over the median
+
+
+class FakeRandom:
+    """cupy.random.default_rng's generator: notes the operands' shapes and dtypes."""
+
+    def __init__(self, made):
+        self.made = made
+
+    def random(self, shape, dtype):
+        self.made.operands.append((shape, np.dtype(dtype)))
+        return types.SimpleNamespace(shape=shape)
+
+
+def fake_matmul(made, monkeypatch):
+    cupy = sys.modules["cupy"]
+    made.operands, made.products = [], []
+    monkeypatch.setattr(cupy, "random", types.SimpleNamespace(default_rng=lambda seed: FakeRandom(made)), raising=False)
+    monkeypatch.setattr(cupy, "matmul", lambda a, b, out: made.products.append((a.shape, b.shape, out.size, made.current)),
+                        raising=False)
+
+
+def test_the_cublas_ceiling_is_cupys_matmul_of_float32_operands_on_the_timers_stream_once_a_shape(made, monkeypatch):
+    fake_matmul(made, monkeypatch)
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    stream = FakeStream(non_blocking=True, ptr=7, made=made)
+
+    class StreamTimer:
+        def measure(self, run, profile, flush=True, case=""):
+            run(stream)
+            return types.SimpleNamespace(median=2e-3)
+
+    ceilings = ceilings_module.Ceilings(StreamTimer(), PROFILES["quick"])
+    assert ceilings.cublas_flops_per_s(64, 32, 16) == 2.0 * 64 * 32 * 16 / 2e-3
+    assert made.operands == [((64, 16), np.dtype(np.float32)), ((16, 32), np.dtype(np.float32))]
+    assert made.products == [((64, 16), (16, 32), 64 * 32, stream)]  # into an M x N output, on the timed stream
+    assert ceilings.cublas_flops_per_s(64, 32, 16) == 2.0 * 64 * 32 * 16 / 2e-3
+    assert len(made.products) == 1  # measured once per shape
+
+
+def test_the_cublas_ceiling_refuses_tf32(made, monkeypatch):
+    fake_matmul(made, monkeypatch)
+    monkeypatch.setenv("CUPY_TF32", "1")
+    with pytest.raises(RuntimeError, match="CUPY_TF32 is set"):
+        ceilings_module.Ceilings(FakeTimer(), PROFILES["quick"]).cublas_flops_per_s(8, 8, 8)
+    assert made.products == []

@@ -8,7 +8,8 @@ before it; tests/test_layout.py checks it):
   timing    the instrument: timer, stop rule, CUPTI, hold and flush kernels, GPU identity, ceilings
   verdict   the record of a case, the noise model, the labels, judging against stored runs or a ref
   storage   stored runs: baselines on disk (numbered, checked, migrated) and the history store
-  ab        a git ref's tree beside this one, machine-code identity, the same-run comparison, commit windows
+  ab        the kernel library (a project's kernels), a git ref's tree beside this one, machine-code identity,
+            the same-run comparison, commit windows
   cause     why a case is slower: the cause card from two builds (static) and two ncu profiles (dynamic)
   report    markdown reports and plots
   history   `python -m kernelwatch.history`: commands over the store, change points, the dashboard

@@ -17,9 +17,12 @@ The output leads with how many cases were judged and why the others were not
 ("other host": another machine; "other GPU": another GPU of a host of the same
 name; "other timer"). Where fewer than MIN_JUDGED (half) of NEW's cases could be
 judged, the comparison says too little to pass: exit 2, unless --allow-partial.
-A slower matrix product gets a cause card with its static half (src/kernelwatch/cause/):
-both sides built from the kernels package at each run's commit, checked out from
-the repository this harness lives in (none where a commit is not there).
+A slower case of a kernel at a shape gets a cause card with its static half (src/kernelwatch/cause/):
+both sides built by the project's kernel library (src/kernelwatch/ab/library.py: `build_for`) at
+each run's commit, checked out from the git checkout --repo (default: here). The library is
+--kernels PACKAGE, else the kernelwatch_kernels of the pytest configuration pytest would read in
+--repo, found as a folder (or src/ folder) of --repo, not imported; a project that names none gets a
+card that says so, as does a commit that is not there.
 Exit status: 0 when no case is slower; 1 when a case is slower; 2 when a file
 cannot be used, or too few cases of NEW could be judged (the reason is printed).
 """
@@ -42,9 +45,11 @@ EXIT_OK, EXIT_SLOWER, EXIT_UNUSABLE = 0, 1, 2
 MIN_JUDGED = 0.5  # the fraction of NEW's cases that must be judged for a comparison to pass
 
 
-def compare_runs(old_path: Path, new_path: Path, repository: Path = Path(".")) -> tuple[list[Verdict], str]:
+def compare_runs(old_path: Path, new_path: Path, repository: Path = Path("."),
+                 library: str | None = None) -> tuple[list[Verdict], str]:
     """Judge NEW's records against OLD; returns (verdicts, markdown report). The cards' commits are read from the
-    git checkout `repository`."""
+    git checkout `repository`, their builds made by the kernel library `library` (an import name; None: the one
+    the checkout's pytest configuration names)."""
     new_doc = load_run(new_path)
     gpu = (new_doc.get("machine_info") or {}).get("gpu") or {}
     old_doc = load_run(old_path, expected_gpu=gpu.get("name"))
@@ -56,28 +61,34 @@ def compare_runs(old_path: Path, new_path: Path, repository: Path = Path(".")) -
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
     title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
     text = markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
-    return verdicts, text + cards_text(verdicts, records, old_doc, new_doc, repository)
+    return verdicts, text + cards_text(verdicts, records, old_doc, new_doc, repository, library)
 
 
-def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict, repository: Path) -> str:
-    """The cause cards of NEW's slower matrix products, as a report section ("" where there are none)."""
+def cards_text(verdicts: list[Verdict], records, old_doc: dict, new_doc: dict, repository: Path,
+               library: str | None = None) -> str:
+    """The cause cards of NEW's slower cases of a kernel at a shape (a machine code of the project's, not a library
+    call's), as a report section ("" where there are none)."""
     slower = {v.case for v in verdicts if v.label == SLOWER}
-    cases = [r for r in records if r.case in slower and r.kernel and (r.shape or "").count("x") == 2
-             and r.sass != "library"]
+    cases = [r for r in records if r.case in slower and r.kernel and r.shape and r.sass != "library"]
     if not cases:
         return ""
     from kernelwatch.ab.identity import arch_of
+    from kernelwatch.ab.library import NOT_NAMED, LibraryError, configured_name, library_path
     from kernelwatch.cause.card import no_card
     from kernelwatch.cause.stored import PackagesAtCommits, environment_pairs, stored_card
 
     lines = ["", "## Why the slower cases are slower", ""]
     try:
         arch = arch_of(((new_doc.get("machine_info") or {}).get("gpu") or {}).get("compute_capability"))
-    except ValueError as error:
+        name = library or configured_name(repository)
+        if not name:
+            raise LibraryError(NOT_NAMED + "; or name it with --kernels PACKAGE")
+        path = library_path(name, repository)
+    except (ValueError, LibraryError) as error:
         return "\n".join(lines + [line for record in cases for line in no_card(record.case, error)]) + "\n"
     commits = [(doc.get("commit_info") or {}).get("id") or "" for doc in (old_doc, new_doc)]
     environment = environment_pairs(old_doc.get("machine_info"), new_doc.get("machine_info"))
-    packages = PackagesAtCommits(repository)
+    packages = PackagesAtCommits(repository, path)
     try:
         for record in cases:
             lines += stored_card(record.case, record.kernel, record.shape, *commits, arch, packages, environment)
@@ -119,6 +130,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the baselines folder run numbers are read from (default: here)")
     parser.add_argument("--repo", type=Path, default=Path("."), metavar="CHECKOUT",
                         help="the git checkout whose commits the cause cards build (default: here)")
+    parser.add_argument("--kernels", metavar="PACKAGE", default=None,
+                        help="the project's kernel library, which builds the cause cards' sides (default: the "
+                             "kernelwatch_kernels ini key of the pytest configuration in --repo)")
     parser.add_argument("--allow-partial", action="store_true",
                         help=f"pass a comparison that judged under {MIN_JUDGED * 100:g}%% of the cases (default: exit 2)")
 
@@ -134,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     try:
         args.old, args.new = run_path(args.old, args.folder), run_path(args.new, args.folder)
-        verdicts, text = compare_runs(args.old, args.new, args.repo)
+        verdicts, text = compare_runs(args.old, args.new, args.repo, args.kernels)
     except BaselineError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_UNUSABLE

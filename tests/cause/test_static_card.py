@@ -497,7 +497,7 @@ def test_a_log_without_the_function_is_quoted_in_the_error_to_its_first_200_char
 
 
 def test_the_same_build_is_compiled_once(monkeypatch):
-    import kernels.compile
+    from kernelwatch.ab import identity
     from kernelwatch.cause.static import compiled
 
     calls = []
@@ -506,7 +506,7 @@ def test_the_same_build_is_compiled_once(monkeypatch):
         calls.append((source_text, name, options, arch))
         return b"cubin", "log"
 
-    monkeypatch.setattr(kernels.compile, "ptxas_report", ptxas_report)
+    monkeypatch.setattr(identity, "ptxas_report", ptxas_report)
     source = f"// asked twice {time.time_ns()}"  # no earlier test's build
     assert compiled(source, ("-O3",), "sm_90", "a.cu") == compiled(source, ("-O3",), "sm_90", "a.cu") == (
         b"cubin", "log")

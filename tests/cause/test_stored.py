@@ -1,5 +1,6 @@
 """src/kernelwatch/cause/stored.py's PackagesAtCommits on the CPU, a stand-in for git's worktrees: each commit checked
-out once, its kernels package imported under an alias naming the commit, a commit that cannot be read an error."""
+out once, its kernel library imported from the library's path under an alias naming the commit, a commit that cannot
+be read an error."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ class FakeTree:
     def __exit__(self, *exc_info):
         self.exited = True
 
-    def load_package(self, alias: str):
+    def load_package(self, path: str, alias: str):
+        self.loaded = path
         return types.ModuleType(alias)
 
 
@@ -38,7 +40,7 @@ class FakeTree:
 def packages(monkeypatch):
     FakeTree.made = []
     monkeypatch.setattr(stored, "RefTree", FakeTree)
-    return stored.PackagesAtCommits(Path("."))
+    return stored.PackagesAtCommits(Path("."), "python/mylib")
 
 
 def test_each_commits_package_is_imported_once_under_an_alias_naming_its_short_commit(packages):
@@ -47,6 +49,7 @@ def test_each_commits_package_is_imported_once_under_an_alias_naming_its_short_c
     assert packages.package(old).__name__ == "kernel_suite_commit_0123456789ab"
     assert packages.package(new).__name__ == "kernel_suite_commit_fedcba987654"  # as a card names them: 12 digits
     assert len(FakeTree.made) == 2 and packages.paths() == [Path("/worktrees") / old, Path("/worktrees") / new]
+    assert [tree.loaded for tree in FakeTree.made] == ["python/mylib"] * 2  # the library's path in each tree
     packages.close()
     assert all(tree.exited for tree in FakeTree.made) and packages.paths() == []
 

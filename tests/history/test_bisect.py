@@ -63,14 +63,16 @@ def _git(repo, *args):
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def make_repo(root: Path, speeds: list[str]) -> list[str]:
+def make_repo(root: Path, speeds: list[str], folder: str = "") -> list[str]:
+    """A repository whose commits give the speeds, the fake A/B and its files in `folder` of it (its top: "")."""
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
-    (root / "fake_ab.py").write_text(FAKE_AB)
+    (root / folder).mkdir(exist_ok=True)
+    (root / folder / "fake_ab.py").write_text(FAKE_AB)
     commits = []
     for i, speed in enumerate(speeds):
-        (root / "speed.txt").write_text(speed)
-        (root / "log.txt").write_text(f"change {i}\n")
+        (root / folder / "speed.txt").write_text(speed)
+        (root / folder / "log.txt").write_text(f"change {i}\n")
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "-m", f"change {i}")
         commits.append(_git(root, "rev-parse", "HEAD"))
@@ -249,9 +251,10 @@ def test_worktree_probes_run_the_ab_in_a_checkout_and_remove_it(repo):
 @pytest.mark.parametrize("argv, selected", [
     ([NODE, "{good}..{bad}"], NODE),
     ([NODE, "--good", "{good}", "--bad", "{bad}"], NODE),
-    (["-k", "blocktile_2d and 4096", "{good}..{bad}"], "suites -k blocktile_2d and 4096"),
-    (["-k", "blocktile_2d", "--good", "{good}", "--bad", "{bad}"], "suites -k blocktile_2d"),
-    (["test_matmul_time and 4096", "{good}..{bad}"], "suites -k test_matmul_time and 4096"),
+    # an expression alone, no path: pytest selects among what the project's configuration collects (testpaths)
+    (["-k", "blocktile_2d and 4096", "{good}..{bad}"], "-k blocktile_2d and 4096"),
+    (["-k", "blocktile_2d", "--good", "{good}", "--bad", "{bad}"], "-k blocktile_2d"),
+    (["test_matmul_time and 4096", "{good}..{bad}"], "-k test_matmul_time and 4096"),
 ])
 def test_a_node_id_a_k_expression_and_either_range_form_all_find_the_commit(repo, fake_ab, capsys, argv, selected):
     root, commits = repo
@@ -373,6 +376,42 @@ def test_a_probe_whose_case_failed_names_the_verdict_its_row_gave(tmp_path):
     # the last three lines of what the A/B printed, not more
     assert probe == Probe(commits[0], SKIP,
                           "exit 1: cannot judge it (same; FAILED suites/test_x.py::test_y / 1 failed / assert 1 == 2)")
+
+
+def test_a_probe_that_pytest_refuses_names_pytests_one_line_why_and_bad_refused_ends_the_bisection(tmp_path):
+    root = tmp_path / "repo"
+    commits = make_repo(root, ["1.0", "1.0"])
+    why = "--kernelwatch-compare-ref needs the project's kernel library: name its package in the ini key kernelwatch_kernels"
+
+    def refused_ab(selector, good, profile, report, python=sys.executable):
+        return [python, "-c", f"import sys; print({'ERROR: ' + why!r}, file=sys.stderr); print('', file=sys.stderr); "
+                              "sys.exit(4)"]
+
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", refused_ab)
+    assert probe == Probe(commits[-1], SKIP, f"exit 4: cannot judge it: pytest refused the A/B: {why}")
+    with pytest.raises(BisectError) as raised:
+        bisect(root, Selector(NODE), "HEAD~1", "HEAD", "quick",
+               prober=lambda profile: worktree_prober(root, Selector(NODE), commits[0], profile, refused_ab))
+    assert str(raised.value) == (f"HEAD ({commits[-1][:12]}) cannot be judged against HEAD~1: exit 4: cannot judge it: "
+                                 f"pytest refused the A/B: {why}")
+
+
+def test_probes_run_in_the_folder_of_the_checkout_the_bisection_was_started_in(tmp_path):
+    """A project whose pytest rootdir is a folder of its git repository: each probe runs in that folder of its
+    worktree, where the project's configuration, its testpaths and its node ids are."""
+    root, project = tmp_path / "repo", tmp_path / "repo" / "python"
+    commits = make_repo(root, ["1.00", "1.00", "1.03"], folder="python")
+    result = bisect(project, Selector(NODE), commits[0], commits[-1], "quick",
+                    prober=lambda profile: worktree_prober(project, Selector(NODE), commits[0], profile, fake_command))
+    assert result.first_bad == commits[-1] and result.probes[0].verdict == GOOD
+    # a commit without the folder cannot be judged, and says why
+    _git(root, "checkout", "-q", "-b", "moved")
+    _git(root, "rm", "-q", "-r", "python")
+    _git(root, "commit", "-q", "-m", "the project moves away")
+    moved = _git(root, "rev-parse", "HEAD")
+    _git(root, "checkout", "-q", "main")
+    assert worktree_prober(project, Selector(NODE), commits[0], "quick", fake_command)(moved) == Probe(
+        moved, SKIP, "cannot judge it: the commit has no folder python/")
 
 
 def test_a_probe_that_printed_much_keeps_a_short_detail(tmp_path):

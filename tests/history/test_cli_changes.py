@@ -175,6 +175,10 @@ def test_bisect_without_a_gpu_cannot_judge_and_names_no_commit(tmp_path, capsys)
     repo = tmp_path / "repo"
     (repo / "suites").mkdir(parents=True)
     (repo / "conftest.py").write_text(CPU_SUITE_CONFTEST)
+    # a project with a kernel library, which the A/B needs; its testpaths are what -k selects among
+    (repo / "pytest.ini").write_text("[pytest]\ntestpaths = suites\nkernelwatch_kernels = mylib\n")
+    (repo / "mylib").mkdir()
+    (repo / "mylib" / "__init__.py").write_text("")
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
     for i in range(3):
@@ -185,6 +189,7 @@ def test_bisect_without_a_gpu_cannot_judge_and_names_no_commit(tmp_path, capsys)
     captured = capsys.readouterr()
     assert captured.err.startswith("error: bisect stopped, no result: ")
     assert "cannot judge it" in captured.err.splitlines()[0]
+    assert "--kernelwatch-compare-ref asks for what only a GPU can give" in captured.err.splitlines()[0]
     assert "first bad commit" not in captured.out + captured.err
     worktrees = subprocess.run([*git, "worktree", "list"], check=True, capture_output=True, text=True).stdout
     assert len(worktrees.splitlines()) == 1  # the probe's worktree is gone

@@ -4,7 +4,7 @@ Load with `-p tests.plugins.fake_gpu` (beside kernelwatch.plugin). It answers th
 `pytest_kernelwatch_device` hook with a GPU that exists only here: its timer
 returns deterministic samples instead of timing anything. A case's median is
 fixed by its node id; `--fake-gpu-slowdown=PATTERN:FACTOR` multiplies the
-samples of matching cases; `--fake-gpu-seed` changes the sample noise (a
+samples of matching cases (under `--kernelwatch-compare-ref`, the head side's); `--fake-gpu-seed` changes the sample noise (a
 different run); `--fake-gpu-uuid` plays another host of the same model.
 Its energy meter gives windows of 300 W over each launch's fake time;
 `--fake-gpu-energy=PATTERN:FACTOR` multiplies the joules of matching cases (not
@@ -157,12 +157,19 @@ class FakeTimer:
         self.seed = config.getoption("fake_gpu_seed")
         self.count = config.getoption("fake_gpu_samples")
 
-    def measure(self, run, profile, flush=True, case=""):
-        median = 100e-6 * (1 + zlib.crc32(case.encode()) % 5)
-        median *= factor_of(case, self.slowdowns)
-        rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed])
+    def _measurement(self, case: str, factor: float, *salt: int) -> Measurement:
+        median = 100e-6 * (1 + zlib.crc32(case.encode()) % 5) * factor
+        rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, *salt])
         samples = list(median * (1 + NOISE * rng.standard_normal(self.count)))
         return Measurement(samples=samples, stopped_by="noise", timer=TIMER_CUPTI, event_samples=[])
+
+    def measure(self, run, profile, flush=True, case=""):
+        return self._measurement(case, factor_of(case, self.slowdowns))
+
+    def measure_interleaved(self, run_a, run_b, profile, flush=True, case=""):
+        """--kernelwatch-compare-ref's base (a) and head (b): the case's median on both sides, each with noise of
+        its own; --fake-gpu-slowdown slows the head alone."""
+        return self._measurement(case, 1.0, 1), self._measurement(case, factor_of(case, self.slowdowns), 2)
 
     def phase_recorder(self):
         return FakePhaseRecorder(self.config)

@@ -5,10 +5,10 @@ code it replaces, on this GPU, now. With `--kernelwatch-compare-ref REF`:
 
 * REF's tree is checked out into a temporary git worktree (the checkout is
   left alone; uncommitted changes are fine: head is the working tree), and
-  REF's `kernels` package is imported beside the current one
-  (src/kernelwatch/ab/ref_tree.py).
+  REF's version of the project's kernel library is imported beside the current
+  one (src/kernelwatch/ab/ref_tree.py, src/kernelwatch/ab/library.py).
 * Every timed case is prepared on both sides with the same inputs
-  (`prepared.same_case_in(package)`). A kernel whose machine code and launch
+  (`prepared.same_case_in(library)`). A kernel whose machine code and launch
   configuration are identical on both sides is "unchanged" and is
   not timed (src/kernelwatch/ab/identity.py), unless `--kernelwatch-compare-ref-all`.
 * Otherwise base and head are timed interleaved, A B A B ..., on one GPU with
@@ -18,18 +18,18 @@ code it replaces, on this GPU, now. With `--kernelwatch-compare-ref REF`:
   (`--kernelwatch-accept-slowdown REASON`: a pull-request label or commit trailer), when
   its label is "accepted".
 * Kernels that exist on one side only are reported as new or removed: a case
-  whose kernel REF's registry does not know ("unknown ... kernel", a
-  ValueError of its launchers) is new; any other error preparing the base
-  side is an error of the run.
+  whose kernel REF's library does not know ("unknown ... kernel", a
+  ValueError of `same_case_in`) is new; any other error preparing the base
+  side is an error of the run. A kernel REF's `kernel_names()` has and the
+  head's lacks is removed.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kernelwatch.ab.identity import build_identity
+from kernelwatch.ab.library import Library, LibraryError, case_identity, kernel_names
 from kernelwatch.ab.ref_tree import RefTree
 from kernelwatch.verdict.labels import ACCEPTED, SLOWER, Verdict
 from kernelwatch.verdict.paired import judge_paired, new, removed, unchanged
@@ -41,26 +41,17 @@ NO_BUILD_INFO = object()
 
 
 def build_of(prepared):
-    """`prepared.build()`, or NO_BUILD_INFO for cases of kernels packages older than build()."""
+    """`prepared.build()`, or NO_BUILD_INFO for a case that cannot describe its build (no build())."""
     build = getattr(prepared, "build", None)
     return build() if build is not None else NO_BUILD_INFO
 
 
-def case_identity(package, build, arch: str) -> str:
-    """Identity of one side's build of a case: machine code plus launch.
-
-    `build` is what `prepared.build()` returns (kernels.compile.KernelBuild):
-    None for library calls (cuBLAS, CuPy's add: the same library on both
-    sides), else the source, function, defines and launch text. The source is
-    read through `package`, so each side compiles its own files.
-    """
-    if build is None:
-        return "library"
-    compile_module = package.compile
-    text = compile_module.load_source(build.source)
-    options = (*compile_module.BASE_OPTIONS, *compile_module.define_options(build.defines))
-    code = build_identity(text, options, arch, name=build.source, function=build.function)
-    return f"{code}:{hashlib.sha256(build.launch.encode()).hexdigest()[:16]}"
+def identity_of(package, build, arch: str):
+    """`case_identity`, or NO_BUILD_INFO where the side's library cannot give its source (older than source_of)."""
+    try:
+        return case_identity(package, build, arch)
+    except LibraryError:
+        return NO_BUILD_INFO
 
 
 @dataclass
@@ -70,6 +61,7 @@ class RefComparison:
     repo_root: Path
     ref: str
     arch: str  # e.g. "sm_90": the GPU the run is on
+    library: Library  # the head's kernel library; REF's is `base`, loaded from the same path of REF's tree
     time_identical: bool = False
     accepted: str | None = None  # why slower cases are accepted (a label or commit trailer said so)
     verdicts: list[Verdict] = field(default_factory=list)
@@ -79,10 +71,11 @@ class RefComparison:
     launched: dict = field(default_factory=dict)  # case -> (base's, head's kernels as CUPTI saw them) of every case timed
 
     def __post_init__(self):
+        path = self.library.located()  # LibraryError (before anything is checked out) where it lies in no repository
         self.tree = RefTree(self.repo_root, self.ref)
         self.tree.__enter__()
         try:
-            self.base = self.tree.load_package(alias=BASE_ALIAS)
+            self.base = self.tree.load_package(path, alias=BASE_ALIAS)
         except BaseException:
             self.tree.__exit__(None, None, None)
             raise
@@ -117,12 +110,13 @@ class RefComparison:
                 raise
             measurement = timer.measure(prepared.run, profile, flush=flush, case=case)
             return self._keep(replace(new(case, measurement.samples), reason=f"not in {self.ref}: {error}")), measurement
-        import kernels as head_package
-
         base_build, head_build = build_of(base_prepared), build_of(prepared)
-        # a side that cannot describe its build is always timed
-        same = NO_BUILD_INFO not in (base_build, head_build) and (
-            case_identity(self.base, base_build, self.arch) == case_identity(head_package, head_build, self.arch))
+        # a side that cannot describe its build (no build(), a library older than source_of) is always timed
+        same = False
+        if NO_BUILD_INFO not in (base_build, head_build):
+            base_code = identity_of(self.base, base_build, self.arch)
+            same = base_code is not NO_BUILD_INFO and base_code == case_identity(self.library.package, head_build,
+                                                                                 self.arch)
         if same and not self.time_identical:
             return self._keep(unchanged(case)), None
         self.builds[case] = (base_build, head_build)
@@ -134,10 +128,8 @@ class RefComparison:
             verdict = replace(verdict, reason=verdict.reason + " (same SASS, timed anyway)")
         return self._keep(verdict), head_m
 
-    def removed_kernels(self, head_package) -> list[Verdict]:
-        """Registry entries of REF that the working tree no longer has."""
-        gone = []
-        for registry in ("MATMUL_KERNELS", "ELEMENTWISE_KERNELS"):
-            for name in sorted(set(getattr(self.base, registry, {})) - set(getattr(head_package, registry, {}))):
-                gone.append(self._keep(removed(f"{registry}[{name}]")))
-        return gone
+    def removed_kernels(self) -> list[Verdict]:
+        """The kernels REF's library names (`kernel_names()`) that the working tree's no longer has; LibraryError
+        where REF's library cannot name its kernels (older than kernel_names)."""
+        gone = sorted(kernel_names(self.base) - kernel_names(self.library.package))
+        return [self._keep(removed(name)) for name in gone]

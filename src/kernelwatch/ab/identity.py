@@ -9,10 +9,10 @@ also carries the compiler's command line and version (`.note.nv.tkinfo`), and wi
 `-lineinfo` the source line table, which moves when a comment is added.
 
 It returns a hex SHA-256 digest. The launch (grid, block, shared memory) is not part of it:
-each prepared case describes its own (`kernels.compile.KernelBuild.launch`) and
-src/kernelwatch/ab/against_ref.py hashes the two together. Nothing here imports the suite's `kernels`
-package: the caller passes the source text and options (`kernels.compile.load_source`,
-`BASE_OPTIONS`).
+each prepared case's build describes its own (`launch`) and src/kernelwatch/ab/library.py
+hashes the two together. Nothing here imports the project's kernel library: the caller passes
+the source text and options (the library's `source_of`). `ptxas_report` compiles the same way
+with ptxas's resource report, for the cause card.
 """
 
 from __future__ import annotations
@@ -49,16 +49,37 @@ def arch_of(compute_capability: str) -> str:
     return "sm_" + compute_capability.replace(".", "")
 
 
-def _cubin(source_text: str, options: tuple[str, ...], arch: str, name: str) -> bytes:
+def _compile(source_text: str, options: tuple[str, ...], arch: str, name: str, extra=()) -> tuple[bytes, str]:
+    """(cubin, NVRTC's log) of the source built for `arch`; RuntimeError carrying the log where it does not compile."""
     from cupy.cuda import nvrtc
 
     program = nvrtc.createProgram(source_text, name, [], [])
     try:
-        nvrtc.compileProgram(program, [*options, f"-arch={arch}"])
+        nvrtc.compileProgram(program, [*options, f"-arch={arch}", *extra])
     except nvrtc.NVRTCError as error:
         log = nvrtc.getProgramLog(program).rstrip("\x00")
         raise RuntimeError(f"{name} ({arch}, options {list(options)}) does not compile:\n{log}") from error
-    return nvrtc.getCUBIN(program)
+    return nvrtc.getCUBIN(program), nvrtc.getProgramLog(program).rstrip("\x00")
+
+
+def _cubin(source_text: str, options: tuple[str, ...], arch: str, name: str) -> bytes:
+    return _compile(source_text, options, arch, name)[0]
+
+
+def _report_options() -> tuple[str, ...]:
+    """ptxas's report on, and NVRTC's own cache off where it has one (12.9 on): a compile that hits the cache
+    runs no ptxas and leaves the log empty (seen on the H200 hosts' NVRTC 13.0 once a process or a machine
+    had built the same program before)."""
+    from cupy.cuda import nvrtc
+
+    return ("-Xptxas=-v", "--no-cache") if tuple(nvrtc.getVersion()) >= (12, 9) else ("-Xptxas=-v",)
+
+
+def ptxas_report(source_text: str, name: str, options, arch: str) -> tuple[bytes, str]:
+    """(cubin, ptxas's report) of `source_text` built for `arch` (e.g. "sm_90") with `options`, by NVRTC alone
+    (no device needed); RuntimeError carrying NVRTC's log where it does not compile. The cause card's static
+    half reads it (src/kernelwatch/cause/static.py)."""
+    return _compile(source_text, tuple(options), arch, name, _report_options())
 
 
 def _kernel_names(elf: ELFFile) -> set[str]:

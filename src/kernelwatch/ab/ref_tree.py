@@ -1,11 +1,11 @@
 """The base side of a pull-request comparison: another git ref's tree, checked out beside the user's.
 
-`RefTree(repo_root, ref)` is a context manager. On entering it resolves `ref` to a commit,
+`RefTree(repo_root, ref)` is a context manager. On entering it resolves `ref` to a commit and
 adds a detached git worktree of that commit in a temporary directory (the user's checkout,
-index and uncommitted changes are not touched), and checks that the tree has the suite's
-layout. `load_package()` then imports that tree's `kernels` package under another name, so
-base and head kernels live side by side in one process. On exit the worktree is removed
-and pruned, also after an error inside the with-block.
+index and uncommitted changes are not touched). `load_package(path, alias)` then imports the
+package at `path` of that tree (the project's kernel library, src/kernelwatch/ab/library.py)
+under another name, so base and head kernels live side by side in one process. On exit the
+worktree is removed and pruned, also after an error inside the with-block.
 
 The base modules read their CUDA sources from the worktree when they compile, so use them
 inside the with-block only; on exit they are dropped from `sys.modules`.
@@ -20,11 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-SUITE_LAYOUT = ("kernels/__init__.py", "kernels/registry.py", "kernels/compile.py", "kernels/cuda/")
-
 
 class RefError(Exception):
-    """A git ref that cannot serve as the base: unknown, not in a repository, or not a suite tree."""
+    """A git ref that cannot serve as the base: unknown, not in a repository, or without the package asked for."""
 
 
 def _git(repo_root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -74,10 +72,6 @@ class RefTree:
                          str(self.path), self.sha)
             if added.returncode != 0:
                 raise RefError(f"git could not check out {self.ref!r} ({self.sha[:12]}): {added.stderr.strip()}")
-            missing = [entry for entry in SUITE_LAYOUT if not self._has(entry)]
-            if missing:
-                raise RefError(f"{self.ref!r} ({self.sha[:12]}) lacks the suite's layout: "
-                               f"missing {', '.join(missing)}")
         except BaseException:
             self._remove()
             raise
@@ -85,10 +79,6 @@ class RefTree:
 
     def __exit__(self, *exc_info) -> None:
         self._remove()
-
-    def _has(self, entry: str) -> bool:
-        target = self.path / entry
-        return target.is_dir() if entry.endswith("/") else target.is_file()
 
     def _remove(self) -> None:
         for alias in self._aliases:
@@ -101,40 +91,45 @@ class RefTree:
         shutil.rmtree(self.path, ignore_errors=True)
         self.path = None
 
-    def load_package(self, name: str = "kernels", alias: str = "kernel_suite_base_kernels"):
-        """Import the package `name` of this tree as `alias` and return it.
+    def load_package(self, path: str, alias: str):
+        """Import the package at `path` of this tree (its folder relative to the top, "kernels" or
+        "python/mylib"; a module's file, "mylib.py") as `alias` and return it.
 
         The package's relative imports resolve inside the alias (`alias.registry`, ...); an
-        already imported package of the same name (the head's `kernels`) is not touched.
+        already imported package of the same name (the head's) is not touched.
         Raises RefError when the tree has no such package or it fails to import.
         """
         if self.path is None:
             raise RuntimeError("RefTree.load_package needs the tree checked out: call it inside the with-block")
-        if alias == name or (alias in sys.modules and alias not in self._aliases):
+        if alias == Path(path).name.removesuffix(".py") or (alias in sys.modules and alias not in self._aliases):
             raise ValueError(f"alias {alias!r} would shadow an imported or head package; choose another name")
-        package_dir = self.path / name
-        init = package_dir / "__init__.py"
-        if not init.is_file():
-            raise RefError(f"{self.ref!r} ({self.sha[:12]}) has no package {name!r}")
+        target = self.path / path
+        if not (target / "__init__.py").is_file() and not (target.suffix == ".py" and target.is_file()):
+            raise RefError(f"{self.ref!r} ({self.sha[:12]}) has no package at {path}")
         if alias not in self._aliases:
             self._aliases.append(alias)
         try:
-            return import_package_as(package_dir, alias)
+            return import_package_as(target, alias)
         except Exception as error:
-            raise RefError(f"{name} of {self.ref!r} ({self.sha[:12]}) does not import: {error!r}") from error
+            raise RefError(f"{path} of {self.ref!r} ({self.sha[:12]}) does not import: {error!r}") from error
 
 
 def import_package_as(package_dir: Path, alias: str):
-    """Import the package in `package_dir` under the module name `alias` and return it.
+    """Import the package in `package_dir` (or the module in a .py file) under the module name `alias` and
+    return it.
 
     Its relative imports resolve inside the alias (`alias.registry`, ...), so a package of
-    the same name imported before (the head's `kernels`) is not touched. A package
+    the same name imported before (the head's) is not touched. A package
     imported under `alias` before is replaced; one that fails to import leaves nothing
     under `alias` and raises what it raised.
     """
     _forget_modules(alias)
-    init = Path(package_dir) / "__init__.py"
-    spec = importlib.util.spec_from_file_location(alias, init, submodule_search_locations=[str(package_dir)])
+    package_dir = Path(package_dir)
+    if package_dir.suffix == ".py":
+        spec = importlib.util.spec_from_file_location(alias, package_dir)
+    else:
+        spec = importlib.util.spec_from_file_location(alias, package_dir / "__init__.py",
+                                                      submodule_search_locations=[str(package_dir)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[alias] = module
     try:

@@ -4,7 +4,6 @@ Owns the static half (static.py: what the compiler says of a kernel's build and 
 instruction class, with the occupancy its launch allows, occupancy.py; sass.py finds and runs
 nvdisasm), the dynamic half (dynamic.py: Nsight Compute's metrics of both sides, `ncu --csv`) and
 the card that ranks the differences in plain words (card.py); a host routine's card ranks its phases
-by the time each gained (phases.py). Works from builds
-(kernels.compile.KernelBuild) and the source text the caller gives: it imports no `kernels`
-package. May import kernelwatch.units, kernelwatch.timing, kernelwatch.verdict, kernelwatch.storage and kernelwatch.ab.
+by the time each gained (phases.py). Works from builds and their source text, which the
+project's kernel library gives (src/kernelwatch/ab/library.py: `source_of`, `build_for`). May import kernelwatch.units, kernelwatch.timing, kernelwatch.verdict, kernelwatch.storage and kernelwatch.ab.
 """

@@ -3,9 +3,11 @@
     python -m kernelwatch.cause.launch SOURCE.cu FUNCTION --shape MxNxK --grid X,Y,Z --block X,Y
         [--shared BYTES] [--option=-DTILE=32 ...]
 
-SOURCE.cu is the kernel's whole source text (headers spliced in, as kernels.compile.load_source gives
-it), FUNCTION an `extern "C"` kernel of the suite's matrix-multiply signature (MATMUL_PARAMS: A, B, C,
-M, N, K, lda, ldb, ldc; row-major float32). Operands are fixed seeded random values (the data moves
+SOURCE.cu is the kernel's whole source text (headers spliced in, as the kernel library's `source_of`
+gives it, src/kernelwatch/ab/library.py), FUNCTION an `extern "C"` kernel of the matrix-multiply signature
+this launcher knows (MATMUL_PARAMS: A, B, C, M, N, K, lda, ldb, ldc; row-major float32; this repository's
+kernels have it). The plugin launches only a case whose prepared object gives `m`, `n` and `k` (a matrix
+product, src/kernelwatch/plugin/regression.py); any other case's card has its static half alone. Operands are fixed seeded random values (the data moves
 power and caches, never the profile's shape). The first launch warms up (module load, clocks); the
 profiler (dynamic.py: `--launch-skip 1 --launch-count 1`) reads the second. Prints the product's
 largest relative error against cuBLAS's, so that a variant which computes something else is seen.

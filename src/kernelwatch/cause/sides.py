@@ -1,8 +1,8 @@
-"""The cause card of one case from its two sides' builds: each side's kernels package compiles its own source.
+"""The cause card of one case from its two sides' builds: each side's kernel library gives its own source.
 
-`case_card(case, base, head, arch, ...)` takes a `Side` for base and head (the kernels package that
-prepared the case, and its build: kernels.compile.KernelBuild, or None for a library call) and gives the
-card's markdown lines (card.py). With `ncu`, the dynamic half too: each side launched by launch.py
+`case_card(case, base, head, arch, ...)` takes a `Side` for base and head (the version of the project's
+kernel library that prepared the case, and its build, src/kernelwatch/ab/library.py; None for a library
+call) and gives the card's markdown lines (card.py). With `ncu`, the dynamic half too: each side launched by launch.py
 under Nsight Compute (matrix products only: launch.py knows their signature, MATMUL_PARAMS). Each
 side's card costs about ten seconds of GPU time under ncu.
 """
@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelwatch.ab.library import source_and_options
 from kernelwatch.cause.card import Cause, card, static_causes
 from kernelwatch.cause.static import static_profile
 
@@ -27,15 +28,13 @@ LIBRARY_KERNEL_SCORE = 50  # other kernels chosen by the library: above occupanc
 
 @dataclass(frozen=True)
 class Side:
-    package: object  # the `kernels` package (or its base alias) that built the case
-    build: object  # kernels.compile.KernelBuild, or None for a library call
+    package: object  # the version of the project's kernel library that built the case (the head's, or a ref's alias)
+    build: object  # its build (ab/library.py's Build), or None for a library call
     shape: str | None = None  # "MxNxK" of a matrix product: what its dynamic half needs
 
 
 def _profile(side: Side, arch: str):
-    compile_module = side.package.compile
-    text = compile_module.load_source(side.build.source)
-    options = (*compile_module.BASE_OPTIONS, *compile_module.define_options(side.build.defines))
+    text, options = source_and_options(side.package, side.build)
     return text, options, static_profile(text, options, arch, side.build.function, side.build.launch, side.build.source)
 
 

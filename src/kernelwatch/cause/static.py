@@ -4,9 +4,9 @@
 ptxas's resource report, no GPU needed) and returns a `StaticProfile`: registers per thread, spill
 stores and loads, stack (local memory), static and dynamic shared memory, constant bank bytes, named
 barriers, the theoretical occupancy of the launch (occupancy.py), and the SASS by instruction class
-(sass.py). `launch` is the build's launch text as the kernels package writes it
-(`kernels.compile.KernelBuild.launch`: "grid=(8, 8, 1) block=(256, 1) shared=16384 ..."): the
-block's threads and its dynamic shared memory are read from it.
+(sass.py). `launch` is the build's launch text as the project's kernel library writes it
+(a build's `launch`, src/kernelwatch/ab/library.py: "grid=(8, 8, 1) block=(256, 1) shared=16384 ..."):
+the block's threads and its dynamic shared memory are read from it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from kernelwatch.ab import identity
 from kernelwatch.cause.occupancy import Occupancy, occupancy
 from kernelwatch.cause.sass import histogram
 
@@ -73,9 +74,7 @@ def launch_shape(launch: str) -> tuple[int, int]:
 @functools.lru_cache(maxsize=128)
 def compiled(source_text: str, options: tuple[str, ...], arch: str, name: str) -> tuple[bytes, str]:
     """(cubin, ptxas's report) of the source for `arch`; RuntimeError with NVRTC's log where it fails."""
-    from kernels.compile import ptxas_report
-
-    return ptxas_report(source_text, name, options, arch)
+    return identity.ptxas_report(source_text, name, options, arch)
 
 
 def _report_of(log: str, function: str) -> dict[str, int]:

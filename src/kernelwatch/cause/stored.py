@@ -1,21 +1,21 @@
-"""Cause cards from stored runs: the kernels package at a stored run's commit, and the card of a case slower
-between two stored runs.
+"""Cause cards from stored runs: the project's kernel library at a stored run's commit, and the card of a case
+slower between two stored runs.
 
 A stored run names its commit. `PackagesAtCommits` checks each commit out once (a
-temporary git worktree, as `--kernelwatch-compare-ref` makes its base) and imports its kernels
-package under an alias of its own; `close()` removes them. The nightly's card
-(src/kernelwatch/plugin/regression.py) builds the reference side from it; `stored_card`
-builds both sides, for `python -m kernelwatch.compare`, from the case's kernel and
-shape alone (`kernels.matmul.build_for`: no GPU), so the card has its static half.
+temporary git worktree, as `--kernelwatch-compare-ref` makes its base) and imports the kernel
+library at its path there (src/kernelwatch/ab/library.py) under an alias of its own; `close()`
+removes them. The nightly's card (src/kernelwatch/plugin/regression.py) builds the reference
+side from it; `stored_card` builds both sides, for `python -m kernelwatch.compare`, from the
+case's kernel and shape alone (the library's `build_for`: no GPU), so the card has its static half.
 `environment_pairs` pairs what two runs recorded of where they ran (their machine_info);
 a card lists the fields that differ. A run records no power limit nor NVRTC version.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
+from kernelwatch.ab.library import LibraryError, build_for
 from kernelwatch.ab.ref_tree import RefError, RefTree
 from kernelwatch.cause.card import no_card
 from kernelwatch.cause.sides import Side, case_card
@@ -37,10 +37,12 @@ def environment_pairs(old: dict, new: dict) -> dict[str, tuple[str, str]]:
 
 
 class PackagesAtCommits:
-    """The kernels package of each commit asked for, checked out once; RefError where it cannot be."""
+    """The kernel library (at `path` of the repository, ab/library.py's Library.path) of each commit asked for,
+    checked out once; RefError where it cannot be."""
 
-    def __init__(self, repo_root: Path):
+    def __init__(self, repo_root: Path, path: str):
         self.repo_root = Path(repo_root)
+        self.path = path
         self._found: dict[str, object] = {}  # commit -> (tree, package) or the RefError it gave
 
     def package(self, commit: str):
@@ -50,7 +52,7 @@ class PackagesAtCommits:
             tree = RefTree(self.repo_root, commit)
             try:
                 tree.__enter__()
-                self._found[commit] = (tree, tree.load_package(alias=f"kernel_suite_commit_{tree.sha[:12]}"))
+                self._found[commit] = (tree, tree.load_package(self.path, alias=f"kernel_suite_commit_{tree.sha[:12]}"))
             except RefError as error:
                 tree.__exit__(None, None, None)
                 self._found[commit] = error
@@ -69,25 +71,15 @@ class PackagesAtCommits:
         self._found.clear()
 
 
-def _build(package, kernel: str, shape: str):
-    try:
-        m, n, k = (int(x) for x in shape.split("x"))
-    except ValueError:
-        raise RefError(f"the case's shape {shape!r} is no matrix product's MxNxK") from None
-    matmul = importlib.import_module(f"{package.__name__}.matmul")
-    if not hasattr(matmul, "build_for"):
-        raise RefError("its kernels package cannot describe a build without a GPU (it predates build_for)")
-    return matmul.build_for(kernel, m, n, k)
-
-
 def stored_card(case: str, kernel: str, shape: str, old_commit: str, new_commit: str, arch: str,
                 packages: PackagesAtCommits, environment: dict | None = None) -> list[str]:
-    """The card of a matrix product slower in the run at `new_commit` than in the one at `old_commit`."""
+    """The card of a case (its kernel at its shape) slower in the run at `new_commit` than in the one at
+    `old_commit`."""
     try:
         old, new = packages.package(old_commit), packages.package(new_commit)
-        lines = case_card(case, Side(old, _build(old, kernel, shape), shape), Side(new, _build(new, kernel, shape), shape),
-                          arch, environment=environment)
-    except (RefError, RuntimeError, ValueError, OSError) as error:
+        lines = case_card(case, Side(old, build_for(old, kernel, shape), shape),
+                          Side(new, build_for(new, kernel, shape), shape), arch, environment=environment)
+    except (RefError, LibraryError, RuntimeError, ValueError, OSError) as error:
         return no_card(case, error)
     lines[2:2] = [f"The builds at commits {old_commit[:12]} (old) and {new_commit[:12]} (new), static half.", ""]
     return lines

@@ -5,17 +5,21 @@
 
 CASE is a pytest node id, as every report and `changes` print it
 (``suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-blocktile_2d]``): it
-is given to pytest as a path; ``-k`` selects by expression instead. Each probe
-checks a commit out into a temporary git worktree and runs there the suite's
-same-run A/B against GOOD (src/kernelwatch/ab/against_ref.py: the candidate's kernels
-interleaved with GOOD's on one GPU):
+is given to pytest as a path; ``-k`` selects by expression instead, among the tests the
+repository's own pytest configuration collects (its testpaths: no path is given). Each
+probe checks a commit out into a temporary git worktree and runs there, in the folder
+that `--repo` (default: here) is of the git checkout (pytest's rootdir, which node ids
+are relative to; the top of the repository or a folder in it), the project's same-run
+A/B against GOOD (src/kernelwatch/ab/against_ref.py: the candidate's kernels
+interleaved with GOOD's on one GPU; it needs the project's kernel library,
+src/kernelwatch/ab/library.py):
 
-    python -m pytest CASE -m perf --kernelwatch-compare-ref GOOD --kernelwatch-profile P --kernelwatch-report R.md
+    python -m pytest [CASE | -k EXPRESSION] -m perf --kernelwatch-compare-ref GOOD --kernelwatch-profile P --kernelwatch-report R.md
 
 A probe is bad when it exits 1 with a **slower** verdict in its report, good when
 it exits 0 with the case's row in it, and cannot be judged otherwise (it does not
-build, a test fails, no case is selected, no GPU). The bisection never names a
-commit it did not judge:
+build, a test fails, no case is selected, no GPU; pytest refuses the run, exit 4, and the
+probe says pytest's one line why). The bisection never names a commit it did not judge:
 
 1. GOOD and BAD are resolved; a ref that names no commit is named.
 2. BAD is timed against GOOD first. Where BAD is not slower, it says so and names
@@ -57,6 +61,7 @@ SKIP = "skip"
 # git bisect run: exit 125 means "this commit cannot be tested"
 CANNOT_JUDGE = 125
 NO_TESTS_COLLECTED = 5  # pytest's exit status when the selection holds no test
+USAGE_ERROR = 4  # pytest's exit status when it refuses the run (an option, an ini key): said in a line "ERROR: ..."
 PROFILES = ("quick", "nightly", "full")  # tried in this order for a profile that holds the case
 PROBE_TIMEOUT_S = 1800
 CASE_ROW = re.compile(r"^\| `([^`]+)` \|(.*)\|\s*$", re.MULTILINE)
@@ -72,13 +77,14 @@ class NotSlower(BisectError):
 
 @dataclass(frozen=True)
 class Selector:
-    """What selects the case: a node id (given to pytest as a path) or a -k expression over suites/."""
+    """What selects the case: a node id (given to pytest as a path) or a -k expression over what the project's pytest
+    configuration collects (its testpaths)."""
 
     node_id: str | None = None
     expression: str | None = None
 
     def pytest_args(self) -> list[str]:
-        return [self.node_id] if self.node_id else ["suites", "-k", self.expression]
+        return [self.node_id] if self.node_id else ["-k", self.expression]
 
     def shell(self) -> str:
         return shlex.quote(self.node_id) if self.node_id else f"-k {shlex.quote(self.expression)}"
@@ -224,6 +230,10 @@ def probe_tree(tree: Path, selector: Selector, good: str, profile: str,
     row = case_row(text)
     if verdict != SKIP:
         return Probe(commit, verdict, f"exit {returncode}, {row[0]} {row[1]}".rstrip())
+    refusal = [line for line in (output or "").splitlines() if line.startswith("ERROR: ")]
+    if returncode == USAGE_ERROR and refusal:
+        return Probe(commit, SKIP, f"exit {returncode}: cannot judge it: pytest refused the A/B: "
+                                   f"{refusal[0].removeprefix('ERROR: ')}"[:400])
     tail = " / ".join((output or "").strip().splitlines()[-3:])
     return Probe(commit, SKIP, f"exit {returncode}: cannot judge it ({'no case row in the report' if row is None else row[0]}"
                                f"; {tail})"[:400])
@@ -231,13 +241,18 @@ def probe_tree(tree: Path, selector: Selector, good: str, profile: str,
 
 def worktree_prober(repo, selector: Selector, good: str, profile: str,
                     command: Callable[..., list[str]] = ab_command) -> Callable[[str], Probe]:
-    """probe(commit): check `commit` out into a temporary worktree, judge it there, remove the worktree."""
+    """probe(commit): check `commit` out into a temporary worktree, judge it there (in the folder `repo` is of its
+    checkout: pytest's rootdir), remove the worktree."""
+    folder = _git(repo, "rev-parse", "--show-prefix")  # "" at the top of the repository, else "python/" and the like
+
     def probe(commit: str) -> Probe:
         with tempfile.TemporaryDirectory(prefix="bisect-") as scratch:
             tree = Path(scratch) / "tree"
             _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), commit)
             try:
-                return probe_tree(tree, selector, good, profile, command)
+                if not (tree / folder).is_dir():
+                    return Probe(_git(tree, "rev-parse", "HEAD"), SKIP, f"cannot judge it: the commit has no folder {folder}")
+                return probe_tree(tree / folder, selector, good, profile, command)
             finally:
                 _git(repo, "worktree", "remove", "--force", str(tree))
     return probe

@@ -1,6 +1,7 @@
 """`bisect CASE GOOD..BAD`: the commit that slowed CASE, each probe a same-run A/B (src/kernelwatch/history/bisect.py).
 
-CASE is a node id (a positional path for pytest) or, with -k, an expression;
+CASE is a node id (a positional path for pytest) or, with -k, an expression over
+the tests the project's pytest configuration collects (its testpaths);
 the range is GOOD..BAD as one argument, or --good and --bad. BAD is judged
 first: where it is not slower than GOOD, no commit is named. The store is not
 read: --history is accepted, as by every command, and unused.
@@ -34,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=PROFILES,
                         help="the sampling profile of each A/B (default: the first of quick, nightly, full that "
                              "has the case)")
-    parser.add_argument("--repo", default=".", help="the git checkout (default: here)")
+    parser.add_argument("--repo", default=".", help="the project's folder in its git checkout, where pytest runs it "
+                                                    "(its rootdir: node ids are relative to it; default: here)")
 
 
 def _selector_and_range(args: argparse.Namespace, parser_error) -> tuple[Selector, str, str]:

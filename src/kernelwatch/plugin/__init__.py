@@ -39,7 +39,10 @@ from kernelwatch.plugin.options import (
     add_options,
     baselines_of,
     check_named_things,
+    kernel_library_of,
     open_history_store,
+    profile_of,
+    refuse_compare_ref_without_a_library,
     refuse_conflicts_with_compare_ref,
     refuse_flags_without_their_flag,
     refuse_requests_without_a_gpu,
@@ -53,7 +56,6 @@ from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
-from kernelwatch.timing.profile import PROFILES
 from kernelwatch.verdict.against_baseline import Baseline, floors_with_threshold, history_of
 from kernelwatch.verdict.noise import NoiseFloors
 
@@ -87,7 +89,7 @@ def pytest_configure(config):
     refuse_flags_without_their_flag(config)
     threshold = threshold_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)
-    state = SuiteState(device, PROFILES[config.getoption("kernelwatch_profile")], floors_with_threshold(NoiseFloors(), threshold),
+    state = SuiteState(device, profile_of(config), floors_with_threshold(NoiseFloors(), threshold),
                        report_path_of(config), repo=Path(config.rootpath),
                        diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
                        energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
@@ -107,6 +109,9 @@ def pytest_configure(config):
         state.gpu = device.info()
     if config.getoption("kernelwatch_compare_ref") is not None:
         refuse_conflicts_with_compare_ref(config)
+        refuse_compare_ref_without_a_library(config)
+    if device.available:
+        state.library = kernel_library_of(config)
     if not hasattr(config.option, "benchmark_storage"):
         return  # pytest-benchmark not loaded (-p no:benchmark)
     config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
@@ -141,13 +146,15 @@ def pytest_sessionstart(session):
 
 def _open_ref(config, state: SuiteState) -> None:
     from kernelwatch.ab.against_ref import RefComparison
+    from kernelwatch.ab.library import LibraryError
     from kernelwatch.ab.ref_tree import RefError
 
     try:
-        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"), arch=arch_of(state.gpu.compute_capability),
+        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"),
+                                  arch=arch_of(state.gpu.compute_capability), library=state.library,
                                   time_identical=config.getoption("kernelwatch_compare_ref_all"),
                                   accepted=config.getoption("kernelwatch_accept_slowdown"))
-    except RefError as error:
+    except (RefError, LibraryError) as error:
         raise pytest.UsageError(f"--kernelwatch-compare-ref: {error}") from None
 
 
@@ -209,7 +216,18 @@ def pytest_report_header(config):
         f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
         f"kernel suite: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
+        _library_line(state.library),
     ]
+
+
+def _library_line(library) -> str:
+    """The header's line on the kernel library: which one, or what a project without one goes without."""
+    from kernelwatch.ab.library import NOT_NAMED
+
+    if library is None:
+        return (f"kernel suite: {NOT_NAMED}: no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
+                f"timing, verdicts and energy as ever")
+    return f"kernel suite: kernel library {library.name} ({library.path or library.elsewhere})"
 
 
 def pytest_report_collectionfinish(config, items):

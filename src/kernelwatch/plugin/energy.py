@@ -2,7 +2,8 @@
 
 After a case is timed (src/kernelwatch/plugin/timed_case.py), its launch is replayed for
 its energy where `--kernelwatch-energy` asks for it: every GPU-timed case (`all`), the
-profile's energy cases (`profile`, the default) or none. A host routine (wall
+profile's energy cases (`profile`, the default: the kernelwatch_energy_cases ini key's
+cases, in the nightly and full profiles) or none. A host routine (wall
 clock) and a launch that copies to or from the host (the streams pipeline, bound
 by PCIe) are not measured: their energy is the host's and the bus's as much as
 the GPU's. The energy is judged against this GPU's own stored runs
@@ -39,7 +40,7 @@ def energy_wanted(state, case: str) -> bool:
         return True
     if state.energy == "none":
         return False
-    return case.rsplit("::", 1)[-1] in state.profile.energy_cases
+    return state.profile.is_energy_case(case)
 
 
 def _measurable(state, record: CaseRecord, wall: bool) -> bool:

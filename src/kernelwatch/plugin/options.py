@@ -20,6 +20,7 @@ from kernelwatch.verdict.stats import parse_fraction
 INI_BASELINES = "kernelwatch_baselines"
 INI_REPORT = "kernelwatch_report"
 INI_KERNELS = "kernelwatch_kernels"
+INI_ENERGY_CASES = "kernelwatch_energy_cases"
 BASELINES_DEFAULT = "baselines"
 REPORT_DEFAULT = "reports/benchmark-report.md"
 
@@ -30,12 +31,20 @@ def add_ini_keys(parser) -> None:
     parser.addini(INI_REPORT, f"the markdown report's path, relative to the rootdir (default: {REPORT_DEFAULT}); "
                               f"--kernelwatch-report overrides it", default=REPORT_DEFAULT)
     parser.addini(INI_KERNELS, "the importable package of the project's kernels, for the A/B against a git ref, "
-                               "machine-code identity and cause cards (docs/adopting.md)", default="")
+                               "machine-code identity and cause cards (docs/kernel-library.md)", default="")
+    parser.addini(INI_ENERGY_CASES, "the cases whose energy the nightly and full profiles measure under "
+                                    "--kernelwatch-energy=profile, one a line: test names or node ids, or patterns "
+                                    "of them with * and ? (default: none)", type="linelist", default=[])
 
 
 def baselines_of(config) -> Path:
     """The project's baselines folder: the kernelwatch_baselines ini key under the rootdir."""
     return Path(config.rootpath) / (config.getini(INI_BASELINES) or BASELINES_DEFAULT)
+
+
+def profile_of(config):
+    """--kernelwatch-profile's profile, with the project's energy cases (the kernelwatch_energy_cases ini key)."""
+    return PROFILES[config.getoption("kernelwatch_profile")].with_energy_cases(config.getini(INI_ENERGY_CASES))
 
 
 def report_path_of(config) -> Path:
@@ -75,8 +84,8 @@ def add_options(parser) -> None:
                          "Compute (ncu; about 20 s of GPU a case); without it the card has its static half only")
     group.addoption("--kernelwatch-energy", nargs="?", const="all", default="profile", choices=["all", "profile", "none"],
                     help="measure joules per launch after each case's time: all (--kernelwatch-energy alone: every GPU-timed "
-                         "case, about 3.5 s of GPU each), profile (the default: the profile's energy cases, four in "
-                         "the nightly) or none")
+                         "case, about 3.5 s of GPU each), profile (the default: the nightly's and the full's energy "
+                         f"cases, the {INI_ENERGY_CASES} ini key) or none")
     group.addoption("--kernelwatch-energy-verdict", choices=["fail", "report"], default="fail",
                     help="whether a case judged 'more energy' fails its test (fail, the default) or is only reported")
     group.addoption("--kernelwatch-accept-slowdown", metavar="REASON", default=None,
@@ -101,6 +110,30 @@ def refuse_flags_without_their_flag(config) -> None:
         raise pytest.UsageError(f"a pull-request run (${PULL_REQUEST_ENV}, set by tox -e pr-cuda13) is timed "
                                 f"against its base: pass --kernelwatch-compare-ref REF, e.g. tox -e pr-cuda13 -- --kernelwatch-compare-ref "
                                 f"origin/main")
+
+
+def refuse_compare_ref_without_a_library(config) -> None:
+    """--kernelwatch-compare-ref prepares each case on both sides through the project's kernel library: a project
+    that names none is refused (UsageError, exit 4) before git is asked anything."""
+    from kernelwatch.ab.library import NOT_NAMED
+
+    if not config.getini(INI_KERNELS).strip():
+        raise pytest.UsageError(f"--kernelwatch-compare-ref prepares each case on both sides through the project's kernel "
+                                f"library, and {NOT_NAMED}")
+
+
+def kernel_library_of(config):
+    """The project's kernel library (the kernelwatch_kernels ini key), imported now: None where the key names none;
+    UsageError (exit 4), in one line, where the package it names does not import or lacks what it must provide."""
+    from kernelwatch.ab.library import LibraryError, head_library
+
+    name = config.getini(INI_KERNELS).strip()
+    if not name:
+        return None
+    try:
+        return head_library(name, Path(config.rootpath))
+    except LibraryError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def refuse_requests_without_a_gpu(config, why_not: str) -> None:

@@ -11,11 +11,13 @@ accepts them, and the routine's new level starts at that run. The report and the
 summary print each window with the `bisect` command for it (`bisect_command`).
 
 A host routine with a slower (or accepted) phase gets the card of where its time moved
-(`card_of_phases`). A slower (or accepted) case prepared by the kernels package gets a cause card
-(`card_against_stored`): its static half against the build at the newest reference run's
-commit, checked out as `--kernelwatch-compare-ref` checks out a base (once per commit and session), or,
-where its machine code is the reference run's, a card that says the cause is not in the
-code. Under `--kernelwatch-compare-ref` the card is `explain_slower`'s, with both sides in the run.
+(`card_of_phases`). A slower (or accepted) prepared case (src/kernelwatch/ab/library.py) gets a
+cause card (`card_against_stored`): its static half against the build at the newest reference
+run's commit, by the project's kernel library there, checked out as `--kernelwatch-compare-ref`
+checks out a base (once per commit and session), or, where its machine code is the reference
+run's, a card that says the cause is not in the code; in a project that names no kernel
+library, a card that says so in one line. Under `--kernelwatch-compare-ref` the card is
+`explain_slower`'s, with both sides in the run.
 """
 
 from __future__ import annotations
@@ -209,8 +211,8 @@ def _this_machine_info(state) -> dict:
 def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
     """The cause card of a case slower than its stored reference (the module's docstring), kept in
     `state.cards`; a card that cannot be made says why in it."""
-    import kernels
     from kernelwatch.ab.identity import arch_of
+    from kernelwatch.ab.library import NOT_NAMED, LibraryError
     from kernelwatch.ab.ref_tree import RefError
     from kernelwatch.cause.card import environment_differences, no_card, title
     from kernelwatch.cause.sides import Side, case_card
@@ -233,13 +235,16 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
         return
     shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
     try:
+        if state.library is None:
+            raise LibraryError(NOT_NAMED)
         if not commit:
             raise RefError(f"the reference run {newest.name} names no commit")
         if state.reference_packages is None:
-            state.reference_packages = PackagesAtCommits(state.repo)
+            state.reference_packages = PackagesAtCommits(state.repo, state.library.located())
         package = state.reference_packages.package(commit)
         base = prepared.same_case_in(package)
-        lines = case_card(record.case, Side(package, base.build(), shape), Side(kernels, prepared.build(), shape),
+        lines = case_card(record.case, Side(package, base.build(), shape),
+                          Side(state.library.package, prepared.build(), shape),
                           arch_of(state.gpu.compute_capability), environment=environment)
         lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
     except (RefError, RuntimeError, ValueError, OSError) as error:
@@ -269,7 +274,6 @@ def explain_slower(state, case: str, prepared) -> None:
     and with --kernelwatch-diagnose their profiles under Nsight Compute. A card that cannot be made says why in it."""
     import shutil
 
-    import kernels
     from kernelwatch.ab.identity import arch_of
     from kernelwatch.cause.card import no_card
     from kernelwatch.cause.sides import Side, case_card
@@ -280,7 +284,7 @@ def explain_slower(state, case: str, prepared) -> None:
     shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
     ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
     try:
-        lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(kernels, builds[1], shape),
+        lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(state.ref.library.package, builds[1], shape),
                           arch_of(state.gpu.compute_capability), ncu=ncu, launched=state.ref.launched.get(case))
     except (RuntimeError, ValueError, OSError) as error:
         lines = no_card(case, error)

@@ -33,6 +33,9 @@ class SuiteState:
     gpu: object = None  # GpuInfo of the device in use
     timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
     ref: object = None  # kernelwatch.ab.against_ref.RefComparison under --kernelwatch-compare-ref
+    # the project's kernel library (kernelwatch.ab.library.Library: the kernelwatch_kernels ini key), imported where a
+    # GPU is; None where the project names none: no machine-code identity, cause cards nor --kernelwatch-compare-ref
+    library: object = None
     baseline: Baseline | None = None
     baseline_runs: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
     store: object = None  # the history store under --kernelwatch-history (kernelwatch.storage.history.HistoryStore)
@@ -47,7 +50,7 @@ class SuiteState:
     windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
     # a case slower than its stored reference -> its cause card (markdown lines; src/kernelwatch/plugin/regression.py)
     cards: dict = field(default_factory=dict)
-    # the kernels packages of the reference runs' commits, checked out for the cards (src/kernelwatch/cause/stored.py)
+    # the kernel library at the reference runs' commits, checked out for the cards (src/kernelwatch/cause/stored.py)
     reference_packages: object = None
     diagnose: bool = False  # --kernelwatch-diagnose: a slower case's cause card has its dynamic half (ncu) too
     energy: str = "profile"  # --kernelwatch-energy: all, profile (the profile's energy cases) or none

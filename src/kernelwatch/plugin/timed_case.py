@@ -12,15 +12,15 @@ JSON output and tables work on GPU time. A slower case fails its own test.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import statistics
 import time
 from dataclasses import dataclass
 
 import pytest
 
-from kernelwatch.ab.against_ref import case_identity
+from kernelwatch.ab.against_ref import NO_BUILD_INFO, build_of
 from kernelwatch.ab.identity import arch_of
+from kernelwatch.ab.library import case_identity
 from kernelwatch.plugin.benchmark import hand_samples, mark_not_timed
 from kernelwatch.plugin.energy import energy_failure, with_energy, with_paired_energy
 from kernelwatch.plugin.regression import (
@@ -56,9 +56,9 @@ class TimedCase:
              params: dict | None = None) -> Measurement | None:
         """Measure a case, record it and judge it.
 
-        `case` is a prepared case of the kernels package (anything with
-        `run(stream)`, `build()` and `same_case_in(package)`: its machine code
-        is recorded, and `--kernelwatch-compare-ref` can prepare it on the base side too),
+        `case` is a prepared case of the project's kernel library (anything with
+        `run(stream)`, `build()` and `same_case_in(library)`, src/kernelwatch/ab/library.py:
+        its machine code is recorded, and `--kernelwatch-compare-ref` can prepare it on the base side too),
         a plain `run(stream)` (GPU time), or with wall=True a host routine
         `run()` timed by wall clock. flops or bytes_moved is the case's work;
         ceiling is (name, work per second, or a function giving it) measured in
@@ -76,7 +76,7 @@ class TimedCase:
             if wall:
                 pytest.skip("--kernelwatch-compare-ref compares GPU-timed kernel cases; this host routine is timed by wall clock")
             if prepared is None:
-                pytest.skip("--kernelwatch-compare-ref compares GPU-timed kernel cases prepared by the kernels package; "
+                pytest.skip("--kernelwatch-compare-ref compares GPU-timed kernel cases prepared by the kernel library; "
                             "this case is a plain run, which the base side cannot prepare")
             return self._compare_with_ref(prepared, flush, kernel, shape, started)
         if wall:
@@ -130,7 +130,7 @@ class TimedCase:
         return dict(timer_note="" if wall else getattr(self.timer, "note", ""), gpu_uuid=info.uuid,
                     pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
                     timing_started=started, timing_ended=time.time(),
-                    sass=sass_of(prepared, info) if prepared is not None else None)
+                    sass=sass_of(self.state.library, prepared, info) if prepared is not None else None)
 
     def _compare_with_ref(self, prepared, flush, kernel, shape, started) -> Measurement | None:
         """--kernelwatch-compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
@@ -180,7 +180,10 @@ def measured_fields(measurement: Measurement) -> dict:
     }
 
 
-def sass_of(prepared, gpu) -> str:
-    """The identity of a prepared case's machine code and launch, for this GPU's architecture."""
-    package = importlib.import_module(type(prepared).__module__.rsplit(".", 1)[0])
-    return case_identity(package, prepared.build(), arch_of(gpu.compute_capability))
+def sass_of(library, prepared, gpu) -> str | None:
+    """The identity of a prepared case's machine code and launch, for this GPU's architecture, by the project's
+    kernel library (its source_of); None without one, or for a case that cannot describe its build."""
+    build = build_of(prepared)
+    if library is None or build is NO_BUILD_INFO:
+        return None
+    return case_identity(library.package, build, arch_of(gpu.compute_capability))

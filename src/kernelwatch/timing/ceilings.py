@@ -2,13 +2,17 @@
 
 A figure such as "41 TFLOP/s" means little alone; "84% of cuBLAS on this GPU,
 measured a minute ago" means a lot. Each ceiling is measured once per session
-(per shape for cuBLAS) with the same timer as the cases.
+(per shape for cuBLAS) with the same timer as the cases, by the harness's own
+means, whatever kernels the project has: the array library's matrix product
+(`cupy.matmul`, which calls cuBLAS's SGEMM), a device-to-device copy, and copies
+between the device and pinned host memory (CuPy's pinned allocator).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 
 import numpy as np
 
@@ -56,12 +60,10 @@ class Ceilings:
         seventh session)."""
         import cupy
 
-        from kernels.device import pinned_empty
-
         key = (to_device, chunk_bytes, count)
         if key not in self._host_copies:
             floats = chunk_bytes * count // 4
-            host = pinned_empty(floats)
+            host = pinned_floats(floats)
             host[:] = 1.0
             device = cupy.empty(floats, np.float32)
             rt = cupy.cuda.runtime
@@ -77,18 +79,34 @@ class Ceilings:
         return self._host_copies[key]
 
     def cublas_flops_per_s(self, m: int, n: int, k: int) -> float:
-        """cuBLAS SGEMM (TF32 off) on random operands of this shape, measured once per shape."""
+        """cuBLAS SGEMM (TF32 off) on random operands of this shape, measured once per shape: `cupy.matmul` of an
+        M x K by a K x N float32 matrix into an output of its own, on the timer's stream."""
         if (m, n, k) not in self._cublas:
             import cupy
 
-            from kernels import prepare_matmul
-
+            if os.environ.get("CUPY_TF32", "0") != "0":
+                raise RuntimeError("CUPY_TF32 is set: cuBLAS would round operands to TF32 and the ceiling would "
+                                   "not be FP32's; unset it")
             rng = cupy.random.default_rng(0)
             a = rng.random((m, k), dtype=np.float32)
             b = rng.random((k, n), dtype=np.float32)
-            prepared = prepare_matmul("cublas", a, b)
-            self._cublas[(m, n, k)] = 2.0 * m * n * k / self.timer.measure(prepared.run, self.profile).median
+            out = cupy.empty((m, n), np.float32)
+
+            def run(stream):
+                with stream:
+                    cupy.matmul(a, b, out=out)
+
+            self._cublas[(m, n, k)] = 2.0 * m * n * k / self.timer.measure(run, self.profile).median
         return self._cublas[(m, n, k)]
+
+
+def pinned_floats(count: int) -> np.ndarray:
+    """An uninitialised float32 NumPy array of `count` elements in page-locked host memory, from CuPy's pinned
+    allocator (the array keeps the allocation alive)."""
+    import cupy
+
+    memory = cupy.cuda.alloc_pinned_memory(count * 4)
+    return np.frombuffer(memory, np.float32, count)
 
 
 # FP32 lanes per SM by compute capability (CUDA C Programming Guide, arithmetic

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -113,8 +114,11 @@ class Profile:
     # of the nightly (NOTES.md, 2026-12-01).
     long_sample_s: float = 0.05
     min_samples_long: int = 5
-    # Test names (with their parameters, as pytest writes them) whose energy is measured after their time
-    # under --kernelwatch-energy=profile, the default (src/kernelwatch/timing/energy.py; about 3.5 s of GPU each).
+    # Whether this profile measures the project's energy cases (`energy_cases`) under --kernelwatch-energy=profile,
+    # the default (src/kernelwatch/timing/energy.py; about 3.5 s of GPU each): the nightly and the full do.
+    measures_energy_cases: bool = True
+    # The project's energy cases: the kernelwatch_energy_cases ini key (`with_energy_cases`), test names or node ids
+    # as pytest writes them, or patterns of them (`is_energy_case`).
     energy_cases: tuple[str, ...] = ()
 
     @property
@@ -136,6 +140,18 @@ class Profile:
                                    target_median_se=max(self.target_median_se, WALL_CLOCK_TARGET_MEDIAN_SE),
                                    time_cap=min(self.time_cap, WALL_CLOCK_TIME_CAP))
 
+    def with_energy_cases(self, cases) -> Profile:
+        """This profile with the project's energy cases, where it measures them (none in the quick)."""
+        return dataclasses.replace(self, energy_cases=tuple(cases) if self.measures_energy_cases else ())
+
+    def is_energy_case(self, node_id: str) -> bool:
+        """Whether one of the energy cases names the test `node_id`: an entry equal to the node id or to the test's
+        name (its part after the last "::"), or, with a `*` or `?` in it, a glob of either ("test_add_time[*-vec4]":
+        only `*` and `?` are wild, brackets are the ids' own)."""
+        name = node_id.rsplit("::", 1)[-1]
+        return any(entry in (node_id, name) or (any(wild in entry for wild in "*?") and (
+            _glob(entry).fullmatch(node_id) or _glob(entry).fullmatch(name))) for entry in self.energy_cases)
+
     def for_host_copies(self) -> Profile:
         """This profile with the sampling window of a launch that copies to or from the host."""
         min_time = max(self.min_time, self.host_copy_min_time)
@@ -143,14 +159,13 @@ class Profile:
         return dataclasses.replace(self, min_time=min_time, time_cap=max(self.time_cap, 3 * min_time))
 
 
-# The nightly's energy cases, within its 60 s on one H200: the library's and the suite's best FP32
-# matmul at 4096³ (GFLOP/J against GFLOP/J), the best add at 8192² (memory-bound: GB/J) and one
-# 1024² add (a 5 µs kernel: replayed as a CUDA graph, the short-kernel path).
-NIGHTLY_ENERGY_CASES = ("test_matmul_time[4096x4096x4096-cublas]", "test_matmul_time[4096x4096x4096-warptile_128x256]",
-                        "test_add_time[8192x8192-matrix_add_2d_vec4]", "test_add_time[1024x1024-matrix_add_2d_vec4]")
+def _glob(pattern: str) -> re.Pattern:
+    """`pattern` as a regular expression: `*` any run of characters, `?` one, everything else itself."""
+    return re.compile("".join({"*": ".*", "?": "."}.get(c, re.escape(c)) for c in pattern), re.DOTALL)
+
 
 PROFILES = {
-    "full": Profile("full", energy_cases=NIGHTLY_ENERGY_CASES),  # the nightly's sampling over every size: weekly
-    "nightly": Profile("nightly", energy_cases=NIGHTLY_ENERGY_CASES),
-    "quick": Profile("quick", min_samples=8, min_time=0.01, target_rsd=0.01, time_cap=0.4),
+    "full": Profile("full"),  # the nightly's sampling over every size: weekly
+    "nightly": Profile("nightly"),
+    "quick": Profile("quick", min_samples=8, min_time=0.01, target_rsd=0.01, time_cap=0.4, measures_energy_cases=False),
 }

@@ -129,7 +129,7 @@ def _collection_due(rounds: int, pending: int, started: float, profile: Profile,
 
 @functools.cache
 def _timer_module(device_id: int):
-    """The timer's own kernels, built with NVRTC for one device (no dependency on the kernels package)."""
+    """The timer's own kernels, built with NVRTC for one device (no dependency on the project's kernels)."""
     import cupy
 
     return cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=("-std=c++17",), backend="nvrtc")
