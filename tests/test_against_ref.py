@@ -86,7 +86,7 @@ class BasePackage:
         self.failure = failure
         self.prepared: list[FakeCase] = []
         self.kernel_names = lambda: list(self.builds)
-        self.__name__ = "kernel_suite_base_kernels"
+        self.__name__ = "kernelwatch_base_kernels"
 
     def prepare(self, kernel: str) -> FakeCase:
         if self.failure is not None:
@@ -217,7 +217,7 @@ def test_a_kernel_unknown_to_the_base_registry_is_new_and_timed_alone(comparison
 @pytest.mark.parametrize("bug", [
     ValueError("B must be float32, got float64"),
     KeyError("tile"),
-    AttributeError("module 'kernel_suite_base_kernels' has no attribute 'prepare_matmul'"),
+    AttributeError("module 'kernelwatch_base_kernels' has no attribute 'prepare_matmul'"),
     TypeError("prepare_matmul() takes 3 positional arguments but 4 were given"),
 ], ids=["value-error", "key-error", "attribute-error", "type-error"])
 def test_an_error_preparing_the_base_side_propagates_instead_of_calling_the_kernel_new(comparison, bug):
@@ -299,7 +299,7 @@ def test_a_ref_whose_library_cannot_name_its_kernels_says_so(monkeypatch):
     base = BasePackage({"naive": NAIVE})
     del base.kernel_names  # a library older than kernel_names()
     ref = ref_comparison(monkeypatch, base)
-    with pytest.raises(LibraryError, match=r"its kernel library \(kernel_suite_base_kernels\) has no kernel_names"):
+    with pytest.raises(LibraryError, match=r"its kernel library \(kernelwatch_base_kernels\) has no kernel_names"):
         ref.removed_kernels()
     assert ref.verdicts == []
 

@@ -147,7 +147,7 @@ def test_a_slower_matrix_product_gets_a_card_built_from_both_runs_commits(tmp_pa
     assert card[6].startswith("1. **barriers**: BAR per FFMA in the code 0.0010 -> 0.0019")
     assert "| dynamic shared memory (bytes) | 49664 | **24832** |" in card
     assert f"Environment differences: driver {driver} -> 590.10" in card
-    assert [p for p in tmp_path.iterdir() if p.name.startswith("kernel-suite-base-")] == []  # worktrees removed
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("kernelwatch-base-")] == []  # worktrees removed
 
 
 def compare_slowed(tmp_path, slowed, edit=lambda extra_info: None, gpu=None):

@@ -81,6 +81,21 @@ def test_a_wrong_kernel_fails_with_both_error_figures_and_the_tolerance(tmp_path
     assert "max error " in message and ", average error " in message and ", tolerance 1e-05 (" in message
 
 
+def test_a_pull_request_is_timed_against_its_base_through_the_examples_kernel_library(tmp_path):
+    # saxpy/ implements the kernel library and pyproject.toml names it: --kernelwatch-compare-ref loads the base's
+    # saxpy from the ref's tree, and the same machine code and launch on both sides is `unchanged`, not timed
+    folder = project(tmp_path)
+    commit(folder, "a commit that changes no kernel")
+    unchanged, text = pytest_in(folder, *FAKE_GPU, "--kernelwatch-compare-ref", "HEAD~1")
+    assert unchanged.returncode == 0 and "against HEAD~1 (" in text and ": 1 unchanged" in text, text
+    launch = folder / "saxpy" / "__init__.py"
+    launch.write_text(launch.read_text().replace("THREADS = 256", "THREADS = 128"))
+    commit(folder, "saxpy: 128 threads a block")
+    timed, text = pytest_in(folder, *FAKE_GPU, "--kernelwatch-compare-ref", "HEAD~1", SLOWER)
+    assert timed.returncode == 1 and ": 1 slower" in text, text  # both sides timed, interleaved: head is 3% slower
+    assert "slower than HEAD~1: 3.0% slower" in text
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def life(request, tmp_path_factory):
     """The example's nightlies on one backend: (folder, {run: output}, {run: commit}, `changes` after run 5)."""
@@ -129,7 +144,7 @@ def test_a_three_percent_slowdown_is_slower_with_its_commit_window(life):
     folder, texts, commits, _ = life
     text = texts[5]
     assert "1 failed" in text and "1 slower; report:" in text and "performance regression" in text, text
-    section = text[text.index("kernel suite: slower cases"):]
+    section = text[text.index("kernelwatch: slower cases"):]
     assert f"{CASE}: slower x1.0" in section
     assert f"commits {commits[4][:12]}..{commits[5][:12]}: 1 commit (first parent, oldest first)" in section
     assert f"{commits[5][:12]} saxpy: 128 threads a block" in section

@@ -76,18 +76,18 @@ def test_a_history_value_that_names_no_store_is_exit_4_on_any_machine(value, wor
 def test_skipped_gpu_tests_are_counted_with_their_reason_under_q():
     result = pytest_suites()
     assert result.returncode == 0
-    line = next(line for line in result.stdout.splitlines() if line.startswith("kernel suite: "))
+    line = next(line for line in result.stdout.splitlines() if line.startswith("kernelwatch: "))
     assert "GPU tests skipped: needs a CUDA GPU: " in line and "--kernelwatch-require-gpu" in line
-    assert int(line.split()[2]) > 0
+    assert int(line.split()[1]) > 0
 
 
 def test_the_skipped_gpu_tests_counted_are_those_left_after_deselection():
     result = pytest_suites("-k", "vector_add")  # the count is taken after -k has deselected the others
     assert result.returncode == 0
-    line = next(line for line in result.stdout.splitlines() if line.startswith("kernel suite: "))
+    line = next(line for line in result.stdout.splitlines() if line.startswith("kernelwatch: "))
     summary = result.stdout.strip().splitlines()[-1]  # "12 skipped, 30 deselected in 1.2s"
     assert "deselected" in summary
-    assert f"{line.split()[2]} skipped" in summary
+    assert f"{line.split()[1]} skipped" in summary
 
 
 MIXED = """
@@ -111,7 +111,7 @@ def test_without_a_gpu_only_the_gpu_tests_are_skipped_and_counted_and_the_others
     result = run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 2 skipped" in result.stdout
-    assert "kernel suite: 2 GPU tests skipped: needs a CUDA GPU: no GPU in this folder." in result.stdout
+    assert "kernelwatch: 2 GPU tests skipped: needs a CUDA GPU: no GPU in this folder." in result.stdout
 
 
 @pytest.mark.gpu

@@ -107,7 +107,7 @@ def test_compare_ref_prepares_each_case_on_both_sides_through_the_library_the_in
     write_library(tmp_path, HEAD)  # the working tree is head, uncommitted
     result = run(tmp_path, "--kernelwatch-compare-ref", "main", "--fake-gpu-slowdown=*shift*:1.05", "-v")  # -q -v: a header
     assert result.returncode == 1, output(result)
-    assert "kernel suite: kernel library tinylib (tinylib)" in output(result)
+    assert "kernelwatch: kernel library tinylib (tinylib)" in output(result)
     assert "FAILED test_k.py::test_k[shift] - Failed: slower than main" in output(result)
     assert "2 passed" in output(result)
     report = (tmp_path / "report.md").read_text()
@@ -152,7 +152,7 @@ def test_a_project_without_a_kernel_library_times_and_judges_and_its_slower_case
     project(tmp_path, BASE, ["scale", "shift"], library=None)
     first = run(tmp_path, "--benchmark-save=first", "-v")  # -q -v: the header's lines
     assert first.returncode == 0, output(first)
-    assert ("kernel suite: the project names no kernel library (the ini key kernelwatch_kernels; "
+    assert ("kernelwatch: the project names no kernel library (the ini key kernelwatch_kernels; "
             "docs/kernel-library.md): no machine-code identity") in output(first)
     result = run(tmp_path, "--benchmark-compare", "--fake-gpu-seed=1", "--fake-gpu-slowdown=*shift*:1.10")
     assert result.returncode == 1, output(result)

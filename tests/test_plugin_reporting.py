@@ -55,12 +55,12 @@ def test_a_ref_whose_library_cannot_name_its_kernels_still_gets_its_report_and_a
     state = ref_state(tmp_path, ["same"], None)
 
     def cannot():
-        raise LibraryError("its kernel library (kernel_suite_base_kernels) has no kernel_names")
+        raise LibraryError("its kernel library (kernelwatch_base_kernels) has no kernel_names")
 
     state.ref.removed_kernels = cannot
     write_ref_report(state)
     assert "| same |" in (tmp_path / "report.md").read_text()
-    assert state.notices[0] == ("removed kernels not looked for: its kernel library (kernel_suite_base_kernels) has "
+    assert state.notices[0] == ("removed kernels not looked for: its kernel library (kernelwatch_base_kernels) has "
                                 "no kernel_names")
 
 
@@ -124,7 +124,7 @@ def test_the_references_line_counts_own_history_baseline_and_none_apart():
 
 @pytest.mark.parametrize(("gpu", "workers", "lines"), [
     (None, 2, []),  # no GPU: nothing is timed, whatever -n says
-    (fake_info("GPU-test"), 2, ["kernel suite: timer: chosen by each xdist worker (each result's 'timer' says which)"]),
+    (fake_info("GPU-test"), 2, ["kernelwatch: timer: chosen by each xdist worker (each result's 'timer' says which)"]),
     (fake_info("GPU-test"), None, []),  # one process and no timed case collected: no timer was made
 ])
 def test_the_collection_line_names_the_timer_only_where_one_times(monkeypatch, gpu, workers, lines):
@@ -178,10 +178,10 @@ def test_the_report_header_names_the_gpu_and_its_baselines_folder(uuid, named):
     config = types.SimpleNamespace(stash={plugin.STATE: state}, getoption=lambda name: "nightly",
                                    rootpath=Path("/project"), getini=lambda name: "")
     first, second, third = plugin.pytest_report_header(config)
-    assert first.startswith(f"kernel suite: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
-    assert second == f"kernel suite: profile nightly, baselines in {Path('/project/baselines/Fake_GPU_9000')}"
+    assert first.startswith(f"kernelwatch: Fake GPU 9000 {named} on fakehost (CUDA device 0, 0000:00:00.0, sm_90, ")
+    assert second == f"kernelwatch: profile nightly, baselines in {Path('/project/baselines/Fake_GPU_9000')}"
     # the project names no kernel library: the header says what goes without it, before anything is timed
-    assert third == ("kernel suite: the project names no kernel library (the ini key kernelwatch_kernels; "
+    assert third == ("kernelwatch: the project names no kernel library (the ini key kernelwatch_kernels; "
                      "docs/kernel-library.md): no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
                      "timing, verdicts and energy as ever")
 
@@ -196,7 +196,7 @@ def test_the_report_header_names_the_kernel_library_and_where_it_lies():
                           (Library("kernels", kernels, None, "/project is in no git repository: ..."),
                            "kernels (/project is in no git repository: ...)")):
         config.stash = {plugin.STATE: suite_state(library=library)}
-        assert plugin.pytest_report_header(config)[2] == f"kernel suite: kernel library {said}"
+        assert plugin.pytest_report_header(config)[2] == f"kernelwatch: kernel library {said}"
 
 
 def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_let_go(tmp_path):
@@ -241,16 +241,16 @@ def test_the_collection_line_names_cupti_or_held_events_and_a_gpuless_header_why
     config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=2))
     state.timer = cupti
     assert plugin.pytest_report_collectionfinish(config, items=[]) == [
-        "kernel suite: timer: kernel time from CUPTI activity records (first activity start to last activity end of "
+        "kernelwatch: timer: kernel time from CUPTI activity records (first activity start to last activity end of "
         "a run; kernels of 20 µs or more that run one at a time recorded with the KERNEL kind, the rest with "
         "CONCURRENT_KERNEL)"]
     state.timer = events
     assert plugin.pytest_report_collectionfinish(config, items=[]) == [
-        "kernel suite: timer: held CUDA events: CUPTI is not available"]
+        "kernelwatch: timer: held CUDA events: CUPTI is not available"]
     gpuless = suite_state(gpu=None)
     gpuless.device = types.SimpleNamespace(why_not="no CUDA driver")
     assert plugin.pytest_report_header(types.SimpleNamespace(stash={plugin.STATE: gpuless})) == [
-        "kernel suite: GPU tests will be skipped: no CUDA driver"]
+        "kernelwatch: GPU tests will be skipped: no CUDA driver"]
 
 
 def _followed(case: str, label: str) -> CaseRecord:
@@ -285,10 +285,10 @@ def test_the_terminal_summary_says_skipped_gpu_tests_in_yellow_and_the_runs_erro
     terminal = RecordingTerminal()
     terminal_summary(terminal, state)
     assert terminal.lines == [
-        ("kernel suite: 3 GPU tests skipped: needs a CUDA GPU: no CUDA driver. --kernelwatch-require-gpu (or "
+        ("kernelwatch: 3 GPU tests skipped: needs a CUDA GPU: no CUDA driver. --kernelwatch-require-gpu (or "
          "KERNELWATCH_REQUIRE_GPU=1) makes that an error", {"yellow": True}),
-        ("== kernel suite", {}), ("saved", {}),
-        ("== kernel suite: errors", {"red": True}), ("ERROR: disk full", {"red": True})]
+        ("== kernelwatch", {}), ("saved", {}),
+        ("== kernelwatch: errors", {"red": True}), ("ERROR: disk full", {"red": True})]
 
 
 def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_each_measured_energy():
@@ -302,8 +302,8 @@ def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_
     terminal = RecordingTerminal()
     terminal_summary(terminal, state)
     lines = [line for line, markup in terminal.lines]
-    window = lines[lines.index("== kernel suite: slower cases, their reference runs and the commits since") + 1:
-                   lines.index("== kernel suite: energy per launch")]
+    window = lines[lines.index("== kernelwatch: slower cases, their reference runs and the commits since") + 1:
+                   lines.index("== kernelwatch: energy per launch")]
     assert window[0] == "s.py::b: slower x1.100" and not any("`" in line for line in window)  # no markdown
     assert terminal.lines[-3:] == [
         ("s.py::a: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W", {"red": False}),

@@ -10,7 +10,7 @@ import pytest
 
 from kernelwatch.ab.ref_tree import RefError, RefTree
 
-ALIAS = "kernel_suite_base_kernels"
+ALIAS = "kernelwatch_base_kernels"
 
 
 def git(repo, *args):
@@ -144,10 +144,10 @@ def test_a_package_in_a_folder_of_the_tree_and_a_module_file_load_from_their_pat
     with RefTree(suite_repo, "HEAD") as tree:
         assert tree.load_package("python/mylib", ALIAS).TILE == 8
         assert sys.modules[f"{ALIAS}.sizes"].TILE == 8
-        assert tree.load_package("python/single.py", "kernel_suite_base_single").TILE == 4
+        assert tree.load_package("python/single.py", "kernelwatch_base_single").TILE == 4
         with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package at python/other$"):
-            tree.load_package("python/other", "kernel_suite_base_other")
-    assert "kernel_suite_base_single" not in sys.modules
+            tree.load_package("python/other", "kernelwatch_base_other")
+    assert "kernelwatch_base_single" not in sys.modules
     assert_no_worktree_left(suite_repo)
 
 
@@ -216,7 +216,7 @@ def test_base_package_that_fails_to_import_is_a_ref_error(suite_repo):
 def test_missing_package_is_a_ref_error(suite_repo):
     with RefTree(suite_repo, "HEAD") as tree:
         with pytest.raises(RefError, match=r"^'HEAD' \([0-9a-f]{12}\) has no package at kernelwatch$"):
-            tree.load_package("kernelwatch", alias="kernel_suite_base_harness")
+            tree.load_package("kernelwatch", alias="kernelwatch_base_harness")
 
 
 def killed_git(step: str, returncode: int):

@@ -132,7 +132,7 @@ def test_a_slowdown_fails_until_accepted_and_other_cases_keep_their_history_movi
 def test_the_failing_nightly_names_its_window_its_commits_and_the_bisect_line(life):
     folder, url, results, commits = life
     text = output(results[SLOW_AT])
-    section = text[text.index("kernel suite: slower cases"):]
+    section = text[text.index("kernelwatch: slower cases"):]
     assert f"{CASE.format('gamma')}: slower x1.0" in section
     assert f"commits {commits[CLEAN][:12]}..{commits[SLOW_AT][:12]}: 1 commit (first parent, oldest first)" in section
     assert f"{commits[SLOW_AT][:12]} change {SLOW_AT}" in section

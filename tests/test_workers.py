@@ -130,7 +130,7 @@ def test_a_worker_reenables_benchmarking_and_leaves_saving_to_the_controller():
 
 
 def test_the_lock_file_is_named_by_the_bus_id_with_other_characters_replaced():
-    assert workers.lock_path("00000000:19:00.0").name == "kernel-suite-gpu-00000000_19_00_0.lock"
+    assert workers.lock_path("00000000:19:00.0").name == "kernelwatch-gpu-00000000_19_00_0.lock"
 
 
 def test_timings_that_touch_do_not_overlap_and_a_case_without_timing_is_left_out():

@@ -1,4 +1,4 @@
-"""The kernel suite's harness: measuring kernels, judging them, keeping what was measured.
+"""kernelwatch: measuring GPU kernels, judging them, keeping what was measured.
 
 Its rooms, in import order (a module imports only its own room and the rooms
 before it; tests/test_layout.py checks it):

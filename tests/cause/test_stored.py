@@ -46,8 +46,8 @@ def packages(monkeypatch):
 def test_each_commits_package_is_imported_once_under_an_alias_naming_its_short_commit(packages):
     old, new = "0123456789ab" + "c" * 28, "fedcba987654" + "d" * 28
     assert packages.package(old) is packages.package(old)
-    assert packages.package(old).__name__ == "kernel_suite_commit_0123456789ab"
-    assert packages.package(new).__name__ == "kernel_suite_commit_fedcba987654"  # as a card names them: 12 digits
+    assert packages.package(old).__name__ == "kernelwatch_commit_0123456789ab"
+    assert packages.package(new).__name__ == "kernelwatch_commit_fedcba987654"  # as a card names them: 12 digits
     assert len(FakeTree.made) == 2 and packages.paths() == [Path("/worktrees") / old, Path("/worktrees") / new]
     assert [tree.loaded for tree in FakeTree.made] == ["python/mylib"] * 2  # the library's path in each tree
     packages.close()

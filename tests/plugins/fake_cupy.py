@@ -75,11 +75,25 @@ def as_c(arg):
     raise TypeError(f"fake cupy: pass kernel arguments as arrays or NumPy scalars, not {type(arg).__name__}")
 
 
-def module() -> types.ModuleType:
-    """The stand-in `cupy`: NumPy's arrays, types and random numbers, and RawKernel."""
+# the real CuPy's NVRTC binding stays reachable as cupy.cuda.nvrtc: kernelwatch builds a kernel library's cases
+# with it to record their machine code (kernelwatch.ab.identity), which needs no GPU
+MODULES = ("cupy", "cupy.cuda", "cupy.cuda.nvrtc")
+
+
+def modules() -> dict[str, types.ModuleType]:
+    """The stand-in `cupy` (NumPy's arrays, types and random numbers, and RawKernel) and its `cupy.cuda.nvrtc`,
+    the real one: the entries of sys.modules for MODULES."""
+    from cupy.cuda import nvrtc  # the real CuPy's, imported before the stand-in takes its name
+
+    nvrtc.getVersion()  # loads libnvrtc now, through the real CuPy (it imports cupy._environment to find it)
+
     fake = types.ModuleType("cupy", __doc__)
+    fake.__path__ = []  # a package, so that `from cupy.cuda import nvrtc` finds its submodule in sys.modules
     for name in ("asarray", "empty", "empty_like", "zeros", "float16", "float32", "float64", "int32", "int64",
                  "random"):
         setattr(fake, name, getattr(np, name))
     fake.RawKernel = RawKernel
-    return fake
+    fake.cuda = types.ModuleType("cupy.cuda")
+    fake.cuda.__path__ = []
+    fake.cuda.nvrtc = nvrtc
+    return {"cupy": fake, "cupy.cuda": fake.cuda, "cupy.cuda.nvrtc": nvrtc}

@@ -52,21 +52,22 @@ def pytest_addoption(parser):
 REAL_CUPY = pytest.StashKey[object]()
 
 
+@pytest.hookimpl(tryfirst=True)  # before kernelwatch's: it imports the project's kernel library, which imports cupy
 def pytest_configure(config):
     if config.getoption("fake_gpu_cupy"):
         from tests.plugins import fake_cupy
 
-        config.stash[REAL_CUPY] = sys.modules.get("cupy")
-        sys.modules["cupy"] = fake_cupy.module()
+        fakes = fake_cupy.modules()
+        config.stash[REAL_CUPY] = {name: sys.modules.get(name) for name in fakes}
+        sys.modules.update(fakes)
 
 
 def pytest_unconfigure(config):
-    if REAL_CUPY in config.stash:
-        real = config.stash[REAL_CUPY]
+    for name, real in config.stash.get(REAL_CUPY, {}).items():
         if real is None:
-            del sys.modules["cupy"]
+            sys.modules.pop(name, None)
         else:
-            sys.modules["cupy"] = real
+            sys.modules[name] = real
 
 
 def fake_info(uuid: str) -> GpuInfo:

@@ -34,7 +34,7 @@ from kernelwatch.ab.ref_tree import RefTree
 from kernelwatch.verdict.labels import ACCEPTED, SLOWER, Verdict
 from kernelwatch.verdict.paired import judge_paired, new, removed, unchanged
 
-BASE_ALIAS = "kernel_suite_base_kernels"
+BASE_ALIAS = "kernelwatch_base_kernels"
 
 
 NO_BUILD_INFO = object()

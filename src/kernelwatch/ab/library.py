@@ -104,7 +104,7 @@ def head_library(name: str, rootdir: Path) -> Library:
     in one line, where it does not import or lacks what it must provide."""
     try:
         package = importlib.import_module(name)
-    except Exception as error:  # noqa: BLE001: whatever the import raised, said in one line
+    except Exception as error:  # noqa: BLE001 (whatever the import raised, said in one line)
         raise LibraryError(f"{INI_KEY} = {name!r} does not import: {error!r}") from None
     lacking = [function for function in PROVIDES if not callable(getattr(package, function, None))]
     if lacking:

@@ -65,7 +65,7 @@ class RefTree:
             raise RuntimeError(f"the worktree of {self.ref!r} is already checked out at {self.path}")
         self.sha = resolve_ref(self.repo_root, self.ref)
         # the directory's unique name also names git's record of the worktree
-        self.path = Path(tempfile.mkdtemp(prefix="kernel-suite-base-"))
+        self.path = Path(tempfile.mkdtemp(prefix="kernelwatch-base-"))
         try:
             # hooks are the user's, for their own checkouts; this one is a read-only copy
             added = _git(self.repo_root, "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach",

@@ -52,7 +52,7 @@ class PackagesAtCommits:
             tree = RefTree(self.repo_root, commit)
             try:
                 tree.__enter__()
-                self._found[commit] = (tree, tree.load_package(self.path, alias=f"kernel_suite_commit_{tree.sha[:12]}"))
+                self._found[commit] = (tree, tree.load_package(self.path, alias=f"kernelwatch_commit_{tree.sha[:12]}"))
             except RefError as error:
                 tree.__exit__(None, None, None)
                 self._found[commit] = error

@@ -1,4 +1,4 @@
-"""The kernel suite's pytest plugin: its hooks (registered by conftest.py).
+"""kernelwatch's pytest plugin: its hooks (loaded by its pytest11 entry point).
 
 One `SuiteState` per pytest process, kept in `config.stash`:
 
@@ -94,7 +94,7 @@ def pytest_configure(config):
                        diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
                        energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
     config.stash[STATE] = state
-    config.pluginmanager.register(state, "kernel-suite-state")
+    config.pluginmanager.register(state, "kernelwatch-state")
     if not device.available:
         if config.getoption("kernelwatch_require_gpu"):
             raise pytest.UsageError(f"--kernelwatch-require-gpu: no usable CUDA GPU on this machine: {device.why_not}")
@@ -209,13 +209,13 @@ def pytest_benchmark_update_machine_info(config, machine_info):
 def pytest_report_header(config):
     state = config.stash[STATE]
     if state.gpu is None:
-        return [f"kernel suite: GPU tests will be skipped: {state.device.why_not}"]
+        return [f"kernelwatch: GPU tests will be skipped: {state.device.why_not}"]
     info = state.gpu
     return [
-        f"kernel suite: {info.name} {info.uuid or '(no UUID: NVML missing)'} on {info.host} (CUDA device "
+        f"kernelwatch: {info.name} {info.uuid or '(no UUID: NVML missing)'} on {info.host} (CUDA device "
         f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
-        f"kernel suite: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
+        f"kernelwatch: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
         _library_line(state.library),
     ]
 
@@ -225,18 +225,18 @@ def _library_line(library) -> str:
     from kernelwatch.ab.library import NOT_NAMED
 
     if library is None:
-        return (f"kernel suite: {NOT_NAMED}: no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
+        return (f"kernelwatch: {NOT_NAMED}: no machine-code identity, cause cards nor --kernelwatch-compare-ref; "
                 f"timing, verdicts and energy as ever")
-    return f"kernel suite: kernel library {library.name} ({library.path or library.elsewhere})"
+    return f"kernelwatch: kernel library {library.name} ({library.path or library.elsewhere})"
 
 
 def pytest_report_collectionfinish(config, items):
     """Say which timer measures this session's timed cases (chosen once collection shows there are some)."""
     state = config.stash[STATE]
     if state.timer is not None:
-        return [f"kernel suite: timer: {_timer_line(state.timer)}"]
+        return [f"kernelwatch: timer: {_timer_line(state.timer)}"]
     if state.gpu is not None and _is_xdist_controller(config):
-        return ["kernel suite: timer: chosen by each xdist worker (each result's 'timer' says which)"]
+        return ["kernelwatch: timer: chosen by each xdist worker (each result's 'timer' says which)"]
     return []
 
 

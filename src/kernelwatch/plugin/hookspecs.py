@@ -1,4 +1,4 @@
-"""Hooks the kernel suite's plugin calls, for other plugins to implement."""
+"""Hooks kernelwatch's plugin calls, for other plugins to implement."""
 
 import pytest
 

@@ -17,6 +17,10 @@ A call, once per test:
    launched, a library's included, the L2 flushed, the stop rule, the verdicts), each launch on the plugin's
    stream made current.
 Settings come from the call's keywords, else the test's `@pytest.mark.kernelwatch(...)`, else the defaults.
+
+`launch` may instead be a prepared case of the project's kernel library (docs/kernel-library.md: `run(stream)`,
+`build()`, `same_case_in(library)`): it is checked through `run` on the plugin's stream and handed to the timer
+as it is, so its machine code is recorded and `--kernelwatch-compare-ref` times it against the base's version.
 """
 
 from __future__ import annotations
@@ -57,7 +61,9 @@ class Launch:
             marker = self._node.get_closest_marker("kernelwatch")
             marked = settings_of(marker.args, marker.kwargs, "@pytest.mark.kernelwatch") if marker else {}
             chosen = {**marked, **settings_of((), settings, "kernelwatch(...)")}
-            result = self._checked(launch, out, reference, chosen) if reference is not None else None
+            prepared = launch if is_prepared(launch) else None
+            call = (lambda: prepared.run(self._stream)) if prepared is not None else launch
+            result = self._checked(call, out, reference, chosen) if reference is not None else None
         except pytest.fail.Exception:
             mark_not_timed(self._bench.benchmark, "not timed: the kernelwatch fixture failed the test first")
             raise
@@ -68,7 +74,7 @@ class Launch:
 
         kernel = chosen.get("kernel") or self._node.originalname.removeprefix("test_")
         shape = chosen.get("shape") or shape_of(out if out is not None else result)
-        return self._bench.time(run, kernel=kernel, shape=shape, flops=chosen.get("flops"),
+        return self._bench.time(prepared if prepared is not None else run, kernel=kernel, shape=shape, flops=chosen.get("flops"),
                                 bytes_moved=chosen.get("bytes"), flush=chosen.get("flush", True),
                                 params=self._errors)
 
@@ -140,6 +146,11 @@ def current_stream(stream):
         if torch is not None and torch.cuda.is_available():
             more.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr)))
         yield
+
+
+def is_prepared(launch) -> bool:
+    """A prepared case of a kernel library (run, build, same_case_in), not a plain callable."""
+    return all(callable(getattr(launch, name, None)) for name in ("run", "build", "same_case_in"))
 
 
 def as_tuple(value) -> tuple:

@@ -54,7 +54,7 @@ def report_path_of(config) -> Path:
 
 
 def add_options(parser) -> None:
-    group = parser.getgroup("kernel suite")
+    group = parser.getgroup("kernelwatch")
     group.addoption("--kernelwatch-profile", choices=sorted(PROFILES), default="nightly",
                     help="sampling and sizes: nightly (to 0.5%% noise), full (the nightly's sampling over every "
                          "size, weekly) or quick (pull requests)")

@@ -89,17 +89,17 @@ def publish(state: SuiteState, text: str, counts: str) -> None:
 def terminal_summary(terminalreporter, state: SuiteState) -> None:
     if state.skipped_gpu_tests:  # written even under -q: a run without a GPU must not read as a pass
         terminalreporter.write_line(
-            f"kernel suite: {state.skipped_gpu_tests} GPU tests skipped: needs a CUDA GPU: {state.device.why_not}. "
+            f"kernelwatch: {state.skipped_gpu_tests} GPU tests skipped: needs a CUDA GPU: {state.device.why_not}. "
             f"--kernelwatch-require-gpu (or KERNELWATCH_REQUIRE_GPU=1) makes that an error", yellow=True)
     followed = followed_records(state) if state.comparing else []
     if followed:
-        terminalreporter.section("kernel suite: slower cases, their reference runs and the commits since")
+        terminalreporter.section("kernelwatch: slower cases, their reference runs and the commits since")
         for record in followed:
             for line in window_lines(record, state.profile.name, state.recorded_run, markdown=False):
                 terminalreporter.write_line(line)
     measured = sorted((r for r in state.records if r.energy), key=lambda r: r.case)
     if measured:
-        terminalreporter.section("kernel suite: energy per launch")
+        terminalreporter.section("kernelwatch: energy per launch")
         for record in measured:
             block, verdict = record.energy, record.energy_verdict or {}
             judged = f", {verdict['label']}" if verdict.get("label") else ""
@@ -108,10 +108,10 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
         terminalreporter.write_line(f"energy of {len(measured)} case(s) measured in "
                                     f"{state.energy_meter.seconds:.1f} s of this run (idle power included)")
     if state.notices:
-        terminalreporter.section("kernel suite")
+        terminalreporter.section("kernelwatch")
         for line in state.notices:
             terminalreporter.write_line(line)
     if state.problems:
-        terminalreporter.section("kernel suite: errors", red=True)
+        terminalreporter.section("kernelwatch: errors", red=True)
         for line in state.problems:
             terminalreporter.write_line(f"ERROR: {line}", red=True)

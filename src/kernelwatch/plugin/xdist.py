@@ -31,7 +31,7 @@ from kernelwatch.plugin.benchmark import benchmarks_as_dicts, session_of
 from kernelwatch.verdict.labels import ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
-PAYLOAD_KEY = "kernel_suite"
+PAYLOAD_KEY = "kernelwatch"
 
 
 def worker_id() -> str | None:
@@ -60,7 +60,7 @@ def pin_worker_to_device() -> int | None:
 
 def lock_path(pci_bus_id: str) -> Path:
     safe = "".join(c if c.isalnum() else "_" for c in pci_bus_id)
-    return Path(tempfile.gettempdir()) / f"kernel-suite-gpu-{safe}.lock"
+    return Path(tempfile.gettempdir()) / f"kernelwatch-gpu-{safe}.lock"
 
 
 @contextlib.contextmanager

@@ -220,7 +220,7 @@ def deadline(url: URL, doing: str, work):
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
 
-    worker = threading.Thread(target=run, name="kernel-suite-history", daemon=True)
+    worker = threading.Thread(target=run, name="kernelwatch-history", daemon=True)
     worker.start()
     limit = timeout_s()
     worker.join(limit)
