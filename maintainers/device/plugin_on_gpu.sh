@@ -15,13 +15,16 @@
 #                vector more (3% more bytes, a real change to its source), committed: judged slower, named by
 #                `kernelwatch changes`, then accepted by an Accept-Slowdown commit; the library kernels that
 #                CUPTI counted for the torch and triton callables
+#     record N   N more baseline runs of this GPU model, recorded the README's way (LABEL: <model>-<commit>): runs of
+#                the same code give the noise model a spread between processes (one run has none)
+#     nightlies N  N nightlies as the workflow runs them against the baselines, into a fresh store
 #     card       warptile_128x256 with 8-deep k tiles (the tuning table's 3.5%), committed, timed, and
 #                `kernelwatch compare` of this GPU's newest baseline against that run: the cause card
 #
 # Needs: .whl/ with the kernelwatch wheel (python3 -m pip wheel --no-deps . -w .whl) and the dependencies the
 # machine lacks, and .gitbundle (git bundle create .gitbundle main) for the commits.
 set -u
-usage() { echo "usage: bash maintainers/device/plugin_on_gpu.sh PART [PART ...]   (parts: suite, examples, card; the header of this file says what each does)"; }
+usage() { echo "usage: bash maintainers/device/plugin_on_gpu.sh PART [PART ...]   (parts: suite, examples, record N, nightlies N, card; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -76,45 +79,76 @@ suite() {
 }
 
 examples() {
-  python3 -m venv --system-site-packages /tmp/kw-venv && /tmp/kw-venv/bin/python -m pip install -q --no-index \
-    --no-deps --no-compile .whl/*.whl || { row examples "fresh venv" "failed" ""; return; }
-  local py=/tmp/kw-venv/bin/python
-  for example in cupy triton torch; do
+  # a fresh venv of its own, kernelwatch and its dependencies installed in it from .whl; the machine's python3
+  # (itself a venv) lends it torch, triton and cupy through a .pth file, after the venv's own packages
+  local machine; machine=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  rm -rf /tmp/kw-venv /tmp/projects
+  python3 -m venv --without-pip /tmp/kw-venv \
+    && echo "$machine" > "$(/tmp/kw-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/machine.pth" \
+    && env -u PYTHONPATH python3 -m pip --python /tmp/kw-venv/bin/python install -q --no-index --no-deps --no-compile .whl/*.whl \
+    || { row examples "fresh venv" "failed" ""; return; }
+  local py=(env -u PYTHONPATH /tmp/kw-venv/bin/python)
+  for example in ${EXAMPLES:-cupy triton torch}; do  # env EXAMPLES=cupy: that one alone
     local project="/tmp/projects/$example" store="sqlite:////tmp/projects/$example.sqlite"
     mkdir -p /tmp/projects && cp -r "examples/$example" "$project" && cd "$project" || return
     "${GIT[@]}" init -q -b main && "${GIT[@]}" add -A && "${GIT[@]}" commit -qm "the example"
     local judged=(-m pytest -p no:cacheprovider -q -ra --benchmark-compare --kernelwatch-history="$store")
-    run_step "$example-1" "$py" "${judged[@]}" --benchmark-save=first
+    run_step "$example-1" "${py[@]}" "${judged[@]}" --benchmark-save=first
     local seen="1: $(verdicts "$WORK/$example-1.log")"
     for i in 2 3 4; do
       "${GIT[@]}" commit -q --allow-empty -m "run $i"
-      run_step "$example-$i" "$py" "${judged[@]}" --benchmark-json="$WORK/$example-$i.json"
+      run_step "$example-$i" "${py[@]}" "${judged[@]}" --benchmark-json="$WORK/$example-$i.json"
       seen+="; $i: $(verdicts "$WORK/$example-$i.log")"
     done
     row "example $example" "saved, then 3 runs judged" "exit $rc" "$seen"
     if [ "$example" != cupy ]; then
-      row "example $example" "kernels CUPTI counted" "" "$("$py" -c "import json,sys; b=json.load(open(sys.argv[1]))['benchmarks'][0]['extra_info']; print(b.get('launched_kernels'), b.get('timer'))" "$WORK/$example-4.json" | cut -c1-220)"
+      row "example $example" "kernels CUPTI counted" "" "$("${py[@]}" -c "import json,sys; b=json.load(open(sys.argv[1]))['benchmarks'][0]['extra_info']; print(b.get('launched_kernels'), b.get('timer'))" "$WORK/$example-4.json" | cut -c1-220)"
     else
-      # about 3% more bytes from memory: one thread in 88 (one 32-byte sector in every 352 bytes of x, 9% of
-      # one vector, 3% of the three) also reads x half a vector away, long out of L2, and adds 0 times it,
-      # which the compiler keeps (0 * NaN is NaN): the result is unchanged, the kernel slower
+      # 3% more bytes from memory: the first eleventh of the threads also reads x half a vector away (long out
+      # of L2 by then: 1/11 of one vector, 1/33 of the three moved) and adds 0 times it, which the compiler keeps
+      # (0 * NaN is NaN): the result is unchanged, the kernel about 3% slower. (A first try, one thread in 88
+      # reading x[(i + n/2) % n], read scattered sectors and paid two modulos: 20.6% slower on GPU-81d72889.)
       python3 - <<'PY'
 from pathlib import Path
 source = Path("saxpy/saxpy.cu")
 line = "out[i] = a * x[i] + y[i];"
 assert line in source.read_text(), "the example's kernel line moved: update this step"
-source.write_text(source.read_text().replace(line, "out[i] = a * x[i] + y[i] + (i % 88 == 0 ? 0.0f * x[(i + n / 2) % n] : 0.0f);"))
+source.write_text(source.read_text().replace(line, "out[i] = a * x[i] + y[i] + (i < n / 11 ? 0.0f * x[i + n / 2] : 0.0f);"))
 PY
-      "${GIT[@]}" commit -qam "saxpy: one thread in eleven reads one more element"
-      run_step cupy-slower "$py" "${judged[@]}"
+      "${GIT[@]}" commit -qam "saxpy: the first eleventh of the threads reads one more element"
+      run_step cupy-slower "${py[@]}" "${judged[@]}"
       row "example cupy" "slower source, committed" "exit $rc" "$(verdicts "$WORK/cupy-slower.log"): $(grep -m1 -oE 'performance regression: [^(]*\([0-9.]+x\)' "$WORK/cupy-slower.log")"
-      "$py" -m kernelwatch.history changes --history "$store" > "$WORK/cupy-changes.txt" 2>&1
+      "${py[@]}" -m kernelwatch.history changes --history "$store" > "$WORK/cupy-changes.txt" 2>&1
       row "example cupy" "kernelwatch changes" "exit $?" "$(grep -m1 -i 'slower' "$WORK/cupy-changes.txt" | cut -c1-160)"
       "${GIT[@]}" commit -q --allow-empty -m "saxpy: the extra read is meant" -m "Accept-Slowdown: cases=*test_saxpy* the extra read is meant"
-      run_step cupy-accepted "$py" "${judged[@]}"
+      run_step cupy-accepted "${py[@]}" "${judged[@]}"
       row "example cupy" "Accept-Slowdown commit" "exit $rc" "$(verdicts "$WORK/cupy-accepted.log")"
     fi
     cd "$REPO" || return
+  done
+}
+
+slug_of_this_gpu() {
+  python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))"
+}
+
+record() {  # record N
+  local slug label; slug=$(slug_of_this_gpu)
+  label="$(echo "$slug" | sed -E 's/^NVIDIA_//; s/_.*//' | tr 'A-Z' 'a-z')-$(git rev-parse --short HEAD)"
+  for i in $(seq 1 "$1"); do
+    run_step "record-$i" "${PYTEST[@]}" suites -m perf --benchmark-save="$label" --kernelwatch-require-gpu
+    row "record" "baseline run $i ($label)" "exit $rc, ${secs} s" "$(ls baselines/"$slug"/ | tr '\n' ' ')"
+  done
+  cp baselines/"$slug"/*_"$label".json "$OUT/" 2>/dev/null
+}
+
+nightlies() {  # nightlies N
+  local store="sqlite:///$WORK/nightlies-history.sqlite"
+  for i in $(seq 1 "$1"); do
+    run_step "again-$i" "${PYTEST[@]}" suites --benchmark-compare --kernelwatch-require-gpu -ra \
+      --kernelwatch-history="$store" --kernelwatch-profile nightly --kernelwatch-report="$WORK/again-$i.md"
+    row "nightlies" "nightly $i against the baselines" "exit $rc, ${secs} s" \
+      "$(verdicts "$WORK/again-$i.log"); $(grep -m1 '^References' "$WORK/again-$i.md"); $(grep -E '^FAILED' "$WORK/again-$i.log" | cut -c8-90 | tr '\n' ' ')"
   done
 }
 
@@ -134,11 +168,15 @@ card() {
   git reset -q --hard "$started_at"
 }
 
-for part in "$@"; do
-  case "$part" in
-    suite|examples|card) "$part";;
-    *) echo "unknown part '$part'"; usage >&2; exit 2;;
+while [ $# -gt 0 ]; do
+  case "$1" in
+    suite|examples|card) "$1";;
+    record|nightlies)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "$1 N: N is a whole number of 1 or more, not '${2:-}'" >&2; exit 2; }
+      "$1" "$2"; shift;;
+    *) echo "unknown part '$1'"; usage >&2; exit 2;;
   esac
+  shift
 done
 tar -czf "$OUT/plugin.tgz" -C "$OUT" work
 echo

@@ -149,7 +149,7 @@ def refuse_requests_without_a_gpu(config, why_not: str) -> None:
     if asked:
         raise pytest.UsageError(f"{', '.join(asked)} asks for what only a GPU can give (verdicts, a baseline, a "
                                 f"recorded run), and this machine has no usable CUDA GPU: {why_not}. Run it on the "
-                                f"GPU's machine; `pytest suites/` alone checks what a CPU can and skips the rest")
+                                f"GPU's machine; the same tests without those options check what a CPU can and skip the rest")
 
 
 def open_history_store(config):
