@@ -23,6 +23,7 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.steps import detect_all
+from maintainers.support.dashboard_history import record_dashboard_history
 from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
 from maintainers.support.synthetic_history import (
     HISTORY_CASES,
@@ -182,3 +183,34 @@ def test_a_site_built_from_a_store_loads_and_marks_its_step(chromium, history_ur
     assert mark.get_attribute("data-after-run") == str(ids[STORE_STEP_AT])  # the first slow run
     page.screenshot(path=str(artifacts / f"store-{backend}-stepped-case.png"), full_page=True)
     page.close()
+
+
+# --- issue 45: a dashboard that does not contradict itself (maintainers/support/dashboard_history.py's 20 runs) -------
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    """The site of the dashboard history (a SQLite store): 20 runs, case 2 3% slower and failing from run 7 on, case 4
+    4% slower and accepted at run 12, run 15 recorded as failed; (its folder, {run number: run id})."""
+    folder = tmp_path_factory.mktemp("dashboard")
+    url = f"sqlite:///{folder / 'history.sqlite'}"
+    ids = record_dashboard_history(url)
+    assert main(["site", str(folder / "site"), "--history", url]) == 0
+    return folder / "site", ids
+
+
+def _overlapping(boxes: list[dict]) -> list[tuple[int, int]]:
+    return [(i, j) for i, a in enumerate(boxes) for j, b in enumerate(boxes[i + 1:], i + 1)
+            if a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]]
+
+
+def test_no_two_x_labels_of_a_chart_overlap_nor_two_step_labels(chromium, dashboard, site):
+    for out in (dashboard[0], site[0]):
+        for path in sorted((out / "cases").glob("*.html")):
+            page, _ = _open(chromium, path)
+            boxes = {kind: [label.bounding_box() for label in page.locator(f"svg.case-plot text.{kind}").all()]
+                     for kind in ("x-tick", "step-label")}
+            assert len(boxes["x-tick"]) >= 5 and _overlapping(boxes["x-tick"]) == [], path.name
+            assert _overlapping(boxes["step-label"]) == [], path.name  # two GPUs' one step: one label
+            page.close()
