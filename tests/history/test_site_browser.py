@@ -289,3 +289,12 @@ def test_failed_accepted_and_run_failed_runs_are_marked_on_the_sparklines_and_th
             "marks => marks.map(mark => [mark.dataset.run, mark.dataset.state])"))
         assert states[str(ids[FAILED_RUN])] == ("failed" if number == DASH_STEPPED else "run failed")
         chart.close()
+
+
+def test_no_page_is_wider_than_a_1280_px_window(chromium, dashboard, site):
+    for out in (dashboard[0], site[0]):
+        for path in [out / "index.html", *sorted((out / "cases").glob("*.html"))]:
+            page, _ = _open(chromium, path)
+            width, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert window == 1280 and width <= window, f"{path.name}: {width} px wide"
+            page.close()

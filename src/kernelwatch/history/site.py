@@ -18,6 +18,9 @@ when the pages are read, so the folder works from a file:// URL or any static ho
   every row), said in the column's header; a failed, accepted or run-failed run carries
   the chart's mark for it. The energy lines of a case page are drawn so too, over each
   line's median.
+* No page is wider than a 1280 px window: the index's header cells and its attention
+  cell wrap, a long case id breaks, and the energy column is left out where no run
+  measured energy.
 * cases/<name>.html: one page per case: the chart (every run, failed ones drawn
   apart), its legend, the steps with their commit ranges and whether they were
   accepted, and a table of every run, newest first: date, commit, GPU, median, band,
@@ -50,6 +53,10 @@ STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; font-size: 14px; }
 td.nowrap, th { white-space: nowrap; }
 table { border-collapse: collapse; }
+h1 { overflow-wrap: anywhere; }
+table.cases th { white-space: normal; }
+table.cases td.case { min-width: 13em; }
+table.cases td:last-child { min-width: 12em; width: 20em; }
 .notes { color: #555; max-width: 70em; }
 td, th { padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: middle; }
 .slower, .failed { color: #b00020; font-weight: bold; }
@@ -61,8 +68,8 @@ svg text { font-size: 11px; }
 .band { fill-opacity: 0.18; stroke: none; }
 .step { stroke-dasharray: 5 3; stroke-width: 1.5; }
 .creep { fill: #ffb300; fill-opacity: 0.15; }
-table.runs td { white-space: nowrap; }
-table.runs td:last-child { white-space: normal; }
+table.runs td, table.steps td { white-space: nowrap; }
+table.runs td:last-child, table.steps td:last-child { white-space: normal; }
 tr.run-row.failed td { background: #fdecee; }
 tr.run-row.accepted td { background: #fff4e5; }
 code { font-size: 0.95em; }
@@ -100,6 +107,11 @@ def case_page_name(case: str) -> str:
 
 def _e(text) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _breakable(name: str) -> str:
+    """A test's name, escaped, that may break after "[", "-", "," and "/" (a case's parameters) and nowhere else."""
+    return "".join(_e(c) + ("<wbr>" if c in "[-,/" else "") for c in name)
 
 
 def _page(title: str, body: str, script: str = "") -> str:
@@ -154,8 +166,8 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
                         f'<td>{_e(state)}</td></tr>')
     if not rows:
         return "<p>No steps.</p>"
-    return ("<table><tr><th>GPU</th><th>kind</th><th>change</th><th>95% interval</th><th>p</th><th>runs</th>"
-            "<th>commits</th><th>state</th></tr>" + "".join(rows) + "</table>")
+    return ('<table class="steps"><tr><th>GPU</th><th>kind</th><th>change</th><th>95% interval</th><th>p</th>'
+            "<th>runs</th><th>commits</th><th>state</th></tr>" + "".join(rows) + "</table>")
 
 
 def _runs_table(group: Sequence[Series]) -> str:
@@ -238,21 +250,22 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
         rows.append((rank, one.key.case, one.key.gpu, one, reference, _attention(one, open_slower, failing)))
     rows.sort(key=lambda row: row[:3])
     scale = shared_scale((one.medians(), centre_of(one, reference)) for _, _, _, one, reference, _ in rows)
+    energy = any(p.energy_j is not None for one in every for p in one.points)
     lines = []
     for rank, case, gpu, one, reference, attention in rows:
         newest = one.points[-1]
         state = ("failing", "open step", "quiet")[rank]
         lines.append(f'<tr class="case-row" data-gpu="{_e(gpu)}" data-uuids="{_e(" ".join(gpu_uuids([one])))}" '
                      f'data-kernel="{_e(case)}" data-state="{state}">'
-                     f'<td><a href="cases/{case_page_name(case)}" title="{_e(case)}">{_e(case.rsplit("::", 1)[-1])}'
-                     f'</a></td>'
+                     f'<td class="case"><a href="cases/{case_page_name(case)}" title="{_e(case)}">'
+                     f'{_breakable(case.rsplit("::", 1)[-1])}</a></td>'
                      f'<td class="nowrap" title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
                      f'<td class="nowrap">{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>'
                      f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
                      f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
                      f'{_ratio_cell(one, reference)}<td>{sparkline(one, reference, scale)}</td>'
-                     f'<td class="nowrap">{_e(_newest_energy(one))}</td>'
-                     f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
+                     + (f'<td class="nowrap">{_e(_newest_energy(one))}</td>' if energy else "")
+                     + f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
     gpus = sorted({one.key.gpu for one in every})
     options = "".join(f'<option value="{_e(g)}">{_e(short_uuid(g) if g.startswith("GPU-") else g)}</option>'
                       for g in gpus)
@@ -262,9 +275,9 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
             f'{options}</select></label><label>UUID <select id="filter-uuid"><option value="">all</option>'
             f'{uuid_options}</select></label><label>kernel <input id="filter-kernel" type="search" '
             'placeholder="part of the case id"></label><span id="shown"></span></p>'
-            "<table><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th><th>newest verdict</th>"
-            f"<th>latest / reference</th><th>history (±{scale:.0%})</th><th>energy per launch</th>"
-            "<th>failing, open slower steps</th></tr>"
+            '<table class="cases"><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th>'
+            f"<th>newest verdict</th><th>latest / reference</th><th>history (±{scale:.0%})</th>"
+            f"{'<th>energy per launch</th>' if energy else ''}<th>failing, open slower steps</th></tr>"
             + "".join(lines) + "</table>"
             f'<p class="notes">latest / reference: the newest run\'s median over the median of up to {EARLIER_RUNS} '
             "earlier runs: those before the first open slower step or the failing runs where there are any, "
