@@ -21,13 +21,15 @@ from kernelwatch.history.chart import (
     RIGHT,
     TOP,
     WIDTH,
-    _marker,
     case_plot,
     colours,
+    labelled_places,
     legend,
+    mark_key,
     nice_ticks,
     precise,
     short_uuid,
+    state_mark,
     tick_labels,
 )
 from kernelwatch.history.series import Point, Series, SeriesKey
@@ -273,12 +275,22 @@ def test_the_x_labels_name_the_run_its_date_and_its_commit():
 @pytest.mark.parametrize("runs, labelled", [
     (8, list(range(1, 9))),  # eight runs: each
     (9, [1, 3, 5, 7, 9]),  # nine: every other one
-    (40, [1, 6, 11, 16, 21, 26, 31, 36, 40]),  # every fifth, and the newest
-    (300, [1, 39, 77, 115, 153, 191, 229, 267, 300]),  # every 38th, and the newest
+    (20, [1, 4, 7, 11, 14, 17, 20]),  # six gaps of 3 runs or more: never the 19th beside the 20th
+    (40, [1, 7, 12, 18, 23, 29, 34, 40]),  # seven gaps of 5 runs or more
+    (300, [1, 44, 86, 129, 172, 215, 257, 300]),  # seven gaps of 38 runs or more
 ])
-def test_at_most_eight_runs_are_labelled_evenly_from_the_oldest_and_the_newest_always_is(runs, labelled):
+def test_at_most_eight_runs_are_labelled_evenly_from_the_oldest_to_the_newest(runs, labelled):
     svg = svg_of([point(i, 1e-3) for i in range(1, runs + 1)])
     assert [next(text.iter("tspan")).text for text in texts(svg, "x-tick")] == [f"run {run}" for run in labelled]
+
+
+@pytest.mark.parametrize("count", range(1, 61))
+@pytest.mark.parametrize("chars", [6, 12, 40])
+def test_labelled_places_are_never_closer_than_a_label_is_wide_and_the_newest_is_one(count, chars):
+    place_px = PLOT_WIDTH / max(count - 1, 1)
+    places = labelled_places(count, place_px, chars)
+    assert places[-1] == count - 1 and places == sorted(set(places)) and len(places) <= 8
+    assert all((b - a) * place_px >= chars * 6.5 + 8 for a, b in zip(places, places[1:], strict=False))
 
 
 def test_an_x_label_is_under_its_run_below_the_frame_one_line_per_field():
@@ -317,12 +329,19 @@ def test_a_failed_run_is_a_red_triangle_an_accepted_one_an_orange_diamond_and_bo
 
 
 def test_the_triangle_diamond_and_cross_are_drawn_around_their_point():
-    failed = _marker(point(1, 1e-3, outcome="failed"), 10.0, 20.0, "#000")
+    failed = state_mark(point(1, 1e-3, outcome="failed"), 10.0, 20.0, "#000")
     assert 'd="M10.0,14.5 L15.0,23.5 L5.0,23.5 Z"' in failed  # apex 5.5 px up, a 10 px base 3.5 px down
-    accepted = _marker(point(1, 1e-3, outcome="accepted", accepted_reason="tiles"), 10.0, 20.0, "#000")
+    accepted = state_mark(point(1, 1e-3, outcome="accepted", accepted_reason="tiles"), 10.0, 20.0, "#000")
     assert 'd="M10.0,15.0 L15.0,20.0 L10.0,25.0 L5.0,20.0 Z"' in accepted
-    crossed = _marker(point(2, 1e-3, run_failed=True), 10.0, 20.0, "#000")
+    crossed = state_mark(point(2, 1e-3, run_failed=True), 10.0, 20.0, "#000")
     assert 'd="M6.0,16.0 L14.0,24.0 M6.0,24.0 L14.0,16.0"' in crossed
+
+
+def test_a_smaller_mark_is_the_same_shape_scaled_and_carries_its_run_and_state():
+    small = state_mark(point(1, 1e-3, outcome="failed"), 10.0, 20.0, "#000", size=3, css="mark")
+    assert 'd="M10.0,16.7 L13.0,22.1 L7.0,22.1 Z"' in small  # the chart's triangle at 3/5 of its size
+    assert 'class="mark failed" data-run="1" data-state="failed"' in small and "<title>run 1, " in small
+    assert 'r="1.8"' in state_mark(point(1, 1e-3), 10.0, 20.0, "#000", size=3)
 
 
 def test_a_failed_runs_triangle_points_up_centred_on_its_run_with_a_level_base():
@@ -368,6 +387,25 @@ def test_a_step_is_a_dashed_line_midway_between_its_runs_labelled_with_its_commi
     assert coordinates(label, "x", "y") == pytest.approx([middle + 3, TOP - 6], abs=PIXEL)
 
 
+def test_a_step_two_gpus_share_is_labelled_once():
+    points = [point(i, 1e-3 if i < 4 else 1.03e-3) for i in range(1, 7)]
+    other = dataclasses.replace(KEY, gpu="GPU-52901b0c-0000-0000-0000-000000000002")
+    group = [Series(KEY, tuple(points)), Series(other, tuple(points))]
+    svg = ET.fromstring(case_plot(CASE, group, {KEY: [step(points, 2, 3)], other: [step(points, 2, 3)]}))
+    assert len([line for line in svg.iter("line") if line.get("class") == "step slower"]) == 2
+    assert [t.text for t in texts(svg, "step-label")] == ["0003abcd..0004abcd"]
+
+
+def test_the_labels_of_steps_close_together_go_on_a_second_line_and_a_third_is_left_to_its_tooltip():
+    # steps between runs 3-4, 4-5 and 5-6 of 40: 21 px apart, each label about 120 px wide
+    points = [point(i, 1e-3 * (1.03 if i > 3 else 1)) for i in range(1, 41)]
+    svg = svg_of(points, [step(points, 2, 3), step(points, 3, 4), step(points, 4, 5)])
+    labels = texts(svg, "step-label")
+    assert [t.text for t in labels] == ["0003abcd..0004abcd", "0004abcd..0005abcd"]
+    assert [float(t.get("y")) for t in labels] == [TOP - 6, TOP - 18]
+    assert len([line for line in svg.iter("line") if line.get("class") == "step slower"]) == 3  # every line drawn
+
+
 def test_a_step_whose_kind_was_read_back_as_text_is_still_drawn_as_a_step():
     points = [point(i, 1e-3 if i < 3 else 1.03e-3) for i in range(1, 5)]
     kind = "".join(["st", "ep"])  # equal to STEP, not the same object: as JSON or a database gives it back
@@ -396,8 +434,12 @@ def test_the_legend_names_each_gpu_by_short_uuid_and_every_kind_of_mark():
     text = html.unescape(text)
     assert "GPU-19ed6398 (cupti, nightly)" in text and "GPU-52901b0c (cupti, nightly)" in text
     assert KEY.gpu not in re.sub(r'data-gpu="[^"]*"', "", text)
-    for words in ("passed", "failed: slower", "accepted slowdown", "its run's correctness failed"):
+    for words in ("passed", "failed: slower", "accepted slowdown", "its run failed (a test besides its time)"):
         assert words in text
+
+
+def test_the_key_of_the_sparklines_leaves_out_the_passed_runs_circle():
+    assert "passed" not in mark_key(passed=False) and mark_key(passed=False).count("legend-mark") == 3
 
 
 def test_series_take_the_palettes_colours_in_turn_and_start_again_after_the_last():

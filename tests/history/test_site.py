@@ -5,15 +5,39 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
-from kernelwatch.history.site import case_page_name, energy_line, sparkline, write_site
+from kernelwatch.history.chart import ACCEPTED_COLOUR, FAILED_COLOUR, RUN_FAILED_COLOUR
+from kernelwatch.history.site import case_page_name, write_site
+from kernelwatch.history.sparklines import SPARK_HEIGHT, SPARK_PAD, SPARK_WIDTH, energy_line, sparkline
 from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
 from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
+
+
+def _ratios(index: str) -> list[str]:
+    """The index's "latest / reference" cells (their title says what the newest run was compared with)."""
+    return re.findall(r'<td class="nowrap" title="run [^"]*">(\d+\.\d{3})</td>', index)
+
+
+def _marks(svg: str) -> list[tuple[str, str, float]]:
+    """(run, state, x) of each run marked on a sparkline or an energy line (x: the middle of its mark)."""
+    found = []
+    for element in ET.fromstring(svg).iter():
+        if "mark" in (element.get("class") or "").split():
+            xs = [float(x) for x in re.findall(r"([-\d.]+),[-\d.]+", element.get("d") or "")] or [
+                float(element.get("cx"))]
+            found.append((element.get("data-run"), element.get("data-state"), round((min(xs) + max(xs)) / 2, 1)))
+    return found
+
+
+def _vertices(svg: str) -> list[tuple[float, float]]:
+    points = ET.fromstring(svg).find("polyline").get("points")
+    return [tuple(map(float, pair.split(","))) for pair in points.split()]
 
 
 def _two_cases():
@@ -51,7 +75,8 @@ def test_latest_ratio_is_against_the_reference_when_given(tmp_path):
     series, steps = _two_cases()
     quiet = series[0]
     index = write_site(tmp_path, series, steps, references={quiet.key: quiet.points[-1].median_s / 2}).read_text()
-    assert "<td>2.000</td>" in index
+    assert "2.000" in _ratios(index) and "over the reference given" not in index  # said as "the reference given"
+    assert re.search(r'title="run run-0030: [^"]*, the reference given">2.000<', index)
 
 
 @pytest.mark.slow
@@ -67,9 +92,29 @@ def test_site_of_200_runs_of_90_cases_takes_under_30_s(tmp_path):
     assert len(list((tmp_path / "cases").glob("*.html"))) == len(profiles)
 
 
-def test_the_sparkline_spans_its_box_from_the_first_run_to_the_last():
-    assert 'points="0.0,26.0 80.0,14.0 160.0,2.0"' in sparkline(a_series(1e-3, 2e-3, 3e-3))
-    assert 'points="0.0,26.0 160.0,26.0"' in sparkline(a_series(2e-3, 2e-3))  # flat: on the floor line
+def test_the_sparkline_spans_its_box_from_the_first_run_to_the_last_around_its_reference():
+    # no reference given: its median (2 ms); -50% and +50% are beyond the largest scale (10%): drawn at its edges
+    line = sparkline(a_series(1e-3, 2e-3, 3e-3))
+    assert 'points="4.0,28.0 80.0,16.0 156.0,4.0"' in line and 'data-scale="0.1"' in line
+    assert "2 runs beyond the scale drawn at its edge" in line
+    assert 'points="4.0,16.0 156.0,16.0"' in sparkline(a_series(2e-3, 2e-3))  # flat: on the reference line
+    assert '<line class="reference" x1="4" x2="156" y1="16" y2="16"' in line  # the reference: dashed, mid-height
+
+
+@pytest.mark.parametrize("largest, scale", [(0.0, 0.01), (0.01, 0.01), (0.012, 0.02), (0.03, 0.05), (0.07, 0.1),
+                                            (0.5, 0.1)])
+def test_a_sparklines_scale_is_the_smallest_of_1_2_5_and_10_percent_that_holds_it(largest, scale):
+    # over its median (1 ms): its largest run `largest` above it
+    assert f'data-scale="{scale:g}"' in sparkline(a_series(1e-3, 1e-3, 1e-3 * (1 + largest)))
+
+
+def test_a_sparkline_is_drawn_on_the_scale_it_is_given_over_the_reference_it_is_given():
+    from kernelwatch.history.reference import Reference
+
+    line = sparkline(a_series(1e-3, 1.03e-3), Reference(1e-3, "runs 1-6"), 0.05)
+    half = SPARK_HEIGHT / 2 - SPARK_PAD
+    assert _vertices(line) == [(SPARK_PAD, SPARK_HEIGHT / 2), (SPARK_WIDTH - SPARK_PAD, round(16 - 0.6 * half, 1))]
+    assert "(the dashed line: runs 1-6): ±5% from top to bottom" in line and "this one +0.0% to +3.0%" in line
 
 
 @pytest.mark.parametrize("medians, steps_at, ratio", [
@@ -81,7 +126,7 @@ def test_the_latest_median_is_compared_with_the_earlier_runs_since_the_latest_st
     one = a_series(*(m * 1e-3 for m in medians))
     steps = [] if steps_at is None else [a_step(one, steps_at - 1, steps_at, direction=FASTER)]
     index = write_site(tmp_path, [one], {one.key: steps}).read_text()
-    assert f"<td>{ratio}</td>" in index
+    assert _ratios(index) == [ratio]
 
 
 def test_a_case_page_is_named_after_the_test_readably_and_uniquely():
@@ -98,12 +143,12 @@ def test_two_gpus_of_one_case_are_listed_in_gpu_order(tmp_path):
 
 
 def test_a_case_of_one_run_has_a_sparkline_of_one_point():
-    assert 'points="0.0,26.0"' in sparkline(a_series(1e-3))
+    assert 'points="4.0,16.0"' in sparkline(a_series(1e-3))
 
 
 def test_the_latest_median_is_compared_with_at_most_the_thirty_runs_before_it(tmp_path):
     one = a_series(*([9.0] * 40 + [1.0] * 30 + [2.0]))  # the forty slow runs are older than the thirty
-    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _ratios(write_site(tmp_path, [one], {one.key: []}).read_text()) == ["2.000"]
 
 
 def test_one_case_on_one_gpu_under_two_profiles_gets_two_rows(tmp_path):
@@ -135,8 +180,7 @@ def test_an_open_slower_step_marks_its_row_and_a_quiet_row_is_not_marked(tmp_pat
 
 def test_a_creep_does_not_move_the_runs_the_latest_median_is_compared_with(tmp_path):
     one = a_series(4.0, 4.0, 1.0, 1.0, 2.0)
-    ratio = re.findall(r"<td>(\d\.\d{3})</td>", write_site(tmp_path, [one], {one.key: [
-        a_step(one, 1, 2, kind=CREEP)]}).read_text())
+    ratio = _ratios(write_site(tmp_path, [one], {one.key: [a_step(one, 1, 2, kind=CREEP)]}).read_text())
     assert ratio == ["0.800"]  # against all earlier runs, as without the creep
 
 
@@ -144,7 +188,7 @@ def test_the_thirtieth_earlier_run_is_the_last_one_counted(tmp_path):
     # the 30 runs before the latest: fifteen at 1 ms, fifteen at 2 ms (median 1.5 ms); a 31st, at 9 ms,
     # would move the median to 2 ms
     one = a_series(*([9.0] * 40 + [1.0] * 15 + [2.0] * 15 + [3.0]))
-    assert "<td>2.000</td>" in write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _ratios(write_site(tmp_path, [one], {one.key: []}).read_text()) == ["2.000"]
 
 
 def test_the_energy_of_the_runs_that_measured_it_is_shown_on_the_index_and_the_case_page(tmp_path):
@@ -155,9 +199,10 @@ def test_the_energy_of_the_runs_that_measured_it_is_shown_on_the_index_and_the_c
     assert '<td class="nowrap">1.75 J</td>' in index  # the newest measured
     page = (tmp_path / "cases" / case_page_name(measured.key.case)).read_text()
     assert "<h2>Energy per launch</h2>" in page and 'class="energy-line"' in page
-    assert 'points="0.0,26.0 160.0,2.0"' in page  # the two measured runs only, 1.70 then 1.75
+    # the two measured runs only, 1.70 then 1.75, over their median: -1.4% and +1.4% on a scale of ±2%
+    assert 'points="4.0,24.7 156.0,7.3"' in page and "±2% from top to bottom.</p>" in page
     assert "<th>energy per launch</th>" in page
-    assert "<circle" not in page.split('class="energy-line"')[1].split("</svg>")[0]  # no failed run: no red dot
+    assert 'class="mark' not in page.split('class="energy-line"')[1].split("</svg>")[0]  # every run passed: no mark
     assert re.findall(r'<tr class="energy-row">.*?<td>(\d+)</td></tr>', page) == ["2"]  # runs that measured it
     assert re.findall(r'class="run-row[^"]*" data-run="(r\d)".*?<td>50</td><td>([^<]*)</td>', page) == [("r2", "1.75 J"), ("r1", "1.7 J"),
                                                                                  ("r0", "")]
@@ -198,15 +243,15 @@ def test_a_case_without_energy_has_no_energy_section_nor_column(tmp_path):
     index = write_site(tmp_path, [one], {one.key: []}).read_text()
     page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
     assert "Energy per launch" not in page and "<th>energy per launch</th>" not in page
-    assert '<td class="nowrap"></td>' in index
+    assert "energy per launch" not in index  # no run of any series measured it: no column (issue 45: width)
 
 
-def test_a_failed_run_is_a_red_dot_on_the_energy_line_too(tmp_path):
+def test_a_failed_run_is_a_red_triangle_on_the_energy_line_too(tmp_path):
     one = a_series(1e-3, 1e-3)
     points = (dataclasses.replace(one.points[0], energy_j=1.0),
               dataclasses.replace(one.points[1], energy_j=1.1, outcome="failed", verdict="same"))
     line = energy_line(dataclasses.replace(one, points=points))
-    assert line.count("<circle") == 1 and 'cx="160.0" cy="2.0"' in line
+    assert _marks(line) == [("r1", "failed", _vertices(line)[1][0])] and f'fill="{FAILED_COLOUR}"' in line
 
 
 def test_the_index_names_each_case_by_its_test_and_links_its_page_under_its_whole_node_id(tmp_path):
@@ -215,7 +260,10 @@ def test_the_index_names_each_case_by_its_test_and_links_its_page_under_its_whol
     for one in series:
         case = one.key.case
         name = case.rsplit("::", 1)[-1]
-        assert "::" in case and f'title="{case}">{name}</a>' in index.replace("&#x27;", "'").replace("&quot;", '"')
+        # the name may break after "[" and "-" (<wbr>), never inside a word
+        readable = index.replace("&#x27;", "'").replace("&quot;", '"').replace("<wbr>", "")
+        assert "::" in case and f'title="{case}">{name}</a>' in readable
+    assert ">test_add_time[<wbr>1024x1024-<wbr>matrix_add_2d]</a>" in index
 
 
 def _one_run_in_each_state():
@@ -228,24 +276,28 @@ def _one_run_in_each_state():
     return dataclasses.replace(one, points=points)
 
 
-def test_only_a_failed_run_is_a_red_dot_on_the_sparkline_not_an_accepted_a_passed_or_a_run_failed_one():
+def test_every_run_that_did_not_pass_is_marked_on_the_sparkline_at_its_place_as_the_chart_marks_it():
     line = sparkline(_one_run_in_each_state())
-    assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', line) == [("106.7", "10.0")]
+    xs = [x for x, _ in _vertices(line)]
+    # the chart's shapes (chart.state_mark), smaller: an orange diamond, a red triangle, a grey cross
+    assert _marks(line) == [("r1", "accepted", xs[1]), ("r2", "failed", xs[2]), ("r3", "run failed", xs[3])]
+    assert all(colour in line for colour in (ACCEPTED_COLOUR, FAILED_COLOUR, RUN_FAILED_COLOUR))
 
 
-def test_only_a_failed_run_is_a_red_dot_on_the_energy_line():
+def test_every_run_that_did_not_pass_is_marked_on_the_energy_line_too():
     one = _one_run_in_each_state()
     measured = dataclasses.replace(one, points=tuple(dataclasses.replace(p, energy_j=1.0 + i / 10)
                                                      for i, p in enumerate(one.points)))
-    assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', energy_line(measured)) == [("106.7", "10.0")]
+    line = energy_line(measured)
+    xs = [x for x, _ in _vertices(line)]
+    assert _marks(line) == [("r1", "accepted", xs[1]), ("r2", "failed", xs[2]), ("r3", "run failed", xs[3])]
 
 
 @pytest.mark.parametrize("energy_j", [0.0, 2.5])
-def test_a_flat_energy_line_is_drawn_along_the_bottom_even_at_zero(energy_j):
+def test_a_flat_energy_line_is_drawn_along_its_median_even_at_zero(energy_j):
     one = _one_run_in_each_state()
     flat = dataclasses.replace(one, points=tuple(dataclasses.replace(p, energy_j=energy_j) for p in one.points))
-    heights = {y for _, y in re.findall(r'([\d.]+),([\d.]+)', energy_line(flat).split('points="')[1].split('"')[0])}
-    assert heights == {"26.0"}  # every run 2 px above the bottom: no span to divide by, whatever the value
+    assert {y for _, y in _vertices(energy_line(flat))} == {SPARK_HEIGHT / 2}  # no zero to divide by
 
 
 def test_the_index_carries_the_filter_script_and_a_case_page_no_script(tmp_path):
@@ -337,7 +389,7 @@ def test_a_gpu_model_is_shown_whole_and_a_gpu_uuid_shortened_in_the_rows_and_the
     by_model = a_series(1e-3, 1e-3)
     by_uuid = a_series(1e-3, 1e-3, key=dataclasses.replace(KEY, gpu=uuid))
     index = write_site(tmp_path, [by_model, by_uuid], {}).read_text()
-    assert re.findall(r'<td class="nowrap" title="([^"]*)">([^<]*)</td>', index) == [
+    assert re.findall(r'<td class="nowrap" title="((?!run )[^"]*)">([^<]*)</td>', index) == [
         (uuid, "GPU-19ed6398"), ("NVIDIA H200", "NVIDIA H200")]  # one case: in GPU order
     options = index.split('id="filter-gpu">')[1].split("</select>")[0]
     assert re.findall(r'<option value="([^"]*)">([^<]*)</option>', options) == [
@@ -350,3 +402,90 @@ def test_write_site_takes_its_options_by_keyword_only(tmp_path):
     one = a_series(1e-3, 1e-3)
     with pytest.raises(TypeError):
         write_site(tmp_path, [one], {}, {one.key: 1e-3})
+
+
+# --- issue 45: the ratio of the newest run is against the level before what is open --------------------------------
+
+
+def test_a_failing_series_is_compared_with_the_runs_before_its_failing_ones(tmp_path):
+    # the screenshot's contradiction: failing and slower, yet 1.000 against the failed runs themselves
+    one = with_points(a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4), p3={"outcome": "failed"},
+                      p4={"outcome": "failed"}, p5={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _ratios(index) == ["1.100"]
+    assert "the median of 3 runs, r0 to r2, before the failing runs since run r3" in index
+
+
+def test_a_failing_series_is_compared_with_the_runs_before_the_step_that_holds_its_failures(tmp_path):
+    # the step at run 3 (open, slower); runs 5 and 6 failed: the level before the step is the reference
+    one = with_points(a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4, 1.1e-4), p5={"outcome": "failed"},
+                      p6={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: [a_step(one, 2, 3)]}).read_text()
+    assert _ratios(index) == ["1.100"] and "before the open slower step at run r3" in index
+
+
+@pytest.mark.parametrize("acknowledged, ratio", [(None, "1.100"), ("intended", "1.000")])
+def test_an_open_slower_step_is_measured_from_the_level_before_it_and_an_acknowledged_one_is_the_new_level(
+        tmp_path, acknowledged, ratio):
+    one = a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4)
+    index = write_site(tmp_path, [one], {one.key: [a_step(one, 2, 3)]},
+                       acknowledged={(one.key.case, "r3"): acknowledged} if acknowledged else None).read_text()
+    assert _ratios(index) == [ratio]
+
+
+def test_two_open_slower_steps_are_measured_from_the_level_before_the_first(tmp_path):
+    one = a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4, 1.21e-4, 1.21e-4, 1.21e-4)
+    index = write_site(tmp_path, [one], {one.key: [a_step(one, 2, 3), a_step(one, 5, 6)]}).read_text()
+    assert _ratios(index) == ["1.210"]  # both still open: the newest run is 21% over the last accepted level
+
+
+def test_an_open_step_is_measured_from_its_own_level_back_to_the_step_before_it(tmp_path):
+    # a faster step at run 2 (no acknowledgement needed), then an open slower one at run 5
+    one = a_series(3e-4, 3e-4, 1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4)
+    steps = [a_step(one, 1, 2, direction=FASTER), a_step(one, 4, 5)]
+    assert _ratios(write_site(tmp_path, [one], {one.key: steps}).read_text()) == ["1.100"]
+
+
+def test_a_failed_run_is_never_a_reference(tmp_path):
+    # runs 1 and 2 failed (slower, and besides its cases): they are left out of the reference, as the store does
+    one = with_points(a_series(2e-4, 9e-4, 9e-4, 2e-4), p1={"outcome": "failed"}, p2={"run_failed": True})
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _ratios(index) == ["1.000"] and "the median of run r0, before it" in index
+
+
+def test_a_series_failed_from_its_first_run_has_no_ratio_and_says_why(tmp_path):
+    one = with_points(a_series(1e-4, 1e-4), p0={"outcome": "failed"}, p1={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    assert _ratios(index) == [] and '<td class="nowrap" title="no earlier run to compare with"></td>' in index
+
+
+def test_the_sparkline_is_drawn_over_the_same_reference_as_the_ratio(tmp_path):
+    one = with_points(a_series(1e-4, 1e-4, 1e-4, 1.03e-4, 1.03e-4, 1.03e-4), p3={"outcome": "failed"},
+                      p4={"outcome": "failed"}, p5={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: []}).read_text()
+    line = re.search(r'<svg class="sparkline".*?</svg>', index).group(0)
+    half = SPARK_HEIGHT / 2 - SPARK_PAD
+    # the reference (runs r0-r2) mid-height; the newest, 1.030 over it, 3/5 of the way up a ±5% scale
+    assert [y for _, y in _vertices(line)] == [16.0] * 3 + [round(16 - 0.6 * half, 1)] * 3
+    assert _ratios(index) == ["1.030"]
+
+
+def test_every_row_of_the_index_shares_one_scale_said_in_the_header(tmp_path):
+    quiet = a_series(1e-4, 1.001e-4, 0.999e-4, 1e-4, key=_case("test_quiet"))
+    stepped = a_series(1e-4, 1e-4, 1.03e-4, 1.03e-4, key=_case("test_stepped"))
+    index = write_site(tmp_path, [quiet, stepped], {stepped.key: []}).read_text()
+    assert re.findall(r'<svg class="sparkline"[^>]* data-scale="([^"]*)"', index) == ["0.05", "0.05"]
+    assert "<th>history (±5%)</th>" in index and "±5% from top to bottom" in index
+    quiet_ys, stepped_ys = ([y for _, y in _vertices(line)] for line in re.findall(r'<svg class="sparkline".*?</svg>',
+                                                                                   index))
+    # 0.1% of noise is a tenth of the height of a 1.5% move (the stepped row's median is 1.015 ms)
+    assert max(quiet_ys) - min(quiet_ys) < (max(stepped_ys) - min(stepped_ys)) / 10
+
+
+def test_a_series_failing_again_after_an_acknowledged_step_is_compared_with_its_acknowledged_level(tmp_path):
+    # a 10% step at run 3, acknowledged; runs 6 and 7 fail again, 5% over that level: 1.050, not 1.155
+    one = with_points(a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4, 1.155e-4, 1.155e-4),
+                      p6={"outcome": "failed"}, p7={"outcome": "failed"})
+    index = write_site(tmp_path, [one], {one.key: [a_step(one, 2, 3)]},
+                       acknowledged={(one.key.case, "r3"): "intended"}).read_text()
+    assert _ratios(index) == ["1.050"] and "before the failing runs since run r6" in index

@@ -23,6 +23,16 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.steps import detect_all
+from maintainers.support.dashboard_history import (
+    ACCEPTED_CASE,
+    ACCEPTED_RUN,
+    CASES,
+    FAILED_RUN,
+    STEP_RUN,
+    record_dashboard_history,
+)
+from maintainers.support.dashboard_history import RUNS as DASH_RUNS
+from maintainers.support.dashboard_history import STEPPED_CASE as DASH_STEPPED
 from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
 from maintainers.support.synthetic_history import (
     HISTORY_CASES,
@@ -182,3 +192,109 @@ def test_a_site_built_from_a_store_loads_and_marks_its_step(chromium, history_ur
     assert mark.get_attribute("data-after-run") == str(ids[STORE_STEP_AT])  # the first slow run
     page.screenshot(path=str(artifacts / f"store-{backend}-stepped-case.png"), full_page=True)
     page.close()
+
+
+# --- issue 45: a dashboard that does not contradict itself (maintainers/support/dashboard_history.py's 20 runs) -------
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    """The site of the dashboard history (a SQLite store): 20 runs, case 2 3% slower and failing from run 7 on, case 4
+    4% slower and accepted at run 12, run 15 recorded as failed; (its folder, {run number: run id})."""
+    folder = tmp_path_factory.mktemp("dashboard")
+    url = f"sqlite:///{folder / 'history.sqlite'}"
+    ids = record_dashboard_history(url)
+    assert main(["site", str(folder / "site"), "--history", url]) == 0
+    return folder / "site", ids
+
+
+def _overlapping(boxes: list[dict]) -> list[tuple[int, int]]:
+    return [(i, j) for i, a in enumerate(boxes) for j, b in enumerate(boxes[i + 1:], i + 1)
+            if a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]]
+
+
+def test_no_two_x_labels_of_a_chart_overlap_nor_two_step_labels(chromium, dashboard, site):
+    for out in (dashboard[0], site[0]):
+        for path in sorted((out / "cases").glob("*.html")):
+            page, _ = _open(chromium, path)
+            boxes = {kind: [label.bounding_box() for label in page.locator(f"svg.case-plot text.{kind}").all()]
+                     for kind in ("x-tick", "step-label")}
+            assert len(boxes["x-tick"]) >= 5 and _overlapping(boxes["x-tick"]) == [], path.name
+            assert _overlapping(boxes["step-label"]) == [], path.name  # two GPUs' one step: one label
+            page.close()
+
+
+def _rows_by_case(page) -> dict[str, object]:
+    return {row.get_attribute("data-kernel"): row for row in page.locator("tr.case-row").all()}
+
+
+def _ratio(page, row) -> float:
+    headers = page.locator("tr:has(th) th").all_inner_texts()
+    return float(row.locator("td").nth(headers.index("latest / reference")).inner_text())
+
+
+def test_the_index_ratio_is_the_newest_run_over_the_reference_before_its_open_step(chromium, dashboard, site):
+    page, _ = _open(chromium, dashboard[0] / "index.html")
+    rows = _rows_by_case(page)
+    failing = rows[case_name(DASH_STEPPED)]
+    assert failing.get_attribute("data-state") == "failing" and "slower" in failing.inner_text()
+    assert 1.02 < _ratio(page, failing) < 1.04  # 3% over runs 1-6, not 1.000 over the failed runs 7-19
+    assert 0.99 < _ratio(page, rows[case_name(ACCEPTED_CASE)]) < 1.01  # over its accepted level: no longer news
+    page.close()
+    page, _ = _open(chromium, site[0] / "index.html")
+    stepped = [row for row in page.locator("tr.case-row").all()
+               if row.get_attribute("data-kernel") == gpu_timed_profiles()[STEP_CASE].case]
+    assert len(stepped) == 2 and all(row.get_attribute("data-state") == "open step" for row in stepped)
+    for row in stepped:  # an open step, not failing: the reference is before it too
+        assert 1.02 < _ratio(page, row) < 1.04
+    page.close()
+
+
+def _height(locator) -> float:
+    """The height of an SVG element's geometry as the browser lays it out (Playwright's bounding box adds the stroke's
+    miter allowance: 4.8 px for a 1.2 px line)."""
+    return locator.evaluate("element => element.getBBox().height * element.getScreenCTM().d")
+
+
+def test_the_sparklines_share_one_scale_so_noise_looks_smaller_than_a_step(chromium, dashboard):
+    page, _ = _open(chromium, dashboard[0] / "index.html")
+    rows = _rows_by_case(page)
+    stepped = _height(rows[case_name(DASH_STEPPED)].locator("svg.sparkline polyline"))
+    assert stepped > 4
+    for number in range(CASES):
+        if number not in (DASH_STEPPED, ACCEPTED_CASE):  # within 0.3% of their level: a tenth of the 3% step
+            assert _height(rows[case_name(number)].locator("svg.sparkline polyline")) < stepped / 3, number
+    page.close()
+
+
+def test_failed_accepted_and_run_failed_runs_are_marked_on_the_sparklines_and_the_charts(chromium, dashboard):
+    out, ids = dashboard
+    page, _ = _open(chromium, out / "index.html")
+    rows = _rows_by_case(page)
+
+    def marked(number: int, state: str) -> list[str]:
+        return [mark.get_attribute("data-run")
+                for mark in rows[case_name(number)].locator(f'svg.sparkline [data-state="{state}"]').all()]
+
+    assert marked(DASH_STEPPED, "failed") == [str(ids[run]) for run in range(STEP_RUN, DASH_RUNS + 1)]
+    assert marked(ACCEPTED_CASE, "accepted") == [str(ids[ACCEPTED_RUN])]
+    for number in range(CASES):
+        if number != DASH_STEPPED:  # its run 15 failed as a case: the red mark, above
+            assert marked(number, "run failed") == [str(ids[FAILED_RUN])], number
+    page.close()
+    for number in range(CASES):  # and the chart of each case's page
+        chart, _ = _open(chromium, out / "cases" / case_page_name(case_name(number)))
+        states = dict(chart.locator("svg.case-plot .point").evaluate_all(
+            "marks => marks.map(mark => [mark.dataset.run, mark.dataset.state])"))
+        assert states[str(ids[FAILED_RUN])] == ("failed" if number == DASH_STEPPED else "run failed")
+        chart.close()
+
+
+def test_no_page_is_wider_than_a_1280_px_window(chromium, dashboard, site):
+    for out in (dashboard[0], site[0]):
+        for path in [out / "index.html", *sorted((out / "cases").glob("*.html"))]:
+            page, _ = _open(chromium, path)
+            width, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert window == 1280 and width <= window, f"{path.name}: {width} px wide"
+            page.close()

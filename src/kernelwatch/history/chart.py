@@ -4,19 +4,25 @@ Plain SVG written here (no library, nothing fetched when the page is read).
 
 * x is by run: each run of the case (on any GPU) has its place, oldest left, so a day of
   ten runs is ten places apart and a week without runs is no gap. Up to `X_LABELS`
-  places are labelled with the run, its date and its commit.
+  places are labelled with the run, its date and its commit: the oldest, the newest and
+  evenly between, never two closer than a label is wide (`labelled_places`).
 * y has "nice" ticks (1, 2 or 5 times a power of ten, or 2.5) labelled with as many
   digits as it takes for no two labels to read the same.
 * Each GPU is one colour (the legend names it by short UUID); a passed run is a circle, a
   failed one (slower, not accepted) a red triangle, an accepted slowdown an orange
-  diamond, a run whose correctness failed a grey cross. Every mark carries an SVG
+  diamond, a run that failed besides its slower cases (a correctness test, or a run
+  imported as failed) a grey cross. Every mark carries an SVG
   <title> with its run, date, commit, median, band and verdict.
-* A step is a dashed line between its last run before and first run after, labelled with
-  its commit range; an accepted slowdown a dotted line at its run, labelled "accepted".
+* A step is a dashed line between its last run before and first run after, labelled above
+  the frame with its commit range (once where two GPUs share it; on a second line where it
+  would overlap another); an accepted slowdown a dotted line at its run, labelled "accepted".
+* `state_mark` draws a run's mark; the index's sparklines (src/kernelwatch/history/site.py) use
+  the same shapes, smaller, so a run reads the same wherever it is drawn.
 
 Elements a test (or a reader of the HTML) looks for carry classes and data attributes:
 `svg.case-plot[data-points]`, `.point[data-run][data-state]` (circle for passed),
-`line.step[data-before-run][data-after-run]`, `line.accepted[data-run]`, `text.y-tick`.
+`line.step[data-before-run][data-after-run]`, `text.step-label`, `line.accepted[data-run]`, `text.x-tick`,
+`text.y-tick`.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ FAILED_COLOUR, ACCEPTED_COLOUR, RUN_FAILED_COLOUR = "#d62728", "#ff7f0e", "#5555
 WIDTH, HEIGHT = 960, 360
 LEFT, RIGHT, TOP, BOTTOM = 84, 48, 34, 64
 X_LABELS = 8
+# the widest character of an 11 px sans-serif label, and the room kept between two labels: where labels may go
+CHAR_PX, LABEL_GAP_PX = 6.5, 8
+STEP_LABEL_ROWS = 2  # lines of step labels above the frame (TOP leaves room for two)
 Y_TICKS = 5
 
 
@@ -100,19 +109,26 @@ def point_tip(p: Point) -> str:
             f"{p.gpu_uuid or 'no UUID'}")
 
 
-def _marker(p: Point, cx: float, cy: float, colour: str) -> str:
-    data = f'class="point {p.state.replace(" ", "-")}" data-run="{_e(p.run_id)}" data-state="{_e(p.state)}"'
+def state_mark(p: Point, cx: float, cy: float, colour: str, *, size: float = 5.0, css: str = "point") -> str:
+    """The mark of run `p` at (cx, cy): a circle for a passed run, a red triangle for a failed one, an orange
+    diamond for an accepted slowdown, a grey cross where its run failed; `size` is the half width of the
+    triangle and the diamond (the chart's 5 px, the sparklines' 3). The same shapes on every drawing of a run."""
+    data = (f'class="{css} {p.state.replace(" ", "-")}" data-run="{_e(p.run_id)}" data-state="{_e(p.state)}"')
     tip = f"<title>{_e(point_tip(p))}</title>"
+    r = size
     if p.state == "failed":
-        return (f'<path {data} d="M{cx:.1f},{cy - 5.5:.1f} L{cx + 5:.1f},{cy + 3.5:.1f} L{cx - 5:.1f},{cy + 3.5:.1f} Z" '
-                f'fill="{FAILED_COLOUR}" stroke="#7a0010" stroke-width="0.8">{tip}</path>')
+        return (f'<path {data} d="M{cx:.1f},{cy - 1.1 * r:.1f} L{cx + r:.1f},{cy + 0.7 * r:.1f} '
+                f'L{cx - r:.1f},{cy + 0.7 * r:.1f} Z" fill="{FAILED_COLOUR}" stroke="#7a0010" stroke-width="0.8">'
+                f'{tip}</path>')
     if p.state == "accepted":
-        return (f'<path {data} d="M{cx:.1f},{cy - 5:.1f} L{cx + 5:.1f},{cy:.1f} L{cx:.1f},{cy + 5:.1f} '
-                f'L{cx - 5:.1f},{cy:.1f} Z" fill="{ACCEPTED_COLOUR}" stroke="#8a4500" stroke-width="0.8">{tip}</path>')
+        return (f'<path {data} d="M{cx:.1f},{cy - r:.1f} L{cx + r:.1f},{cy:.1f} L{cx:.1f},{cy + r:.1f} '
+                f'L{cx - r:.1f},{cy:.1f} Z" fill="{ACCEPTED_COLOUR}" stroke="#8a4500" stroke-width="0.8">{tip}</path>')
     if p.state == "run failed":
-        return (f'<path {data} d="M{cx - 4:.1f},{cy - 4:.1f} L{cx + 4:.1f},{cy + 4:.1f} M{cx - 4:.1f},{cy + 4:.1f} '
-                f'L{cx + 4:.1f},{cy - 4:.1f}" stroke="{RUN_FAILED_COLOUR}" stroke-width="2" fill="none">{tip}</path>')
-    return f'<circle {data} cx="{cx:.1f}" cy="{cy:.1f}" r="3" fill="{colour}">{tip}</circle>'
+        c = 0.8 * r
+        return (f'<path {data} d="M{cx - c:.1f},{cy - c:.1f} L{cx + c:.1f},{cy + c:.1f} M{cx - c:.1f},{cy + c:.1f} '
+                f'L{cx + c:.1f},{cy - c:.1f}" stroke="{RUN_FAILED_COLOUR}" stroke-width="{0.4 * r:g}" fill="none">'
+                f'{tip}</path>')
+    return f'<circle {data} cx="{cx:.1f}" cy="{cy:.1f}" r="{0.6 * r:g}" fill="{colour}">{tip}</circle>'
 
 
 def _short_range(step: Step) -> str:
@@ -149,15 +165,15 @@ def case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Sequ
     for value, label in zip(ticks, tick_labels(ticks), strict=True):
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + width}" y1="{y(value):.1f}" y2="{y(value):.1f}" stroke="#eee"/>'
                      f'<text class="y-tick" x="{LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{_e(label)}</text>')
-    every = max(1, math.ceil(len(runs) / X_LABELS))
-    for i, p in enumerate(runs):
-        if i % every and i != len(runs) - 1:
-            continue
+    longest = max(len(f"run {p.run_id}") for p in runs)
+    for i in labelled_places(len(runs), width / span, max(longest, len("12-31 23:59"))):
+        p = runs[i]
         parts.append(f'<text class="x-tick" x="{x(p):.1f}" y="{TOP + height + 14}" text-anchor="middle">'
                      f'<tspan x="{x(p):.1f}">run {_e(p.run_id)}</tspan>'
                      f'<tspan x="{x(p):.1f}" dy="12">{p.started_at:%m-%d %H:%M}</tspan>'
                      f'<tspan x="{x(p):.1f}" dy="12">{_e(p.commit[:8])}</tspan></text>')
     colour_of = colours(group)
+    step_labels: list[tuple[float, str]] = []  # (x, text) of each step's commit range, once
     for one in group:
         colour = colour_of[one.key]
         upper = [f"{x(p):.1f},{y(p.high_s):.1f}" for p in one.points]
@@ -166,9 +182,12 @@ def case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Sequ
                      f'<polygon class="band" fill="{colour}" points="{" ".join(upper + lower)}"/>'
                      f'<polyline fill="none" stroke="{colour}" stroke-width="1.3" '
                      f'points="{" ".join(f"{x(p):.1f},{y(p.median_s):.1f}" for p in one.points)}"/>'
-                     + "".join(_marker(p, x(p), y(p.median_s), colour) for p in one.points) + "</g>")
+                     + "".join(state_mark(p, x(p), y(p.median_s), colour) for p in one.points) + "</g>")
         for s in steps.get(one.key, ()):
-            parts.append(_step_mark(s, x, colour, height))
+            line, label = _step_mark(s, x, colour, height)
+            parts.append(line)
+            if label is not None and label not in step_labels:
+                step_labels.append(label)
         for p in one.points:
             if p.state == "accepted":
                 parts.append(f'<line class="accepted" data-run="{_e(p.run_id)}" x1="{x(p):.1f}" y1="{TOP}" '
@@ -176,22 +195,50 @@ def case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Sequ
                              f'<title>{_e(f"accepted at run {p.run_id} (commit {p.commit[:12]}): {p.accepted_reason}")}'
                              f'</title></line><text x="{x(p) + 3:.1f}" y="{TOP + 12}" fill="#8a4500">accepted '
                              f'{_e(p.commit[:8])}</text>')
+    parts += _step_labels(step_labels)
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _step_mark(s: Step, x, colour: str, height: float) -> str:
+def labelled_places(count: int, place_px: float, chars: int) -> list[int]:
+    """The places (0 = oldest) of `count` runs `place_px` apart that get an x label: the oldest, the newest and
+    evenly between, at most `X_LABELS`, and never two closer than a label of `chars` characters is wide."""
+    if count <= 1:
+        return list(range(count))
+    every = max(1, math.ceil(count / X_LABELS), math.ceil((chars * CHAR_PX + LABEL_GAP_PX) / place_px))
+    intervals = (count - 1) // every
+    if intervals == 0:
+        return [count - 1]  # no room for two: the newest alone
+    return [round(i * (count - 1) / intervals) for i in range(intervals + 1)]
+
+
+def _step_labels(labels: Sequence[tuple[float, str]]) -> list[str]:
+    """The steps' commit ranges above the frame, left to right, each on the first line (of two) where it overlaps
+    no other; one with no room on either is left to its line's tooltip."""
+    rows: list[list[tuple[float, float]]] = [[] for _ in range(STEP_LABEL_ROWS)]
+    parts = []
+    for mid, text in sorted(labels):
+        left, right = mid + 3, mid + 3 + len(text) * CHAR_PX
+        row = next((r for r, taken in enumerate(rows) if all(right < a or b < left for a, b in taken)), None)
+        if row is None:
+            continue
+        rows[row].append((left - LABEL_GAP_PX / 2, right + LABEL_GAP_PX / 2))
+        parts.append(f'<text class="step-label" x="{left:.1f}" y="{TOP - 6 - 12 * row}">{_e(text)}</text>')
+    return parts
+
+
+def _step_mark(s: Step, x, colour: str, height: float) -> tuple[str, tuple[float, str] | None]:
+    """A step's dashed line (a creep's stretch), and where its label goes: (x, its commit range), None for a creep."""
     tip = (f"{s.kind} {s.direction}: x{s.ratio:.3f} ({s.ratio_low:.3f}-{s.ratio_high:.3f}), between runs "
            f"{s.before.run_id} and {s.after.run_id}, commits {s.commit_range}")
     if s.kind == STEP:
         mid = (x(s.before) + x(s.after)) / 2
         return (f'<line class="step {s.direction}" data-before-run="{_e(s.before.run_id)}" '
                 f'data-after-run="{_e(s.after.run_id)}" x1="{mid:.1f}" y1="{TOP}" x2="{mid:.1f}" '
-                f'y2="{TOP + height}" stroke="{colour}"><title>{_e(tip)}</title></line>'
-                f'<text x="{mid + 3:.1f}" y="{TOP - 6}">{_e(_short_range(s))}</text>')
+                f'y2="{TOP + height}" stroke="{colour}"><title>{_e(tip)}</title></line>', (mid, _short_range(s)))
     return (f'<rect class="creep {s.direction}" data-before-run="{_e(s.before.run_id)}" '
             f'data-after-run="{_e(s.after.run_id)}" x="{x(s.before):.1f}" y="{TOP}" '
-            f'width="{max(x(s.after) - x(s.before), 1):.1f}" height="{height}"><title>{_e(tip)}</title></rect>')
+            f'width="{max(x(s.after) - x(s.before), 1):.1f}" height="{height}"><title>{_e(tip)}</title></rect>', None)
 
 
 def legend_text(key: SeriesKey) -> str:
@@ -204,13 +251,18 @@ def legend(group: Sequence[Series]) -> str:
     items = [f'<span class="legend-gpu" data-gpu="{_e(one.key.gpu)}"><svg width="18" height="10"><line x1="0" '
              f'y1="5" x2="18" y2="5" stroke="{colour_of[one.key]}" stroke-width="3"/></svg> '
              f'{_e(legend_text(one.key))}</span>' for one in group]
-    marks = (("passed", "circle", "#444"), ("failed: slower", "triangle", FAILED_COLOUR),
-             ("accepted slowdown", "diamond", ACCEPTED_COLOUR), ("its run's correctness failed", "cross",
-                                                                 RUN_FAILED_COLOUR))
+    return f'<p class="legend">{" ".join(items)} {mark_key()}</p>'
+
+
+def mark_key(*, passed: bool = True) -> str:
+    """The key of the marks of a run's state (the chart's and the sparklines'): one span each (a passed run's
+    circle only where `passed`: a sparkline marks only the runs that did not pass)."""
+    marks = ((("passed", "circle", "#444"),) if passed else ()) + (("failed: slower", "triangle", FAILED_COLOUR),
+             ("accepted slowdown", "diamond", ACCEPTED_COLOUR), ("its run failed (a test besides its time)",
+                                                                 "cross", RUN_FAILED_COLOUR))
     shapes = {"circle": '<circle cx="6" cy="6" r="3.5" fill="{c}"/>',
               "triangle": '<path d="M6,1 L11,10 L1,10 Z" fill="{c}"/>',
               "diamond": '<path d="M6,1 L11,6 L6,11 L1,6 Z" fill="{c}"/>',
               "cross": '<path d="M2,2 L10,10 M2,10 L10,2" stroke="{c}" stroke-width="2"/>'}
-    items += [f'<span class="legend-mark"><svg width="12" height="12">{shapes[shape].format(c=colour)}</svg> '
-              f'{_e(label)}</span>' for label, shape, colour in marks]
-    return f'<p class="legend">{" ".join(items)}</p>'
+    return " ".join(f'<span class="legend-mark"><svg width="12" height="12">{shapes[shape].format(c=colour)}</svg> '
+                    f'{_e(label)}</span>' for label, shape, colour in marks)

@@ -5,12 +5,22 @@ JavaScript for the index's filters: no library, no CDN, no font, nothing fetched
 when the pages are read, so the folder works from a file:// URL or any static host.
 
 * index.html: one row per series (case x GPU x timer x profile): the GPU by short
-  UUID, the newest run's verdict, the latest median over its reference (the
-  caller's, else the median of the series' earlier runs since its latest step), a
-  sparkline, the newest joules per launch where measured, and what needs attention:
-  the case failing in its newest runs, its open slower steps (not accepted). Failing cases come first, then open slower steps,
-  then the rest. Filters by GPU (model or UUID, as the series are keyed), by the
-  UUIDs of the runs, and by kernel (any part of the case id).
+  UUID, the newest run's verdict, the newest median over its reference (reference.py:
+  the caller's, else the median of up to 30 earlier runs of the level before the
+  series' first open slower step or its failing runs, else of its level since its
+  latest step; failed runs are never a reference), a sparkline, the newest joules per
+  launch where measured, and what needs attention: the case failing in its newest
+  runs, its open slower steps (not accepted). Failing cases come first, then open
+  slower steps, then the rest. Filters by GPU (model or UUID, as the series are keyed),
+  by the UUIDs of the runs, and by kernel (any part of the case id).
+* Every sparkline (sparklines.py) draws its runs' medians over that same reference (a
+  dashed line), all on one relative scale (the smallest of ±1, 2, 5 and 10% that holds
+  every row), said in the column's header; a failed, accepted or run-failed run carries
+  the chart's mark for it. The energy lines of a case page are drawn so too, over each
+  line's median.
+* No page is wider than a 1280 px window: the index's header cells and its attention
+  cell wrap, a long case id breaks, and the energy column is left out where no run
+  measured energy.
 * cases/<name>.html: one page per case: the chart (every run, failed ones drawn
   apart), its legend, the steps with their commit ranges and whether they were
   accepted, and a table of every run, newest first: date, commit, GPU, median, band,
@@ -33,18 +43,21 @@ from pathlib import Path
 from kernelwatch.units import format_joules, p_text
 
 from .analysis import Failing, failing_stretch
-from .chart import case_plot, legend, precise, short_uuid
+from .chart import case_plot, legend, mark_key, precise, short_uuid
+from .reference import EARLIER_RUNS, Reference, reference_of
 from .series import Series, SeriesKey, gpu_uuids
+from .sparklines import centre_of, energy_line, shared_scale, sparkline
 from .steps import SLOWER, STEP, Step
-
-SPARK_WIDTH, SPARK_HEIGHT = 160, 28
-# the earlier runs a series' latest median is compared with when the caller names no reference
-EARLIER_RUNS = 30
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; font-size: 14px; }
 td.nowrap, th { white-space: nowrap; }
 table { border-collapse: collapse; }
+h1 { overflow-wrap: anywhere; }
+table.cases th { white-space: normal; }
+table.cases td.case { min-width: 13em; }
+table.cases td:last-child { min-width: 12em; width: 20em; }
+.notes { color: #555; max-width: 70em; }
 td, th { padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: middle; }
 .slower, .failed { color: #b00020; font-weight: bold; }
 .accepted { color: #8a4500; }
@@ -55,8 +68,8 @@ svg text { font-size: 11px; }
 .band { fill-opacity: 0.18; stroke: none; }
 .step { stroke-dasharray: 5 3; stroke-width: 1.5; }
 .creep { fill: #ffb300; fill-opacity: 0.15; }
-table.runs td { white-space: nowrap; }
-table.runs td:last-child { white-space: normal; }
+table.runs td, table.steps td { white-space: nowrap; }
+table.runs td:last-child, table.steps td:last-child { white-space: normal; }
 tr.run-row.failed td { background: #fdecee; }
 tr.run-row.accepted td { background: #fff4e5; }
 code { font-size: 0.95em; }
@@ -96,48 +109,24 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _breakable(name: str) -> str:
+    """A test's name, escaped, that may break after "[", "-", "," and "/" (a case's parameters) and nowhere else."""
+    return "".join(_e(c) + ("<wbr>" if c in "[-,/" else "") for c in name)
+
+
 def _page(title: str, body: str, script: str = "") -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style></head>"
             f"<body>{body}{f'<script>{script}</script>' if script else ''}</body></html>\n")
 
 
-def _latest_ratio(series: Series, steps: Sequence[Step], reference: float | None) -> float | None:
-    if not series.points:
-        return None
-    latest = series.points[-1].median_s
-    if reference:
-        return latest / reference
-    since = max((s.index for s in steps if s.kind == STEP), default=0)
-    earlier = [p.median_s for p in series.points[since:-1]][-EARLIER_RUNS:]
-    return latest / statistics.median(earlier) if earlier else None
-
-
-def sparkline(series: Series) -> str:
-    """A small inline SVG of the series' medians (no axes); a failed run is a red dot on it."""
-    return _line([(p.median_s, p.state == "failed") for p in series.points], "sparkline", "#1f77b4")
-
-
-def energy_line(series: Series) -> str:
-    """The same for the joules per launch of the series' runs that measured energy ("" where none did)."""
-    return _line([(p.energy_j, p.state == "failed") for p in series.points if p.energy_j is not None],
-                 "energy-line", "#2e7d32")
-
-
-def _line(values: Sequence[tuple[float, bool]], css: str, colour: str) -> str:
-    """A small SVG line of (value, failed) oldest first, a failed one a red dot on it."""
-    if not values:
-        return ""
-    numbers = [value for value, _ in values]
-    low, high = min(numbers), max(numbers)
-    span = (high - low) or abs(high) * 1e-3 or 1.0  # a flat line along the bottom, of zeros too
-    step = SPARK_WIDTH / max(len(numbers) - 1, 1)
-    xy = [(i * step, SPARK_HEIGHT - 2 - (m - low) / span * (SPARK_HEIGHT - 4)) for i, m in enumerate(numbers)]
-    dots = "".join(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2" fill="#d62728"/>'
-                   for (px, py), (_, failed) in zip(xy, values, strict=True) if failed)
-    return (f'<svg class="{css}" width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" '
-            f'viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"><polyline fill="none" stroke="{colour}" '
-            f'stroke-width="1.2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py in xy)}"/>{dots}</svg>')
+def _ratio_cell(one: Series, reference: Reference | None) -> str:
+    if reference is None:
+        return '<td class="nowrap" title="no earlier run to compare with"></td>'
+    newest = one.points[-1]
+    why = (f"run {newest.run_id}: {precise(newest.median_s)} over {precise(reference.median_s)}, "
+           f"{reference.source}")
+    return f'<td class="nowrap" title="{_e(why)}">{newest.median_s / reference.median_s:.3f}</td>'
 
 
 def _energy_section(group: Sequence[Series]) -> str:
@@ -145,11 +134,15 @@ def _energy_section(group: Sequence[Series]) -> str:
     measured = [one for one in group if any(p.energy_j is not None for p in one.points)]
     if not measured:
         return ""
-    rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one)}</td>'
+    joules = [[p.energy_j for p in one.points if p.energy_j is not None] for one in measured]
+    scale = shared_scale((values, statistics.median(values)) for values in joules)
+    rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one, scale)}</td>'
                    f'<td>{_e(_newest_energy(one))}</td>'
                    f'<td>{sum(p.energy_j is not None for p in one.points)}</td></tr>' for one in measured)
     return ("<h2>Energy per launch</h2><p>Joules per launch of the runs that measured it (docs/method.md, "
-            "\"Energy per launch\").</p><table><tr><th>GPU</th><th>history</th><th>newest</th><th>runs</th></tr>"
+            f"\"Energy per launch\"); each line over its median (the dashed line), every line on one scale, "
+            f"±{scale:.0%} from top to bottom.</p>"
+            "<table><tr><th>GPU</th><th>history</th><th>newest</th><th>runs</th></tr>"
             + rows + "</table>")
 
 
@@ -173,8 +166,8 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
                         f'<td>{_e(state)}</td></tr>')
     if not rows:
         return "<p>No steps.</p>"
-    return ("<table><tr><th>GPU</th><th>kind</th><th>change</th><th>95% interval</th><th>p</th><th>runs</th>"
-            "<th>commits</th><th>state</th></tr>" + "".join(rows) + "</table>")
+    return ('<table class="steps"><tr><th>GPU</th><th>kind</th><th>change</th><th>95% interval</th><th>p</th>'
+            "<th>runs</th><th>commits</th><th>state</th></tr>" + "".join(rows) + "</table>")
 
 
 def _runs_table(group: Sequence[Series]) -> str:
@@ -253,24 +246,26 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
         open_slower = [s for s in own if s.direction == SLOWER and reason(s) is None]
         failing = failing_stretch(one, own)
         rank = 0 if failing is not None else 1 if open_slower else 2
-        rows.append((rank, one.key.case, one.key.gpu, one, _latest_ratio(one, own, references.get(one.key)),
-                     _attention(one, open_slower, failing)))
+        reference = reference_of(one, own, reason, failing, references.get(one.key))
+        rows.append((rank, one.key.case, one.key.gpu, one, reference, _attention(one, open_slower, failing)))
     rows.sort(key=lambda row: row[:3])
+    scale = shared_scale((one.medians(), centre_of(one, reference)) for _, _, _, one, reference, _ in rows)
+    energy = any(p.energy_j is not None for one in every for p in one.points)
     lines = []
-    for rank, case, gpu, one, ratio, attention in rows:
+    for rank, case, gpu, one, reference, attention in rows:
         newest = one.points[-1]
         state = ("failing", "open step", "quiet")[rank]
         lines.append(f'<tr class="case-row" data-gpu="{_e(gpu)}" data-uuids="{_e(" ".join(gpu_uuids([one])))}" '
                      f'data-kernel="{_e(case)}" data-state="{state}">'
-                     f'<td><a href="cases/{case_page_name(case)}" title="{_e(case)}">{_e(case.rsplit("::", 1)[-1])}'
-                     f'</a></td>'
+                     f'<td class="case"><a href="cases/{case_page_name(case)}" title="{_e(case)}">'
+                     f'{_breakable(case.rsplit("::", 1)[-1])}</a></td>'
                      f'<td class="nowrap" title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
                      f'<td class="nowrap">{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>'
                      f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
                      f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
-                     f'<td>{"" if ratio is None else f"{ratio:.3f}"}</td><td>{sparkline(one)}</td>'
-                     f'<td class="nowrap">{_e(_newest_energy(one))}</td>'
-                     f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
+                     f'{_ratio_cell(one, reference)}<td>{sparkline(one, reference, scale)}</td>'
+                     + (f'<td class="nowrap">{_e(_newest_energy(one))}</td>' if energy else "")
+                     + f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
     gpus = sorted({one.key.gpu for one in every})
     options = "".join(f'<option value="{_e(g)}">{_e(short_uuid(g) if g.startswith("GPU-") else g)}</option>'
                       for g in gpus)
@@ -280,9 +275,16 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
             f'{options}</select></label><label>UUID <select id="filter-uuid"><option value="">all</option>'
             f'{uuid_options}</select></label><label>kernel <input id="filter-kernel" type="search" '
             'placeholder="part of the case id"></label><span id="shown"></span></p>'
-            "<table><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th><th>newest verdict</th>"
-            "<th>latest / reference</th><th>history</th><th>energy per launch</th><th>failing, open slower steps</th></tr>"
-            + "".join(lines) + "</table>")
+            '<table class="cases"><tr><th>case</th><th>GPU</th><th>timer</th><th>profile</th><th>runs</th>'
+            f"<th>newest verdict</th><th>latest / reference</th><th>history (±{scale:.0%})</th>"
+            f"{'<th>energy per launch</th>' if energy else ''}<th>failing, open slower steps</th></tr>"
+            + "".join(lines) + "</table>"
+            f'<p class="notes">latest / reference: the newest run\'s median over the median of up to {EARLIER_RUNS} '
+            "earlier runs: those before the first open slower step or the failing runs where there are any, "
+            "else those since the latest step (a reference given for a series takes their place); a failed run is "
+            f"never a reference. History: each run's median over that reference (the dashed line), every row on "
+            f"one scale, ±{scale:.0%} from top to bottom (a run beyond it at the edge).</p>"
+            f'<p class="legend">{mark_key(passed=False)}</p>')
     index = out / "index.html"
     index.write_text(_page(title, body, FILTER_SCRIPT), encoding="utf-8")
     return index
