@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kernelwatch.storage.history import AlreadyRecorded, HistoryStore
+from kernelwatch.storage.history import AlreadyRecorded, HistoryStore, RefusedRun
 from kernelwatch.storage.history.documents import BaselineError, load_run, stored_runs
 
 NAME = "import"
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, store: HistoryStore) -> int:
         except AlreadyRecorded as known:
             print(f"skipped {path}: already recorded as run {known.run_id}")
             skipped += 1
-        except BaselineError as error:
+        except (BaselineError, RefusedRun) as error:  # this file alone: the others are still imported
             print(f"error: {error}", file=sys.stderr)
             failed += 1
         else:

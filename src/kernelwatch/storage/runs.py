@@ -144,6 +144,10 @@ def _read_document(path: Path):
         raise BaselineError(
             f"{path} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise BaselineError(f"{path} nests its JSON deeper than Python's parser goes: no stored run") from None
+    except ValueError as exc:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
+        raise BaselineError(f"{path} is not a stored run: {exc}") from None
 
 
 def _samples_problem(bench: dict) -> str | None:
@@ -156,7 +160,7 @@ def _samples_problem(bench: dict) -> str | None:
         return "has stored samples that are not finite, positive times"
     try:
         checked_samples("stored", data)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: an integer beyond any float
         return "has stored samples that are not finite, positive times"
     return None
 

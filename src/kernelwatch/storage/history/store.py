@@ -16,20 +16,17 @@ from kernelwatch.verdict.noise import StoredResult, stored_phases
 
 from . import queries, schema
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
-from .documents import (
-    DocumentError,
-    benchmark_from_row,
-    case_rows,
-    check_values,
-    current,
-    document_from_rows,
-    run_row,
-)
+from .documents import DocumentError, benchmark_from_row, case_rows, checked_run, document_from_rows, run_row
 from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
 from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
+from .validation import INT32
 
 OUTCOMES = ("passed", "failed")
+
+
+class RefusedRun(HistoryError):
+    """A document the store will not record (src/kernelwatch/storage/history/validation.py): nothing was written."""
 
 
 class AlreadyRecorded(HistoryError):
@@ -113,18 +110,17 @@ class HistoryStore:
         if outcome not in OUTCOMES:
             raise HistoryError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
         if other_failures is not None and (isinstance(other_failures, bool) or not isinstance(other_failures, int)
-                                           or other_failures < 0):
+                                           or not 0 <= other_failures < INT32):
             raise HistoryError(f"other_failures must be a count of tests, 0 or more, not {other_failures!r}")
         if outcome == "passed":
             other_failures = 0
         try:
-            document = current(document)
-            check_values(document, profile)
+            document = checked_run(document, profile=profile, label=label, source=source)
             run = dict(run_row(document, outcome=outcome, profile=profile, label=label, source=source),
                        other_failures=other_failures)
             cases = case_rows(document)
         except DocumentError as exc:
-            raise HistoryError(f"cannot record {source or 'the run'}: {exc}") from None
+            raise RefusedRun(f"cannot record {source or 'the run'}: {exc}") from None
         try:
             with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
                 with conn.begin():
