@@ -17,8 +17,8 @@ runs a query) and maps them to frozen dataclasses; an identity map and unit
 of work would only cost time.  Not raw DB-API: the two drivers differ in
 parameter style, types and errors, which Core hides.
 
-Modules: schema (tables and ordered migrations), connection (URLs, engines,
-errors), samples (the lossless sample encoding), validation (every document
+Modules: schema (tables and ordered migrations), urls (what a URL may show,
+its ports), connection (URLs, engines, errors), samples (the lossless sample encoding), validation (every document
 checked once, before either backend sees it), documents (the only import of
 the rest of the harness), store (HistoryStore, open_store).
 """

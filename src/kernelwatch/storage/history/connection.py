@@ -9,10 +9,8 @@ runner), else ``$XDG_CACHE_HOME/kernelwatch/history.sqlite``, else
 ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``). Anything else
 (a word, a libpq ``key=value`` string) is refused with the forms taken.
 
-A URL is only ever shown through `safe_url` (SQLAlchemy's rendering with the
-password hidden, and a ``password=`` of its query too), and every message has
-any password scrubbed from it (`scrub`: ``user:PASSWORD@``, ``password=...``)
-before it goes into a `HistoryError`.
+A URL is parsed before anything connects, and shown, and every message
+scrubbed of its secrets, as src/kernelwatch/storage/history/urls.py says.
 
 PostgreSQL gives up connecting after CONNECT_TIMEOUT_S, ends a statement after
 STATEMENT_TIMEOUT_S, and, where the server stops answering a connection it
@@ -24,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -33,6 +30,11 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from .urls import port_problem, raw_port_problem, safe_url, scrub
+
+__all__ = ["ENV_URL", "FORMS", "HistoryError", "check_folder", "create_engine", "deadline", "default_path",
+           "resolve_url", "safe_url", "scrub", "timeout_s", "translated_errors"]
 
 ENV_URL = "KERNELWATCH_HISTORY"
 FILE_NAME = Path("kernelwatch") / "history.sqlite"
@@ -44,8 +46,6 @@ STATEMENT_TIMEOUT_S = 60
 TIMEOUT_ENV = "KERNELWATCH_HISTORY_TIMEOUT"
 # the timeout must be below this (11.6 days): PostgreSQL's statement_timeout holds at most 2,147,483 s
 TIMEOUT_LIMIT_S = 1e6
-_CREDENTIALS = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
-_PASSWORD_PAIRS = re.compile(r"(?i)\b(password|passwd|pwd)(\s*=\s*)('[^']*'|[^\s&;]*)")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 FORMS = ("a SQLite file (/path/history.sqlite, ./history.db) or a URL (sqlite:///PATH, "
          "postgresql://USER@HOST:PORT/DB, the password in ~/.pgpass or $PGPASSWORD)")
@@ -61,23 +61,6 @@ def default_path() -> Path:
         if os.environ.get(variable):
             return Path(os.environ[variable]) / FILE_NAME
     return Path.home() / ".cache" / FILE_NAME
-
-
-def scrub(text: str, url: URL | None = None) -> str:
-    """``text`` without the password of ``url`` or of any URL written in it."""
-    text = _CREDENTIALS.sub(r"\1***@", str(text))
-    text = _PASSWORD_PAIRS.sub(r"\1\2***", text)
-    if url is not None and url.password:
-        text = text.replace(str(url.password), "***")
-    if url is not None:
-        for value in _query_passwords(url):
-            text = text.replace(value, "***")
-    return text
-
-
-def _query_passwords(url: URL) -> list[str]:
-    values = [url.query[key] for key in url.query if key.lower() in ("password", "passwd", "pwd")]
-    return [v for value in values for v in ([value] if isinstance(value, str) else value) if v]
 
 
 def timeout_s() -> float:
@@ -112,18 +95,18 @@ def resolve_url(url: str | None = None) -> URL:
         return URL.create("sqlite", database=str(path))
     try:
         parsed = make_url(text)
-    except ArgumentError:
-        raise HistoryError(f"{scrub(text)!r} is not a database URL; give {FORMS}") from None
+    except (ArgumentError, ValueError):  # ValueError: a port that int() does not read
+        problem = raw_port_problem(text)
+        raise HistoryError(f"{scrub(text)!r} is not a database URL" + (f": {problem}" if problem else "")
+                           + f"; give {FORMS}") from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise HistoryError(f"{safe_url(parsed)}: the history store runs on SQLite or PostgreSQL only")
+    problem = port_problem(parsed)
+    if problem:
+        raise HistoryError(f"{safe_url(parsed)}: {problem}; give {FORMS}")
     return parsed
-
-
-def safe_url(url: URL) -> str:
-    """The URL as it may be shown: the password as ***, in its user part and in its query."""
-    return _PASSWORD_PAIRS.sub(r"\1\2***", url.render_as_string(hide_password=True))
 
 
 def check_folder(url: URL) -> None:
