@@ -15,7 +15,11 @@ scrubbed of its secrets, as src/kernelwatch/storage/history/urls.py says.
 PostgreSQL gives up connecting after CONNECT_TIMEOUT_S, ends a statement after
 STATEMENT_TIMEOUT_S, and, where the server stops answering a connection it
 holds (no error, no reply), `deadline` gives up after the same time, so that no
-command and no nightly waits for ever.
+command and no nightly waits for ever. Shortly before that limit (PROBE_S, or
+half the limit where that is shorter), it asks the server, on a new connection,
+what the command's session waits for: a lock that another session holds is
+told as such, naming that session, and only a server that answers neither is
+said not to answer.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ STATEMENT_TIMEOUT_S = 60
 TIMEOUT_ENV = "KERNELWATCH_HISTORY_TIMEOUT"
 # the timeout must be below this (11.6 days): PostgreSQL's statement_timeout holds at most 2,147,483 s
 TIMEOUT_LIMIT_S = 1e6
+PROBE_S = 2.0  # how long `deadline` asks the server what a session that did not answer waits for
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 FORMS = ("a SQLite file (/path/history.sqlite, ./history.db) or a URL (sqlite:///PATH, "
          "postgresql://USER@HOST:PORT/DB, the password in ~/.pgpass or $PGPASSWORD)")
@@ -169,13 +174,36 @@ def create_engine(url: URL) -> sa.Engine:
             return engine
         limit = timeout_s()
         statement_ms = max(1, round(limit * 1000))  # PostgreSQL reads 0 as no limit at all
-        return sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
-                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernelwatch",
-                                              "options": f"-c statement_timeout={statement_ms}",
-                                              "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
-                                              "keepalives_count": 3})
+        engine = sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
+                                  connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernelwatch",
+                                                "options": f"-c statement_timeout={statement_ms}",
+                                                "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+                                                "keepalives_count": 3})
+        _track_sessions(engine)
+        return engine
     except (NoSuchModuleError, ImportError) as exc:
         raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
+
+
+# thread -> the PostgreSQL session (its server process id) of the connection it took last: what `deadline`
+# asks the server about when that thread's work did not answer
+_SESSIONS: dict[int, int] = {}
+# the threads whose work `deadline` gave up: told it failed, it must not commit later (a lock released after)
+_ABANDONED: set[int] = set()
+_ABANDONING = threading.Lock()  # a thread is marked abandoned only while its work has not ended
+
+
+def _track_sessions(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection, _record, _proxy):
+        pid = getattr(getattr(dbapi_connection, "info", None), "backend_pid", None)
+        if pid:
+            _SESSIONS[threading.get_ident()] = pid
+
+    @event.listens_for(engine, "commit")
+    def _commit(_conn):
+        if threading.get_ident() in _ABANDONED:
+            raise HistoryError("given up after the time limit: this work is not committed")
 
 
 def _reason(exc: BaseException, url: URL) -> str:
@@ -192,27 +220,83 @@ def deadline(url: URL, doing: str, work):
 
     The work runs in a daemon thread: a connection the server holds but never answers blocks its
     thread in the driver, with no error and no way to interrupt it; the caller stops waiting and
-    says so, and the thread goes with the process."""
+    says so, and the thread goes with the process (or, where the server answers again, ends without
+    committing: a write told it failed never lands later). Before it says so, it asks the server what
+    the work's session waits for (`_blocking_sessions`): a lock another session holds is told as such."""
     if url.get_backend_name() != "postgresql":
         return work()
     outcome: dict = {}
 
     def run():
+        _SESSIONS.pop(threading.get_ident(), None)
         try:
             outcome["value"] = work()
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
+        finally:
+            with _ABANDONING:
+                outcome["done"] = True
+                _SESSIONS.pop(threading.get_ident(), None)
+                _ABANDONED.discard(threading.get_ident())
 
     worker = threading.Thread(target=run, name="kernel-suite-history", daemon=True)
+    started = time.monotonic()
     worker.start()
     limit = timeout_s()
-    worker.join(limit)
+    # the server ends a statement after the same limit: what it waits for is asked while it still waits
+    ask = min(PROBE_S, limit / 2)
+    worker.join(limit - ask)
+    session = _SESSIONS.get(worker.ident) if worker.is_alive() else None
+    blockers = _blocking_sessions(url, session, ask) if session else None
+    worker.join(max(0.0, limit - (time.monotonic() - started)))
+    with _ABANDONING:
+        if "done" not in outcome:
+            _ABANDONED.add(worker.ident)
+    waited_for_lock = blockers and (worker.is_alive() or getattr(outcome.get("error"), "sqlstate", None) == "57014")
+    if waited_for_lock:
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: waited {limit:g} s for a lock "
+                           f"that another session holds ({'; '.join(blockers)}): end that session, or try "
+                           f"again once it is done (${TIMEOUT_ENV} sets how long to wait)")
     if worker.is_alive():
         raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: the server did not answer for "
                            f"{limit:g} s (${TIMEOUT_ENV} sets the limit)")
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+_BLOCKERS = sa.text(
+    "SELECT pid, usename, application_name, state, extract(epoch FROM now() - xact_start) AS held_s "
+    "FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(:pid)) ORDER BY pid")
+
+
+def _blocking_sessions(url: URL, pid: int, within: float) -> list[str] | None:
+    """The sessions that hold the lock session `pid` waits for, in words ("pid 123, user u, application 'a', idle in
+    transaction for 75 s in its transaction"); [] where it waits for no lock, None where the server does not
+    answer within `within` seconds (a new connection of the same URL)."""
+    found: dict = {}
+
+    def probe():
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args={
+            "connect_timeout": max(2, round(within)), "application_name": "kernelwatch",
+            "options": f"-c statement_timeout={max(1, round(within * 1000))}"})
+        try:
+            with engine.connect() as conn:
+                found["rows"] = conn.execute(_BLOCKERS, {"pid": pid}).all()
+        except Exception:  # noqa: BLE001 (a server that cannot be asked is one that did not answer)
+            pass
+        finally:
+            engine.dispose()
+
+    prober = threading.Thread(target=probe, name="kernel-suite-history-probe", daemon=True)
+    prober.start()
+    prober.join(within)
+    if "rows" not in found:
+        return None
+    return [f"pid {row.pid}, user {row.usename or '?'}, application {row.application_name or '(none)'!r}, "
+            f"{row.state or 'state unknown'}" + (f" for {float(row.held_s):.0f} s in its transaction"
+                                                 if row.held_s is not None else "")
+            for row in found["rows"]]
 
 
 @contextlib.contextmanager
@@ -224,8 +308,14 @@ def translated_errors(url: URL, doing: str):
         raise
     except DBAPIError as exc:
         reason = _reason(exc, url)
+        sqlstate = getattr(exc.orig, "sqlstate", None)
         if url.get_backend_name() == "sqlite" and "not a database" in reason:
             reason = f"the file is not a SQLite database ({reason})"
-        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}") from None
+        elif url.get_backend_name() == "sqlite" and "database is locked" in reason:
+            reason = (f"another connection held its write lock for more than {BUSY_TIMEOUT_S} s ({reason}): "
+                      f"try again once it is done")
+        error = HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}")
+        error.sqlstate = sqlstate  # 57014: a statement the server ended (deadline tells a lock wait so)
+        raise error from None
     except SQLAlchemyError as exc:
         raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {_reason(exc, url)}") from None
