@@ -1,7 +1,9 @@
-"""A lock that another session holds is told as such, naming that session, never as a server that did not answer."""
+"""A lock that another session holds is told as such, naming that session, never as a server that did not answer;
+and a failed write on PostgreSQL prints nothing beside its one sentence."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 
@@ -12,6 +14,7 @@ from sqlalchemy.engine import make_url
 
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import HistoryError, connection, open_store
+from kernelwatch.storage.history.schema import CASES
 from maintainers.support.synthetic_history import make_document
 
 
@@ -96,3 +99,18 @@ def test_a_sqlite_writer_held_up_by_another_is_told_it_waited_for_the_write_lock
                 store.record_run(make_document(1), outcome="passed", profile="nightly")
         finally:
             other.close()
+
+
+def test_a_write_that_fails_in_a_pipeline_on_postgresql_leaves_no_line_beside_its_error(postgres_url, caplog, capfd):
+    # psycopg logs "error ignored terminating <psycopg.Pipeline [INERROR] ...>" where a batch fails twice: a row
+    # the server refuses, then one the driver cannot send (rows the store's own checks would never let through)
+    with open_store(postgres_url) as store:
+        run_id = store.record_run(make_document(1), outcome="passed", profile="nightly")
+        rows = [{"run_id": run_id, "position": 9, "node_id": f"x{i}", "median_s": 1.0, "q25_s": 1.0, "q75_s": 1.0,
+                 "sample_count": 1, "throttled": False, "record": {}, "benchmark": {}, "stats": {}, "samples": b"\x01",
+                 "sm_clock_mhz_min": 2**40 if i == 0 else 1} for i in range(3)]
+        rows[2]["node_id"] = "x\x00"
+        with caplog.at_level(logging.DEBUG), pytest.raises(HistoryError, match="integer out of range|NUL"):
+            with store._errors("write to"), store.engine.begin() as conn:
+                conn.execute(sa.insert(CASES), rows)
+    assert "error ignored terminating" not in caplog.text + "".join(capfd.readouterr())

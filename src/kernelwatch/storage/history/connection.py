@@ -25,6 +25,7 @@ said not to answer.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -180,6 +181,7 @@ def create_engine(url: URL) -> sa.Engine:
                                                 "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
                                                 "keepalives_count": 3})
         _track_sessions(engine)
+        _quiet_pipeline_warning()
         return engine
     except (NoSuchModuleError, ImportError) as exc:
         raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
@@ -204,6 +206,24 @@ def _track_sessions(engine: sa.Engine) -> None:
     def _commit(_conn):
         if threading.get_ident() in _ABANDONED:
             raise HistoryError("given up after the time limit: this work is not committed")
+
+
+class _NoTerminatingNoise(logging.Filter):
+    """psycopg logs "error ignored terminating <psycopg.Pipeline [INERROR] ...>" where a statement of a pipeline
+    failed and closing the pipeline failed again: the first error is raised (and told in one sentence), so
+    this second line only repeats it, with the server's address, outside that sentence."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+_NOISE_FILTER = _NoTerminatingNoise()
+
+
+def _quiet_pipeline_warning() -> None:
+    logger = logging.getLogger("psycopg")
+    if _NOISE_FILTER not in logger.filters:
+        logger.addFilter(_NOISE_FILTER)
 
 
 def _reason(exc: BaseException, url: URL) -> str:
