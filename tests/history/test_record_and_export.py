@@ -54,6 +54,15 @@ def test_the_same_document_twice_is_reported_as_already_recorded_and_stored_once
     assert (_count(store, RUNS), _count(store, CASES)) == (1, 3)
 
 
+def test_a_run_stored_before_uses_up_no_run_id(store):
+    # PostgreSQL draws an identity for an insert that then fails: a run stored before is looked for first
+    first = store.record_run(make_document(1), outcome="passed", profile="nightly")
+    for _ in range(3):
+        with pytest.raises(AlreadyRecorded):
+            store.record_run(make_document(1), outcome="passed", profile="nightly")
+    assert store.record_run(make_document(2), outcome="passed", profile="nightly") == first + 1
+
+
 def test_a_case_is_stored_on_the_gpu_its_record_names_else_on_the_runs(store):
     doc = make_document(1, gpu_uuid=GPU_A, case_gpus={1: GPU_B})  # an xdist run on two GPUs
     for bench in doc["benchmarks"]:

@@ -124,15 +124,26 @@ class HistoryStore:
         try:
             with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
                 with conn.begin():
+                    # looked for first, under a lock of this hash (SQLite: the write lock already): a run stored
+                    # before is never inserted again, so PostgreSQL's identity is not drawn for it
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(int(run["content_hash"][:15], 16))))
+                    existing = conn.execute(sa.select(RUNS.c.id).where(
+                        RUNS.c.content_hash == run["content_hash"])).scalar()
+                    if existing is not None:
+                        raise AlreadyRecorded(f"{source or 'this run'} is already recorded as "
+                                              f"run {existing} in {self.safe_url}", existing)
                     run_id = conn.execute(sa.insert(RUNS).values(run)).inserted_primary_key[0]
                     conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
                 self._wrote = True
                 return run_id
+        except AlreadyRecorded:
+            raise
         except HistoryError:
-            existing = self._run_with_hash(run["content_hash"])
+            existing = self._run_with_hash(run["content_hash"])  # stored by another writer meanwhile
             if existing is not None:
-                raise AlreadyRecorded(f"{source or 'this run'} is already recorded as run {existing} "
-                                      f"in {self.safe_url}", existing) from None
+                raise AlreadyRecorded(f"{source or 'this run'} is already recorded as run "
+                                      f"{existing} in {self.safe_url}", existing) from None
             raise
 
     @_answered("write to")
