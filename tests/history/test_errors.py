@@ -88,7 +88,7 @@ def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monke
 
 
 @pytest.mark.parametrize("command", [["runs"], ["export", "1"], ["changes"], ["site", "SITE"],
-                                     ["acknowledge", "c", "1", "--reason", "x"]])
+                                     ["acknowledge", "c", "1", "--reason", "x"], ["remove-run", "1", "--reason", "x"]])
 def test_a_command_that_reads_never_makes_a_store_that_is_not_there(tmp_path, capsys, command):
     path = tmp_path / "none.sqlite"
     argv = [str(tmp_path / "site") if word == "SITE" else word for word in command]

@@ -426,13 +426,13 @@ def test_a_document_stored_twice_names_its_own_run_among_others(store):
 def test_a_machine_without_a_login_name_acknowledges_as_unknown(monkeypatch, error):
     import getpass
 
-    from kernelwatch.storage.history import store as store_module
+    from kernelwatch.storage.history import amendments
 
     def nobody():
         raise error
 
     monkeypatch.setattr(getpass, "getuser", nobody)
-    assert store_module._login_name() == "unknown"
+    assert amendments._login_name() == "unknown"
 
 
 def test_no_run_case_or_acknowledgement_id_is_given_again_after_the_newest_run_is_deleted_by_hand(store):

@@ -16,7 +16,7 @@ from maintainers.support.synthetic_history import make_document, write_document
 
 SECRET = "Sw0rdf1sh-secret"
 COMMANDS = (["import", "run.json"], ["runs"], ["export", "1"], ["changes"], ["acknowledge", "c", "1", "--reason", "x"],
-            ["site", "out"])
+            ["site", "out"], ["remove-run", "1", "--reason", "x"])
 
 
 def _closed_port() -> int:

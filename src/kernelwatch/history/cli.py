@@ -1,10 +1,11 @@
 """The command line of the history store.
 
     python -m kernelwatch.history import PATH... [--history URL]
-    python -m kernelwatch.history runs [--gpu GPU] [--history URL]
+    python -m kernelwatch.history runs [--gpu GPU] [--removed] [--history URL]
     python -m kernelwatch.history export RUN [-o FILE] [--history URL]
     python -m kernelwatch.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model]
     python -m kernelwatch.history acknowledge CASE RUN --reason TEXT [--history URL]
+    python -m kernelwatch.history remove-run RUN --reason TEXT [--history URL]
     python -m kernelwatch.history site OUT/ [--gpu UUID|MODEL] [--by gpu_uuid|gpu_model] [--history URL]
     python -m kernelwatch.history bisect CASE GOOD..BAD [-k EXPRESSION] [--profile quick|nightly|full]
 
@@ -31,9 +32,9 @@ import sys
 from kernelwatch.storage.history import ENV_URL, HistoryError, open_store
 from kernelwatch.storage.history.documents import BaselineError
 
-from . import cmd_acknowledge, cmd_bisect, cmd_changes, cmd_export, cmd_import, cmd_runs, cmd_site
+from . import cmd_acknowledge, cmd_bisect, cmd_changes, cmd_export, cmd_import, cmd_remove_run, cmd_runs, cmd_site
 
-COMMANDS = (cmd_import, cmd_runs, cmd_export, cmd_changes, cmd_acknowledge, cmd_site, cmd_bisect)
+COMMANDS = (cmd_import, cmd_runs, cmd_export, cmd_changes, cmd_acknowledge, cmd_remove_run, cmd_site, cmd_bisect)
 
 
 def common_arguments() -> argparse.ArgumentParser:
