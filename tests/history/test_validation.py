@@ -155,3 +155,19 @@ def test_a_label_profile_or_source_with_a_nul_is_refused(history_url):
             with pytest.raises(HistoryError, match=words):
                 store.record_run(make_document(1), outcome="passed", **{"profile": "nightly", **options})
         assert store.runs() == []
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (lambda doc: doc["benchmarks"][0]["extra_info"].update(median_s=float("nan")),
+     "benchmark.extra_info.median_s is nan, not a finite number"),  # the migration would drop it unseen
+    (lambda doc: doc.update(machine_info=[1]), "its machine_info is a list, not an object"),
+])
+def test_an_imported_version_1_file_is_checked_as_written_before_it_is_migrated(history_url, tmp_path, capsys,
+                                                                                 spoil, words):
+    doc = make_document(1)
+    doc["machine_info"].pop("kernel_suite_schema")
+    spoil(doc)
+    (tmp_path / "0001_old.json").write_text(json.dumps(doc))  # NaN written as JSON writers of Python do
+    assert main(["import", str(tmp_path / "0001_old.json"), "--history", history_url]) == 1
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 from kernelwatch.storage.history import AlreadyRecorded, HistoryStore, RefusedRun
-from kernelwatch.storage.history.documents import BaselineError, case_outcome, load_run, stored_runs
+from kernelwatch.storage.history.documents import (
+    BaselineError,
+    DocumentError,
+    case_outcome,
+    checked_run,
+    load_run,
+    stored_runs,
+)
 from kernelwatch.verdict.record import records_of
 
 NAME = "import"
@@ -56,7 +63,11 @@ def unexplained(doc: dict, args: argparse.Namespace) -> str | None:
     """Why a failed run with no other failure is no such run: none of its cases failed on its verdicts."""
     if args.outcome != "failed" or args.other_failures != 0:
         return None
-    if any(case_outcome(record) == "failed" for record in records_of(doc)):
+    try:
+        records = records_of(checked_run(doc))  # its cases as the store reads them (version 1 migrated)
+    except DocumentError:
+        return None  # record_run refuses it, saying why
+    if any(case_outcome(record) == "failed" for record in records):
         return None
     return ("a failed run with --other-failures 0 failed on its cases' verdicts, and none of this run's cases "
             "failed on one (slower, or an energy or phase verdict): give the count of its other failed tests")
@@ -76,7 +87,7 @@ def run(args: argparse.Namespace, store: HistoryStore) -> int:
     imported = skipped = failed = 0
     for path in files:
         try:
-            doc = load_run(path)
+            doc = load_run(path, migrate=False)  # the store checks it as written, then migrates it
             if unexplained(doc, args):
                 raise RefusedRun(f"cannot record {path}: {unexplained(doc, args)}")
             run_id = store.record_run(doc, outcome=args.outcome, profile=args.profile, label=args.label,

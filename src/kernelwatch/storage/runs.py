@@ -194,7 +194,7 @@ def _recorded_gpu(doc: dict) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def load_run(path: Path, expected_gpu: str | None = None) -> dict:
+def load_run(path: Path, expected_gpu: str | None = None, *, migrate: bool = True) -> dict:
     """Read one stored run once, check it, and return the parsed document.
 
     Raises BaselineError, naming the file, when it is missing, unreadable,
@@ -204,7 +204,9 @@ def load_run(path: Path, expected_gpu: str | None = None) -> dict:
     finite, positive time) or repeats a ``fullname``. With ``expected_gpu``, the file's ``machine_info.gpu.name``
     must say it and equal it: timings of different GPU models are never
     compared. A file of an older schema comes back migrated to the current one
-    (src/kernelwatch/storage/schema.py); one of a newer schema is refused.
+    (src/kernelwatch/storage/schema.py), unless ``migrate`` is False (the history store's
+    import: the store checks the document as it was written, then migrates it); one of a
+    newer schema is refused.
     """
     path = Path(path)
     doc = _read_document(path)
@@ -212,7 +214,7 @@ def load_run(path: Path, expected_gpu: str | None = None) -> dict:
         raise BaselineError(f"{path} holds a JSON {type(doc).__name__}, not a benchmark run")
     _check_benchmarks(path, doc.get("benchmarks"))
     try:
-        doc = migrated(doc)
+        doc = migrated(doc) if migrate else doc
     except SchemaError as error:
         raise BaselineError(f"{path}: {error}") from None
     if expected_gpu is not None:

@@ -92,9 +92,11 @@ def migrated(doc: dict) -> dict:
         raise SchemaError(f"it was written with schema version {version} by a newer version of the suite; "
                           f"this one reads up to version {SCHEMA_VERSION}: update the suite")
     doc = copy.copy(doc)
-    benchmarks = doc.get("benchmarks")
+    benchmarks, machine = doc.get("benchmarks"), doc.get("machine_info")
     if not isinstance(benchmarks, list) or not all(isinstance(bench, dict) for bench in benchmarks):
         raise SchemaError('its "benchmarks" is not a list of objects')
+    if machine is not None and not isinstance(machine, dict):
+        raise SchemaError(f"its machine_info is a {type(machine).__name__}, not an object")
     doc["benchmarks"] = [dict(bench, extra_info=_migrated_info(bench.get("extra_info") or {}))
                          for bench in benchmarks]
     doc["machine_info"] = dict(doc.get("machine_info") or {}, **{SCHEMA_KEY: SCHEMA_VERSION})
