@@ -34,6 +34,7 @@ BAD_ARGUMENTS = {"maintainers.device.summarize": [], "maintainers.checks.check_o
                  "maintainers.mutation.filter": ["no-such.sqlite"], "maintainers.checks.nightly_time": ["--wall", "3"],
                  "maintainers.checks.cause_check": ["--size", "1"],
                  "maintainers.checks.dashboard_screenshots": ["--width", "10"],
+                 "maintainers.checks.bad_documents": ["--no-such-option"],
                  "maintainers.checks.energy_check": ["measure", "--ab", "0"],
                  "maintainers.mutation.replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"],
                  **{f"maintainers.experiments.{name}": ["--no-such-option"] for name in (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from kernelwatch.storage.history import open_store
 from tests.test_plugin_end_to_end import FAILING, output, run
@@ -57,6 +58,27 @@ def test_an_unreachable_store_is_refused_before_anything_is_timed_with_no_passwo
     assert result.returncode == 4, output(result)
     assert "--kernelwatch-history: cannot open the history store postgresql+psycopg://suite" in output(result)
     assert "s3cret-pw" not in output(result) and "passed" not in output(result)  # nothing ran
+
+
+@pytest.mark.parametrize("url", ["postgresql://suite:s3cret-pw@127.0.0.1:54x2/history",
+                                 "postgresql://suite@127.0.0.1:99999/history?sslpassword=s3cret-pw"])
+def test_a_port_that_is_no_port_is_a_usage_error_naming_it_not_an_internal_error(suite, url):
+    result = run(suite, "--benchmark-compare", f"--kernelwatch-history={url}")
+    assert result.returncode == 4, output(result)
+    assert "--kernelwatch-history: " in output(result) and "is not a number from 1 to 65535" in output(result)
+    assert "INTERNALERROR" not in output(result) and "s3cret-pw" not in output(result)
+
+
+def test_the_recorded_run_line_names_a_store_of_an_sslpassword_without_it(suite):
+    from tests.history.backends import fresh_postgres_database
+
+    with fresh_postgres_database() as url:
+        secret = f"{url}?sslpassword=s3cret-pw"
+        result = run(suite, "--benchmark-compare", f"--kernelwatch-history={secret}")
+        assert result.returncode == 0, output(result)
+        assert "recorded this run (passed) as history run 1 in postgresql+psycopg://" in output(result)
+        assert "sslpassword=***" in output(result) and "s3cret-pw" not in output(result)
+        assert make_url(url).password not in output(result)
 
 
 def test_a_store_that_fails_during_the_run_is_an_error_at_the_end_and_the_report_is_still_written(suite, tmp_path):

@@ -2,7 +2,7 @@
 
     kernelwatch compare OLD NEW [--report R.md] [--allow-partial] [--in FOLDER]
     kernelwatch plot FOLDER [--out DIR]
-    kernelwatch import | runs | export | changes | acknowledge | site | bisect ... [--history URL]
+    kernelwatch import | runs | export | changes | acknowledge | remove-run | site | bisect ... [--history URL]
 
 `compare` judges one saved run against another (src/kernelwatch/compare.py); `plot` draws the
 roofline and the trend of one GPU model's stored runs and prints the newest one's performance table

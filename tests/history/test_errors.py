@@ -88,7 +88,7 @@ def test_the_default_store_is_in_the_runner_tool_cache_else_the_user_cache(monke
 
 
 @pytest.mark.parametrize("command", [["runs"], ["export", "1"], ["changes"], ["site", "SITE"],
-                                     ["acknowledge", "c", "1", "--reason", "x"]])
+                                     ["acknowledge", "c", "1", "--reason", "x"], ["remove-run", "1", "--reason", "x"]])
 def test_a_command_that_reads_never_makes_a_store_that_is_not_there(tmp_path, capsys, command):
     path = tmp_path / "none.sqlite"
     argv = [str(tmp_path / "site") if word == "SITE" else word for word in command]
@@ -339,7 +339,8 @@ def test_the_default_store_opens_again_in_its_existing_folder(tmp_path, monkeypa
 
 def test_a_postgresql_engine_gives_up_connecting_after_ten_seconds_and_checks_pooled_connections(monkeypatch):
     made = {}
-    monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.update(kwargs))
+    real = sa.create_engine
+    monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.update(kwargs) or real("sqlite://"))
     connection.create_engine(sa.engine.make_url("postgresql+psycopg://u:secret@127.0.0.1/db"))
     # the 10 s, the 60 s statement timeout and the pre-ping are docs/method.md's promise ("The history store")
     assert made == {"pool_pre_ping": True, "pool_timeout": 60, "connect_args": {

@@ -33,10 +33,10 @@ def _columns(engine: sa.Engine) -> dict[str, set[str]]:
 
 def test_an_empty_store_is_migrated_to_exactly_the_tables_the_code_queries(history_url):
     with open_store(history_url) as store:
-        assert store.schema_version() == CURRENT_VERSION == 4
+        assert store.schema_version() == CURRENT_VERSION == 5
         assert _columns(store.engine) == {name: {c.name for c in table.columns} for name, table in META.tables.items()}
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2, 3, 4]
+            assert conn.execute(sa.select(SCHEMA_VERSION.c.version).order_by("version")).scalars().all() == [1, 2, 3, 4, 5]
 
 
 def record_as_version(engine: sa.Engine, version: int, doc: dict, outcome: str) -> int:
@@ -184,7 +184,7 @@ def test_a_version_3_store_gains_the_energy_columns_and_its_runs_read_as_having_
     energy = {"joules_per_launch": 2e-3, "window_joules_per_launch": [1.9e-3, 2.0e-3, 2.1e-3]}
     doc["benchmarks"][0]["extra_info"]["energy"] = energy
     with open_store(history_url) as store:
-        assert store.schema_version() == 4 and {"energy_j", "energy_windows"} <= _columns(store.engine)["cases"]
+        assert store.schema_version() == CURRENT_VERSION and {"energy_j", "energy_windows"} <= _columns(store.engine)["cases"]
         new = store.record_run(doc, outcome="passed", profile="nightly")
         history = store.reference_history([GPU_A], profile="nightly", limit_runs=10)
         assert {(r.run_id, r.energy) for r in history[case_name(0)]} == {(old, ()), (new, (1.9e-3, 2.0e-3, 2.1e-3))}

@@ -186,7 +186,7 @@ def test_a_series_is_in_the_order_of_its_runs_times_even_when_an_older_run_is_im
 
 
 def test_the_stores_guarded_methods_keep_their_names_and_help():
-    # the deadline guard (store._answered) wraps them: help(store) and error names still read the method's own
+    # the deadline guard (amendments.answered) wraps them: help(store) and error names still read the method's own
     from kernelwatch.storage.history.store import HistoryStore
 
     assert HistoryStore.case_series.__name__ == "case_series"

@@ -152,3 +152,31 @@ def analyse(store: HistoryStore, *, by: str = "gpu_uuid", gpu: str | None = None
             record = store.case_record(one.key.case, int(stretch.first.run_id)) or {}
             failing[one.key] = dataclasses.replace(stretch, window=record.get("window"))
     return Analysis(series, limits, steps, acknowledged, failing)
+
+
+def no_change_at(store: HistoryStore, case: str, run_id: int) -> str | None:
+    """Why there is nothing of `case` to acknowledge at run `run_id` (`acknowledge`), or None: the case failed there
+    (the nightly's verdict), or a step of one of its series (per GPU or per GPU model, as `changes` reads them)
+    has its first run after there. None too where the run holds no such case: the store's own refusal names it."""
+    wanted, failed, steps_at = str(run_id), set(), set()
+    held = False
+    for by in ("gpu_uuid", "gpu_model"):
+        for key, rows in store.case_series(by=by, case=case).items():
+            held = held or any(row.run_id == wanted for row in rows)
+            failed.update(row.run_id for row in rows if row.outcome == "failed")
+            kept = [row for row in rows if not row.throttled]
+            if kept:
+                one = series_from_rows(key, kept)
+                steps_at.update(s.after.run_id for s in detect_steps(one, detectable(one).fraction) if s.kind == STEP)
+    if not held or wanted in failed or wanted in steps_at:
+        return None
+
+    def listed(runs: set[str]) -> str:
+        ordered = sorted(runs, key=int)
+        return ", ".join(ordered[:6]) + (f" and {len(ordered) - 6} more" if len(ordered) > 6 else "")
+
+    where = "; ".join(part for part in (f"its steps start at runs {listed(steps_at)}" if steps_at else "",
+                                        f"it failed at runs {listed(failed)}" if failed else "") if part)
+    return (f"run {run_id} holds {case}, but the case neither failed there nor does a step of it start there: nothing "
+            f"to acknowledge ({where or 'it has no step and never failed'}; `changes` lists them)")
+

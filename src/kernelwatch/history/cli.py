@@ -1,15 +1,18 @@
 """The command line of the history store.
 
     python -m kernelwatch.history import PATH... [--history URL]
-    python -m kernelwatch.history runs [--gpu GPU] [--history URL]
+    python -m kernelwatch.history runs [--gpu GPU] [--removed] [--history URL]
     python -m kernelwatch.history export RUN [-o FILE] [--history URL]
     python -m kernelwatch.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model]
     python -m kernelwatch.history acknowledge CASE RUN --reason TEXT [--history URL]
+    python -m kernelwatch.history remove-run RUN --reason TEXT [--history URL]
     python -m kernelwatch.history site OUT/ [--gpu UUID|MODEL] [--by gpu_uuid|gpu_model] [--history URL]
     python -m kernelwatch.history bisect CASE GOOD..BAD [-k EXPRESSION] [--profile quick|nightly|full]
 
 A command is a module with ``NAME``, ``HELP``, ``add_arguments(parser)`` and
-``run(args, store) -> exit status``; adding one is adding it to `COMMANDS`.
+``run(args, store) -> exit status``, and optionally ``check_arguments(args)``
+(usage errors that argparse cannot see, before any store is opened); adding one
+is adding it to `COMMANDS`.
 One with ``USES_STORE = False`` (bisect) is given None: no store is opened; only
 one with ``CREATES_STORE = True`` (import) makes a store that does not exist yet:
 the others, which read, say there is none. Whatever a command prints from the
@@ -29,9 +32,9 @@ import sys
 from kernelwatch.storage.history import ENV_URL, HistoryError, open_store
 from kernelwatch.storage.history.documents import BaselineError
 
-from . import cmd_acknowledge, cmd_bisect, cmd_changes, cmd_export, cmd_import, cmd_runs, cmd_site
+from . import cmd_acknowledge, cmd_bisect, cmd_changes, cmd_export, cmd_import, cmd_remove_run, cmd_runs, cmd_site
 
-COMMANDS = (cmd_import, cmd_runs, cmd_export, cmd_changes, cmd_acknowledge, cmd_site, cmd_bisect)
+COMMANDS = (cmd_import, cmd_runs, cmd_export, cmd_changes, cmd_acknowledge, cmd_remove_run, cmd_site, cmd_bisect)
 
 
 def common_arguments() -> argparse.ArgumentParser:
@@ -49,7 +52,8 @@ def add_commands(commands) -> None:
         sub = commands.add_parser(command.NAME, parents=[common], help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
         sub.set_defaults(handler=command.run, uses_store=getattr(command, "USES_STORE", True), parser_error=sub.error,
-                         creates_store=getattr(command, "CREATES_STORE", False))
+                         creates_store=getattr(command, "CREATES_STORE", False),
+                         check_arguments=getattr(command, "check_arguments", None))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -86,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed history command: its store opened (made only by the one that may), errors in one sentence."""
+    if getattr(args, "check_arguments", None):
+        args.check_arguments(args)  # a usage error (exit 2) before any store is opened or made
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = Escaping(out), Escaping(err)
     try:

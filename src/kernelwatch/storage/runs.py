@@ -144,6 +144,10 @@ def _read_document(path: Path):
         raise BaselineError(
             f"{path} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise BaselineError(f"{path} nests its JSON deeper than Python's parser goes: no stored run") from None
+    except ValueError as exc:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
+        raise BaselineError(f"{path} is not a stored run: {exc}") from None
 
 
 def _samples_problem(bench: dict) -> str | None:
@@ -156,7 +160,7 @@ def _samples_problem(bench: dict) -> str | None:
         return "has stored samples that are not finite, positive times"
     try:
         checked_samples("stored", data)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: an integer beyond any float
         return "has stored samples that are not finite, positive times"
     return None
 
@@ -190,7 +194,7 @@ def _recorded_gpu(doc: dict) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def load_run(path: Path, expected_gpu: str | None = None) -> dict:
+def load_run(path: Path, expected_gpu: str | None = None, *, migrate: bool = True) -> dict:
     """Read one stored run once, check it, and return the parsed document.
 
     Raises BaselineError, naming the file, when it is missing, unreadable,
@@ -200,7 +204,9 @@ def load_run(path: Path, expected_gpu: str | None = None) -> dict:
     finite, positive time) or repeats a ``fullname``. With ``expected_gpu``, the file's ``machine_info.gpu.name``
     must say it and equal it: timings of different GPU models are never
     compared. A file of an older schema comes back migrated to the current one
-    (src/kernelwatch/storage/schema.py); one of a newer schema is refused.
+    (src/kernelwatch/storage/schema.py), unless ``migrate`` is False (the history store's
+    import: the store checks the document as it was written, then migrates it); one of a
+    newer schema is refused.
     """
     path = Path(path)
     doc = _read_document(path)
@@ -208,7 +214,7 @@ def load_run(path: Path, expected_gpu: str | None = None) -> dict:
         raise BaselineError(f"{path} holds a JSON {type(doc).__name__}, not a benchmark run")
     _check_benchmarks(path, doc.get("benchmarks"))
     try:
-        doc = migrated(doc)
+        doc = migrated(doc) if migrate else doc
     except SchemaError as error:
         raise BaselineError(f"{path}: {error}") from None
     if expected_gpu is not None:

@@ -65,11 +65,17 @@ def short_timer_name(text: str | None) -> str | None:
 
 
 def _migrated_info(info: dict) -> dict:
+    """A version-1 record in the current form; a value of a type version 1 never wrote is left as it is (the
+    history store refuses it by name: src/kernelwatch/storage/history/validation.py)."""
+    if not isinstance(info, dict):
+        raise SchemaError(f"a benchmark's extra_info is a {type(info).__name__}, not an object")
     info = dict(info)
-    if "datasheet_rate" not in info and info.get("datasheet_tflops"):
-        info["datasheet_rate"] = info["datasheet_tflops"] * 1e12
-    info["timer"] = short_timer_name(info.get("timer"))
-    if info.get("verdict") in RENAMED_LABELS:
+    tflops = info.get("datasheet_tflops")
+    if "datasheet_rate" not in info and isinstance(tflops, int | float) and not isinstance(tflops, bool) and tflops:
+        info["datasheet_rate"] = tflops * 1e12
+    if info.get("timer") is None or isinstance(info["timer"], str):
+        info["timer"] = short_timer_name(info.get("timer"))
+    if isinstance(info.get("verdict"), str) and info["verdict"] in RENAMED_LABELS:
         info["verdict"] = RENAMED_LABELS[info["verdict"]]
     if "baseline" in info:
         info.setdefault("reference", info.pop("baseline"))
@@ -86,7 +92,12 @@ def migrated(doc: dict) -> dict:
         raise SchemaError(f"it was written with schema version {version} by a newer version of the suite; "
                           f"this one reads up to version {SCHEMA_VERSION}: update the suite")
     doc = copy.copy(doc)
+    benchmarks, machine = doc.get("benchmarks"), doc.get("machine_info")
+    if not isinstance(benchmarks, list) or not all(isinstance(bench, dict) for bench in benchmarks):
+        raise SchemaError('its "benchmarks" is not a list of objects')
+    if machine is not None and not isinstance(machine, dict):
+        raise SchemaError(f"its machine_info is a {type(machine).__name__}, not an object")
     doc["benchmarks"] = [dict(bench, extra_info=_migrated_info(bench.get("extra_info") or {}))
-                         for bench in doc.get("benchmarks", [])]
+                         for bench in benchmarks]
     doc["machine_info"] = dict(doc.get("machine_info") or {}, **{SCHEMA_KEY: SCHEMA_VERSION})
     return doc

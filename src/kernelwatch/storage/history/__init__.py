@@ -17,15 +17,18 @@ runs a query) and maps them to frozen dataclasses; an identity map and unit
 of work would only cost time.  Not raw DB-API: the two drivers differ in
 parameter style, types and errors, which Core hides.
 
-Modules: schema (tables and ordered migrations), connection (URLs, engines,
-errors), samples (the lossless sample encoding), documents (the only import
-of the rest of the harness), store (HistoryStore, open_store).
+Modules: schema (tables and ordered migrations), urls (what a URL may show,
+its ports), connection (URLs, engines, errors), samples (the lossless sample
+encoding), validation (every document checked once, before either backend
+sees it), documents (the only import of the rest of the harness), store
+(HistoryStore, open_store) and amendments (its acknowledgements and removals
+of runs).
 """
 
 from .connection import ENV_URL, HistoryError, default_path, resolve_url, safe_url
-from .rows import Point
+from .rows import Point, Removal
 from .schema import CURRENT_VERSION
-from .store import AlreadyRecorded, HistoryStore, RunSummary, SeriesKey, open_store
+from .store import AlreadyRecorded, HistoryStore, RefusedRun, RunSummary, SeriesKey, open_store
 
-__all__ = ["CURRENT_VERSION", "ENV_URL", "AlreadyRecorded", "HistoryError", "HistoryStore",
-           "Point", "RunSummary", "SeriesKey", "default_path", "open_store", "resolve_url", "safe_url"]
+__all__ = ["CURRENT_VERSION", "ENV_URL", "AlreadyRecorded", "HistoryError", "HistoryStore", "Point", "RefusedRun",
+           "Removal", "RunSummary", "SeriesKey", "default_path", "open_store", "resolve_url", "safe_url"]

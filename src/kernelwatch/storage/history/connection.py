@@ -9,22 +9,24 @@ runner), else ``$XDG_CACHE_HOME/kernelwatch/history.sqlite``, else
 ``postgresql://`` means psycopg 3 (``postgresql+psycopg://``). Anything else
 (a word, a libpq ``key=value`` string) is refused with the forms taken.
 
-A URL is only ever shown through `safe_url` (SQLAlchemy's rendering with the
-password hidden, and a ``password=`` of its query too), and every message has
-any password scrubbed from it (`scrub`: ``user:PASSWORD@``, ``password=...``)
-before it goes into a `HistoryError`.
+A URL is parsed before anything connects, and shown, and every message
+scrubbed of its secrets, as src/kernelwatch/storage/history/urls.py says.
 
 PostgreSQL gives up connecting after CONNECT_TIMEOUT_S, ends a statement after
 STATEMENT_TIMEOUT_S, and, where the server stops answering a connection it
 holds (no error, no reply), `deadline` gives up after the same time, so that no
-command and no nightly waits for ever.
+command and no nightly waits for ever. Shortly before that limit (PROBE_S, or
+half the limit where that is shorter), it asks the server, on a new connection,
+what the command's session waits for: a lock that another session holds is
+told as such, naming that session, and only a server that answers neither is
+said not to answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -33,6 +35,11 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from .urls import port_problem, raw_port_problem, safe_url, scrub
+
+__all__ = ["ENV_URL", "FORMS", "HistoryError", "check_folder", "create_engine", "deadline", "default_path",
+           "resolve_url", "safe_url", "scrub", "timeout_s", "translated_errors"]
 
 ENV_URL = "KERNELWATCH_HISTORY"
 FILE_NAME = Path("kernelwatch") / "history.sqlite"
@@ -44,8 +51,7 @@ STATEMENT_TIMEOUT_S = 60
 TIMEOUT_ENV = "KERNELWATCH_HISTORY_TIMEOUT"
 # the timeout must be below this (11.6 days): PostgreSQL's statement_timeout holds at most 2,147,483 s
 TIMEOUT_LIMIT_S = 1e6
-_CREDENTIALS = re.compile(r"(//[^:/@\s]*:)[^@\s]*@")
-_PASSWORD_PAIRS = re.compile(r"(?i)\b(password|passwd|pwd)(\s*=\s*)('[^']*'|[^\s&;]*)")
+PROBE_S = 2.0  # how long `deadline` asks the server what a session that did not answer waits for
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 FORMS = ("a SQLite file (/path/history.sqlite, ./history.db) or a URL (sqlite:///PATH, "
          "postgresql://USER@HOST:PORT/DB, the password in ~/.pgpass or $PGPASSWORD)")
@@ -61,23 +67,6 @@ def default_path() -> Path:
         if os.environ.get(variable):
             return Path(os.environ[variable]) / FILE_NAME
     return Path.home() / ".cache" / FILE_NAME
-
-
-def scrub(text: str, url: URL | None = None) -> str:
-    """``text`` without the password of ``url`` or of any URL written in it."""
-    text = _CREDENTIALS.sub(r"\1***@", str(text))
-    text = _PASSWORD_PAIRS.sub(r"\1\2***", text)
-    if url is not None and url.password:
-        text = text.replace(str(url.password), "***")
-    if url is not None:
-        for value in _query_passwords(url):
-            text = text.replace(value, "***")
-    return text
-
-
-def _query_passwords(url: URL) -> list[str]:
-    values = [url.query[key] for key in url.query if key.lower() in ("password", "passwd", "pwd")]
-    return [v for value in values for v in ([value] if isinstance(value, str) else value) if v]
 
 
 def timeout_s() -> float:
@@ -112,18 +101,18 @@ def resolve_url(url: str | None = None) -> URL:
         return URL.create("sqlite", database=str(path))
     try:
         parsed = make_url(text)
-    except ArgumentError:
-        raise HistoryError(f"{scrub(text)!r} is not a database URL; give {FORMS}") from None
+    except (ArgumentError, ValueError):  # ValueError: a port that int() does not read
+        problem = raw_port_problem(text)
+        raise HistoryError(f"{scrub(text)!r} is not a database URL" + (f": {problem}" if problem else "")
+                           + f"; give {FORMS}") from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise HistoryError(f"{safe_url(parsed)}: the history store runs on SQLite or PostgreSQL only")
+    problem = port_problem(parsed)
+    if problem:
+        raise HistoryError(f"{safe_url(parsed)}: {problem}; give {FORMS}")
     return parsed
-
-
-def safe_url(url: URL) -> str:
-    """The URL as it may be shown: the password as ***, in its user part and in its query."""
-    return _PASSWORD_PAIRS.sub(r"\1\2***", url.render_as_string(hide_password=True))
 
 
 def check_folder(url: URL) -> None:
@@ -186,13 +175,55 @@ def create_engine(url: URL) -> sa.Engine:
             return engine
         limit = timeout_s()
         statement_ms = max(1, round(limit * 1000))  # PostgreSQL reads 0 as no limit at all
-        return sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
-                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernelwatch",
-                                              "options": f"-c statement_timeout={statement_ms}",
-                                              "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
-                                              "keepalives_count": 3})
+        engine = sa.create_engine(url, pool_pre_ping=True, pool_timeout=limit,
+                                  connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "kernelwatch",
+                                                "options": f"-c statement_timeout={statement_ms}",
+                                                "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+                                                "keepalives_count": 3})
+        _track_sessions(engine)
+        _quiet_pipeline_warning()
+        return engine
     except (NoSuchModuleError, ImportError) as exc:
         raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
+
+
+# thread -> the PostgreSQL session (its server process id) of the connection it took last: what `deadline`
+# asks the server about when that thread's work did not answer
+_SESSIONS: dict[int, int] = {}
+# the threads whose work `deadline` gave up: told it failed, it must not commit later (a lock released after)
+_ABANDONED: set[int] = set()
+_ABANDONING = threading.Lock()  # a thread is marked abandoned only while its work has not ended
+
+
+def _track_sessions(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection, _record, _proxy):
+        pid = getattr(getattr(dbapi_connection, "info", None), "backend_pid", None)
+        if pid:
+            _SESSIONS[threading.get_ident()] = pid
+
+    @event.listens_for(engine, "commit")
+    def _commit(_conn):
+        if threading.get_ident() in _ABANDONED:
+            raise HistoryError("given up after the time limit: this work is not committed")
+
+
+class _NoTerminatingNoise(logging.Filter):
+    """psycopg logs "error ignored terminating <psycopg.Pipeline [INERROR] ...>" where a statement of a pipeline
+    failed and closing the pipeline failed again: the first error is raised (and told in one sentence), so
+    this second line only repeats it, with the server's address, outside that sentence."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+_NOISE_FILTER = _NoTerminatingNoise()
+
+
+def _quiet_pipeline_warning() -> None:
+    logger = logging.getLogger("psycopg")
+    if _NOISE_FILTER not in logger.filters:
+        logger.addFilter(_NOISE_FILTER)
 
 
 def _reason(exc: BaseException, url: URL) -> str:
@@ -209,27 +240,83 @@ def deadline(url: URL, doing: str, work):
 
     The work runs in a daemon thread: a connection the server holds but never answers blocks its
     thread in the driver, with no error and no way to interrupt it; the caller stops waiting and
-    says so, and the thread goes with the process."""
+    says so, and the thread goes with the process (or, where the server answers again, ends without
+    committing: a write told it failed never lands later). Before it says so, it asks the server what
+    the work's session waits for (`_blocking_sessions`): a lock another session holds is told as such."""
     if url.get_backend_name() != "postgresql":
         return work()
     outcome: dict = {}
 
     def run():
+        _SESSIONS.pop(threading.get_ident(), None)
         try:
             outcome["value"] = work()
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
+        finally:
+            with _ABANDONING:
+                outcome["done"] = True
+                _SESSIONS.pop(threading.get_ident(), None)
+                _ABANDONED.discard(threading.get_ident())
 
     worker = threading.Thread(target=run, name="kernelwatch-history", daemon=True)
+    started = time.monotonic()
     worker.start()
     limit = timeout_s()
-    worker.join(limit)
+    # the server ends a statement after the same limit: what it waits for is asked while it still waits
+    ask = min(PROBE_S, limit / 2)
+    worker.join(limit - ask)
+    session = _SESSIONS.get(worker.ident) if worker.is_alive() else None
+    blockers = _blocking_sessions(url, session, ask) if session else None
+    worker.join(max(0.0, limit - (time.monotonic() - started)))
+    with _ABANDONING:
+        if "done" not in outcome:
+            _ABANDONED.add(worker.ident)
+    waited_for_lock = blockers and (worker.is_alive() or getattr(outcome.get("error"), "sqlstate", None) == "57014")
+    if waited_for_lock:
+        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: waited {limit:g} s for a lock "
+                           f"that another session holds ({'; '.join(blockers)}): end that session, or try "
+                           f"again once it is done (${TIMEOUT_ENV} sets how long to wait)")
     if worker.is_alive():
         raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: the server did not answer for "
                            f"{limit:g} s (${TIMEOUT_ENV} sets the limit)")
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+_BLOCKERS = sa.text(
+    "SELECT pid, usename, application_name, state, extract(epoch FROM now() - xact_start) AS held_s "
+    "FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(:pid)) ORDER BY pid")
+
+
+def _blocking_sessions(url: URL, pid: int, within: float) -> list[str] | None:
+    """The sessions that hold the lock session `pid` waits for, in words ("pid 123, user u, application 'a', idle in
+    transaction for 75 s in its transaction"); [] where it waits for no lock, None where the server does not
+    answer within `within` seconds (a new connection of the same URL)."""
+    found: dict = {}
+
+    def probe():
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args={
+            "connect_timeout": max(2, round(within)), "application_name": "kernelwatch",
+            "options": f"-c statement_timeout={max(1, round(within * 1000))}"})
+        try:
+            with engine.connect() as conn:
+                found["rows"] = conn.execute(_BLOCKERS, {"pid": pid}).all()
+        except Exception:  # noqa: BLE001 (a server that cannot be asked is one that did not answer)
+            pass
+        finally:
+            engine.dispose()
+
+    prober = threading.Thread(target=probe, name="kernel-suite-history-probe", daemon=True)
+    prober.start()
+    prober.join(within)
+    if "rows" not in found:
+        return None
+    return [f"pid {row.pid}, user {row.usename or '?'}, application {row.application_name or '(none)'!r}, "
+            f"{row.state or 'state unknown'}" + (f" for {float(row.held_s):.0f} s in its transaction"
+                                                 if row.held_s is not None else "")
+            for row in found["rows"]]
 
 
 @contextlib.contextmanager
@@ -241,8 +328,14 @@ def translated_errors(url: URL, doing: str):
         raise
     except DBAPIError as exc:
         reason = _reason(exc, url)
+        sqlstate = getattr(exc.orig, "sqlstate", None)
         if url.get_backend_name() == "sqlite" and "not a database" in reason:
             reason = f"the file is not a SQLite database ({reason})"
-        raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}") from None
+        elif url.get_backend_name() == "sqlite" and "database is locked" in reason:
+            reason = (f"another connection held its write lock for more than {BUSY_TIMEOUT_S} s ({reason}): "
+                      f"try again once it is done")
+        error = HistoryError(f"cannot {doing} the history store {safe_url(url)}: {reason}")
+        error.sqlstate = sqlstate  # 57014: a statement the server ended (deadline tells a lock wait so)
+        raise error from None
     except SQLAlchemyError as exc:
         raise HistoryError(f"cannot {doing} the history store {safe_url(url)}: {_reason(exc, url)}") from None

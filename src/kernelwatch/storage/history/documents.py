@@ -14,27 +14,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import statistics
 from datetime import UTC, datetime
 
 from kernelwatch.storage.runs import BaselineError, load_run, stored_runs, write_text_atomically
-from kernelwatch.storage.schema import SchemaError, migrated
 from kernelwatch.verdict.labels import ACCEPTED, SLOWER
 from kernelwatch.verdict.record import CaseRecord, records_of
 
 from .samples import SamplesError, encode_samples
+from .validation import DocumentError, checked_run, current, started_at
 
 __all__ = ["BaselineError", "DocumentError", "load_run", "stored_runs", "write_text_atomically",
-           "benchmark_from_row", "case_rows", "content_hash", "document_from_rows", "run_row"]
+           "benchmark_from_row", "case_rows", "checked_run", "content_hash", "current", "document_from_rows",
+           "run_row"]
 
 # The keys of a benchmark in pytest-benchmark's order; extra_info and stats are stored apart.
 _BENCHMARK_ORDER = ("group", "name", "fullname", "params", "param", "extra_info", "options", "stats")
 _DOCUMENT_ORDER = ("machine_info", "commit_info", "benchmarks", "datetime", "version")
-
-
-class DocumentError(ValueError):
-    """A document that is no run the suite saved."""
 
 
 def content_hash(doc: dict) -> str:
@@ -43,106 +39,19 @@ def content_hash(doc: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _started_at(doc: dict) -> datetime:
-    """When the run was saved (pytest-benchmark's ``datetime``), in UTC; naive in the store."""
-    text = doc.get("datetime")
-    try:
-        moment = datetime.fromisoformat(text) if isinstance(text, str) else None
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise DocumentError(f"the run has no valid \"datetime\" ({text!r})")
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment
-
-
 def _gpu(doc: dict) -> dict:
     gpu = (doc.get("machine_info") or {}).get("gpu")
     return gpu if isinstance(gpu, dict) else {}
 
 
-def current(doc) -> dict:
-    """`doc` in the current schema of stored runs (src/kernelwatch/storage/schema.py): what the store keeps."""
-    if not isinstance(doc, dict):
-        raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
-    try:
-        return migrated(doc)
-    except SchemaError as exc:
-        raise DocumentError(str(exc)) from None
-
-
-# What both backends take (PostgreSQL's column types and its index of a case's name; SQLite would store
-# more): a longer value is refused on both, naming its field.
-LIMITS = {"commit": 64, "profile": 32}
-CASE_NAME_BYTES = 2000  # PostgreSQL's btree index entry holds at most about 2700 bytes
-
-
-def _bad_value(value, where: str) -> str | None:
-    """Where in `value` (a JSON value at `where`) lies a number that is not finite or text that is no UTF-8."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{where} is {value!r}, not a finite number"
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{where} is text that is no UTF-8 (a lone surrogate)"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _bad_value(key, f"{where} key") or _bad_value(item, f"{where}.{key}")
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _bad_value(item, f"{where}[{index}]")
-            if found:
-                return found
-    return None
-
-
-def check_values(doc: dict, profile: str | None = None) -> None:
-    """DocumentError naming the case and field of the first value neither backend can store."""
-    if profile is not None and len(profile) > LIMITS["profile"]:
-        raise DocumentError(f"the profile {profile[:40]!r}... is longer than {LIMITS['profile']} characters")
-    commit = (doc.get("commit_info") or {}).get("id")
-    if isinstance(commit, str) and len(commit) > LIMITS["commit"]:
-        raise DocumentError(f"commit_info.id is {len(commit)} characters, more than {LIMITS['commit']}")
-    for bench in doc.get("benchmarks") or []:
-        name = bench.get("fullname") if isinstance(bench, dict) else None
-        shown = repr(str(name)[:80])  # repr: escapes a lone surrogate, and control characters
-        if isinstance(name, str) and not _bad_value(name, "") and len(name.encode("utf-8")) > CASE_NAME_BYTES:
-            raise DocumentError(f"case {shown}: its name is {len(name.encode('utf-8'))} bytes, more than "
-                                f"{CASE_NAME_BYTES}")
-        found = _bad_value(bench, "benchmark")
-        if found:
-            raise DocumentError(f"case {shown}: {found}")
-    for key in ("machine_info", "commit_info", "datetime", "version"):
-        found = _bad_value(doc.get(key), key)
-        if found:
-            raise DocumentError(found)
-
-
-def _checked(doc) -> list[dict]:
-    if not isinstance(doc, dict):
-        raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
-    benchmarks = doc.get("benchmarks")
-    if not isinstance(benchmarks, list) or not benchmarks:
-        raise DocumentError('the run has no timed case (an empty or missing "benchmarks" list)')
-    names = [bench.get("fullname") if isinstance(bench, dict) else None for bench in benchmarks]
-    if None in names or len(set(names)) != len(names):
-        raise DocumentError("every benchmark needs its own \"fullname\"")
-    check_values(doc)
-    return benchmarks
-
-
 def run_row(doc: dict, *, outcome: str, profile: str | None, label: str | None, source: str | None) -> dict:
-    """The ``runs`` row of a document (without its id)."""
-    benchmarks = _checked(doc)
+    """The ``runs`` row of a document that `checked_run` gave (without its id)."""
+    benchmarks = doc["benchmarks"]
     gpu, commit = _gpu(doc), doc.get("commit_info") or {}
     uuids = sorted({uuid for uuid in (_case_uuid(b, gpu) for b in benchmarks) if uuid})
     return {
         "content_hash": content_hash(doc),
-        "started_at": _started_at(doc),
+        "started_at": started_at(doc),
         "recorded_at": datetime.now(UTC).replace(tzinfo=None),
         "commit": commit.get("id"), "branch": commit.get("branch"), "dirty": commit.get("dirty"),
         "profile": profile, "outcome": outcome, "label": label, "source": source,
@@ -188,8 +97,8 @@ def _energy_columns(record: CaseRecord) -> dict:
 
 
 def case_rows(doc: dict) -> list[dict]:
-    """The ``cases`` rows of a document (without run_id), in the file's order."""
-    benchmarks = _checked(doc)
+    """The ``cases`` rows of a document that `checked_run` gave (without run_id), in the file's order."""
+    benchmarks = doc["benchmarks"]
     gpu = _gpu(doc)
     rows = []
     for position, (bench, record) in enumerate(zip(benchmarks, records_of(doc), strict=True)):

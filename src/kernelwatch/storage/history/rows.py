@@ -31,6 +31,21 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class Removal:
+    """A run removed from the store (`remove_run`), as its log keeps it: ``run`` holds what the run was (its
+    time, commit, branch, profile, GPU, host, outcome, label, source, case count, and how many acknowledgements
+    went with it)."""
+
+    id: int
+    run_id: int
+    content_hash: str
+    reason: str
+    who: str
+    removed_at: datetime
+    run: dict
+
+
+@dataclass(frozen=True)
 class Point:
     """One case's result in one run, as a series reads it: its median and the spread band around it
     (seconds; the store's band is the middle half of the samples), its outcome and verdict there."""

@@ -135,6 +135,23 @@ def _energy_windows_v4() -> sa.Column:
     return sa.Column("energy_windows", sa.LargeBinary)
 
 
+# Version 5: a run that should not be there (samples of a broken timer, a run of another GPU imported by
+# mistake) is removed, with its cases and acknowledgements, by `remove-run`; the removal is logged here
+# with its reason, who made it and when, and what the run was (its hash, time, commit, GPU, cases).
+def _removed_runs_v5(meta: sa.MetaData) -> sa.Table:
+    return sa.Table(
+        "removed_runs", meta,
+        sa.Column("id", sa.Integer, sa.Identity(), primary_key=True),
+        sa.Column("run_id", sa.Integer, nullable=False),  # no foreign key: the run is gone
+        sa.Column("content_hash", sa.String(64), nullable=False),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("who", sa.Text, nullable=False),
+        sa.Column("removed_at", sa.DateTime, nullable=False),  # UTC
+        sa.Column("run", JSON, nullable=False),  # what the run was: `runs`' fields, and the acknowledgements removed
+        sqlite_autoincrement=True,
+    )
+
+
 @dataclass(frozen=True)
 class Step:
     """One migration: the tables it creates, the columns it adds to tables of earlier steps
@@ -155,6 +172,7 @@ STEPS = (
          upgrade=_case_outcomes_from_verdicts),
     # older rows measured no energy: the new columns stay empty there
     Step(4, "a case's energy per launch and its windows", columns=(("cases", _energy_j_v4), ("cases", _energy_windows_v4))),
+    Step(5, "a log of the runs removed, each with its reason", (_removed_runs_v5,)),
 )
 CURRENT_VERSION = STEPS[-1].version
 assert [step.version for step in STEPS] == list(range(1, CURRENT_VERSION + 1)), "steps are numbered 1, 2, ..."
@@ -172,8 +190,8 @@ def tables(version: int = CURRENT_VERSION) -> sa.MetaData:
 
 
 META = tables()
-RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION = (META.tables[name] for name in
-                                                 ("runs", "cases", "acknowledgements", "schema_version"))
+RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION, REMOVED_RUNS = (
+    META.tables[name] for name in ("runs", "cases", "acknowledgements", "schema_version", "removed_runs"))
 
 
 class SchemaError(Exception):

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import functools
-import getpass
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,21 +12,19 @@ from sqlalchemy.engine import URL
 from kernelwatch.verdict.noise import StoredResult, stored_phases
 
 from . import queries, schema
+from .amendments import Amendments, answered
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
-from .documents import (
-    DocumentError,
-    benchmark_from_row,
-    case_rows,
-    check_values,
-    current,
-    document_from_rows,
-    run_row,
-)
+from .documents import DocumentError, benchmark_from_row, case_rows, checked_run, document_from_rows, run_row
 from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
-from .schema import ACKNOWLEDGEMENTS, CASES, RUNS, SchemaError
+from .schema import CASES, RUNS, SchemaError
+from .validation import INT32
 
 OUTCOMES = ("passed", "failed")
+
+
+class RefusedRun(HistoryError):
+    """A document the store will not record (src/kernelwatch/storage/history/validation.py): nothing was written."""
 
 
 class AlreadyRecorded(HistoryError):
@@ -40,22 +35,13 @@ class AlreadyRecorded(HistoryError):
         self.run_id = run_id
 
 
-def _answered(doing: str):
-    """A method of the store that gives up where a PostgreSQL server stops answering (connection.deadline)."""
-    def wrap(method):
-        @functools.wraps(method)
-        def call(self, *args, **kwargs):
-            return deadline(self.url, doing, lambda: method(self, *args, **kwargs))
-        return call
-    return wrap
-
-
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
-class HistoryStore:
-    """A history of runs in one database (use `open_store`)."""
+class HistoryStore(Amendments):
+    """A history of runs in one database (use `open_store`); its acknowledgements and removals are
+    src/kernelwatch/storage/history/amendments.py's."""
 
     def __init__(self, url: URL, engine: sa.Engine):
         self.url = url
@@ -90,13 +76,13 @@ class HistoryStore:
     def _errors(self, doing: str):
         return translated_errors(self.url, doing)
 
-    @_answered("read")
+    @answered("read")
     def schema_version(self) -> int:
         with self._errors("read"), self.engine.connect() as conn:
             return schema.stored_version(conn)
 
     # ---- writing ---------------------------------------------------------------------
-    @_answered("write to")
+    @answered("write to")
     def record_run(self, document: dict, *, outcome: str, profile: str | None, label: str | None = None,
                    source: str | None = None, other_failures: int | None = None) -> int:
         """Store one run (pytest-benchmark's JSON document) in one transaction; returns its id.
@@ -113,77 +99,48 @@ class HistoryStore:
         if outcome not in OUTCOMES:
             raise HistoryError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
         if other_failures is not None and (isinstance(other_failures, bool) or not isinstance(other_failures, int)
-                                           or other_failures < 0):
+                                           or not 0 <= other_failures < INT32):
             raise HistoryError(f"other_failures must be a count of tests, 0 or more, not {other_failures!r}")
         if outcome == "passed":
             other_failures = 0
         try:
-            document = current(document)
-            check_values(document, profile)
+            document = checked_run(document, profile=profile, label=label, source=source)
             run = dict(run_row(document, outcome=outcome, profile=profile, label=label, source=source),
                        other_failures=other_failures)
             cases = case_rows(document)
         except DocumentError as exc:
-            raise HistoryError(f"cannot record {source or 'the run'}: {exc}") from None
+            raise RefusedRun(f"cannot record {source or 'the run'}: {exc}") from None
         try:
             with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
                 with conn.begin():
+                    # looked for first, under a lock of this hash (SQLite: the write lock already): a run stored
+                    # before is never inserted again, so PostgreSQL's identity is not drawn for it
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(int(run["content_hash"][:15], 16))))
+                    existing = conn.execute(sa.select(RUNS.c.id).where(
+                        RUNS.c.content_hash == run["content_hash"])).scalar()
+                    if existing is not None:
+                        raise AlreadyRecorded(f"{source or 'this run'} is already recorded as "
+                                              f"run {existing} in {self.safe_url}", existing)
                     run_id = conn.execute(sa.insert(RUNS).values(run)).inserted_primary_key[0]
                     conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
                 self._wrote = True
                 return run_id
-        except HistoryError:
-            existing = self._run_with_hash(run["content_hash"])
-            if existing is not None:
-                raise AlreadyRecorded(f"{source or 'this run'} is already recorded as run {existing} "
-                                      f"in {self.safe_url}", existing) from None
+        except AlreadyRecorded:
             raise
-
-    @_answered("write to")
-    def acknowledge(self, case: str, run_id: int, *, reason: str, who: str | None = None) -> None:
-        """Accept the change of ``case`` that appears at run ``run_id`` (the first run after a step, or a run
-        where the case failed): from that run on, its reference is the new level.
-
-        ``reason`` is required (non-blank); ``who`` defaults to the login name.  A
-        second acknowledgement of the same case and run replaces the reason read back
-        (all are kept).  Raises HistoryError for a run that is not stored, a case
-        that run does not hold (each naming what is there), or a blank reason.
-        """
-        if not isinstance(reason, str) or not reason.strip():
-            raise HistoryError("an acknowledgement needs a reason: say why the change is accepted")
-        who = (who or "").strip() or _login_name()
-        with self._errors("write to"), self.engine.connect().execution_options(history_write=True) as conn:
-            with conn.begin():
-                if conn.execute(sa.select(RUNS.c.id).where(RUNS.c.id == run_id)).first() is None:
-                    raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}; "
-                                       f"{queries.runs_there(conn)}")
-                held = sa.select(CASES.c.id).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
-                if conn.execute(held).first() is None:
-                    names = conn.execute(sa.select(CASES.c.node_id).where(CASES.c.run_id == run_id)
-                                         .order_by(CASES.c.position)).scalars().all()
-                    near = difflib.get_close_matches(case, names, n=3, cutoff=0.6)
-                    raise HistoryError(f"run {run_id} holds no case {case!r}; it holds {len(names)} cases"
-                                       + (f", the nearest: {', '.join(near)}" if near else
-                                          f", e.g. {names[0]}" if names else ""))
-                conn.execute(sa.insert(ACKNOWLEDGEMENTS).values(
-                    node_id=case, run_id=run_id, reason=reason.strip(), who=who,
-                    acknowledged_at=datetime.now(UTC).replace(tzinfo=None)))
-        self._wrote = True
-
-    @_answered("read")
-    def acknowledgements(self) -> dict[tuple[str, int], str]:
-        """Every acknowledged change: {(case, run id): reason}, the newest reason where one was given twice."""
-        query = (sa.select(ACKNOWLEDGEMENTS.c.node_id, ACKNOWLEDGEMENTS.c.run_id, ACKNOWLEDGEMENTS.c.reason)
-                 .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at, ACKNOWLEDGEMENTS.c.id))
-        with self._errors("read"), self.engine.connect() as conn:
-            return {(row.node_id, row.run_id): row.reason for row in conn.execute(query)}
+        except HistoryError:
+            existing = self._run_with_hash(run["content_hash"])  # stored by another writer meanwhile
+            if existing is not None:
+                raise AlreadyRecorded(f"{source or 'this run'} is already recorded as run "
+                                      f"{existing} in {self.safe_url}", existing) from None
+            raise
 
     def _run_with_hash(self, content_hash: str) -> int | None:
         with self._errors("read"), self.engine.connect() as conn:
             return conn.execute(sa.select(RUNS.c.id).where(RUNS.c.content_hash == content_hash)).scalar()
 
     # ---- reading ---------------------------------------------------------------------
-    @_answered("read")
+    @answered("read")
     def runs(self, *, gpu: str | None = None, outcome: str | None = None, limit: int | None = None) -> list[RunSummary]:
         """Stored runs, newest first; ``gpu`` matches a GPU model or one of the run's UUIDs."""
         columns = [RUNS.c[name] for name in ("id", "started_at", "commit", "branch", "dirty", "profile", "gpu_model",
@@ -201,7 +158,7 @@ class HistoryStore:
         return [RunSummary(**{**row, "started_at": _utc(row["started_at"]), "gpu_uuids": tuple(row["gpu_uuids"])})
                 for row in rows]
 
-    @_answered("read")
+    @answered("read")
     def export_run(self, run_id: int) -> dict:
         """The run as pytest-benchmark JSON, as it was recorded (``stats.data`` = its samples)."""
         cases_query = (sa.select(CASES.c.node_id, CASES.c.benchmark, CASES.c.record, CASES.c.stats, CASES.c.samples)
@@ -216,7 +173,7 @@ class HistoryStore:
                       for row in cases]
         return document_from_rows(run.machine_info, run.commit_info, run.document_rest, benchmarks)
 
-    @_answered("read")
+    @answered("read")
     def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
                           limit_runs: int) -> dict[str, list[StoredResult]]:
         """Per case, its results on these GPUs in the newest ``limit_runs`` runs of ``profile`` that may be
@@ -246,7 +203,7 @@ class HistoryStore:
                     phases=stored_phases(row[15])))
         return history
 
-    @_answered("read")
+    @answered("read")
     def case_series(self, *, by: str = "gpu_uuid", gpu: str | None = None, case: str | None = None,
                     timer: str | None = None, profile: str | None = None,
                     cases: Sequence[str] | None = None) -> dict[SeriesKey, list[Point]]:
@@ -275,19 +232,12 @@ class HistoryStore:
                     run_failed=bool(row[17]), sass=row[8], throttled=bool(row[13]), energy_j=row[19]))
         return series
 
-    @_answered("read")
+    @answered("read")
     def case_record(self, case: str, run_id: int) -> dict | None:
         """The stored record (extra_info) of ``case`` in run ``run_id``, or None where the run holds no such case."""
         query = sa.select(CASES.c.record).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
         with self._errors("read"), self.engine.connect() as conn:
             return conn.execute(query).scalar()
-
-
-def _login_name() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name (a container with an unnamed uid)
-        return "unknown"
 
 
 def open_store(url: str | None = None, *, migrate: bool = True, create: bool = True) -> HistoryStore:
