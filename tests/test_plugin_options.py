@@ -6,6 +6,7 @@ pytest_configure does with the options and the device layer, on the fake GPU in 
 
 from __future__ import annotations
 
+import io
 import types
 from pathlib import Path
 
@@ -205,10 +206,12 @@ def test_every_request_a_machine_without_a_gpu_cannot_answer_is_named_in_one_ref
     # the benchmark options are absent where pytest-benchmark is not loaded, and --kernelwatch-energy where it is not given
     with pytest.raises(pytest.UsageError) as refused:
         refuse_requests_without_a_gpu(_options(benchmark_compare="0001", benchmark_save="x", benchmark_autosave=True,
-                                               kernelwatch_compare_ref="origin/main", kernelwatch_history=""), "no driver here")
-    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --kernelwatch-compare-ref, "
-                                         "--kernelwatch-history asks for what only a GPU can give (verdicts, a baseline, a "
-                                         "recorded run), and this machine has no usable CUDA GPU: no driver here. ")
+                                               benchmark_json=io.BytesIO(), kernelwatch_compare_ref="origin/main",
+                                               kernelwatch_history=""), "no driver here")
+    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --benchmark-json, "
+                                         "--kernelwatch-compare-ref, --kernelwatch-history asks for what only a GPU can "
+                                         "give (timings, verdicts, a baseline, a recorded run), and this machine has no "
+                                         "usable CUDA GPU: no driver here. ")
     refuse_requests_without_a_gpu(_options(), "no driver here")  # nothing asked: the GPU tests are only skipped
     refuse_requests_without_a_gpu(_options(benchmark_compare=[], benchmark_save=None, benchmark_autosave=False,
-                                           kernelwatch_compare_ref=None, kernelwatch_history=None, kernelwatch_energy="profile"), "no driver here")
+                                           benchmark_json=None, kernelwatch_compare_ref=None, kernelwatch_history=None, kernelwatch_energy="profile"), "no driver here")

@@ -39,6 +39,7 @@ from kernelwatch.plugin.options import (
     add_options,
     baselines_of,
     check_named_things,
+    discard_unwritten_json,
     kernel_library_of,
     open_history_store,
     profile_of,
@@ -46,6 +47,7 @@ from kernelwatch.plugin.options import (
     refuse_conflicts_with_compare_ref,
     refuse_flags_without_their_flag,
     refuse_requests_without_a_gpu,
+    refuse_unwritable_outputs,
     report_path_of,
     threshold_of,
 )
@@ -81,18 +83,27 @@ def pytest_kernelwatch_device(config):
 
 
 def pytest_configure(config):
+    try:
+        _configure(config)
+    except pytest.UsageError:
+        discard_unwritten_json(config)  # refused before anything was timed: no empty file that reads as a result
+        raise
+
+
+def _configure(config):
     silence_xdist_notice()
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
     config.addinivalue_line("markers", "kernelwatch(tolerance, scale, flops, bytes, kernel, shape, flush): the "
                             "kernelwatch fixture's settings for this test (docs/adopting.md)")
     refuse_flags_without_their_flag(config)
+    refuse_unwritable_outputs(config)
     threshold = threshold_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)
     state = SuiteState(device, profile_of(config), floors_with_threshold(NoiseFloors(), threshold),
                        report_path_of(config), repo=Path(config.rootpath),
                        diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
-                       energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
+                       energy_fails=config.getoption("kernelwatch_energy_verdict") != "report")
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernelwatch-state")
     if not device.available:
