@@ -125,6 +125,18 @@ def test_only_an_empty_file_that_pytest_benchmark_opened_is_discarded(tmp_path):
     discard(types.SimpleNamespace(name="<stdout>", close=lambda: None))  # --benchmark-json - : standard output
 
 
+@pytest.mark.parametrize("args, env, named", [
+    ([], {"KERNELWATCH_THRESHOLD": "abc"}, "$KERNELWATCH_THRESHOLD='abc' is not a number"),
+    (["--kernelwatch-threshold", "abc"], {}, "--kernelwatch-threshold='abc' is not a number"),
+    (["--kernelwatch-threshold", "abc"], {"KERNELWATCH_THRESHOLD": "2%"}, "--kernelwatch-threshold='abc' is not a number"),
+], ids=["variable", "option", "option-over-variable"])
+def test_a_threshold_that_is_no_fraction_is_exit_4_naming_where_it_came_from(args, env, named):
+    result = pytest_suites(*args, env=env)
+    assert result.returncode == 4
+    line = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("ERROR: "))
+    assert line.startswith(f"ERROR: {named}; use a fraction like 0.05 or 5%")
+
+
 def test_a_pull_request_run_without_compare_ref_is_exit_4():
     result = pytest_suites(env={"KERNELWATCH_PULL_REQUEST": "1"})
     assert result.returncode == 4

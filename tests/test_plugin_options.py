@@ -81,16 +81,24 @@ def test_compare_ref_alone_or_with_options_left_empty_is_fine():
                                                benchmark_autosave=False, benchmark_compare_fail=[], kernelwatch_history=None))
 
 
-def test_the_regression_threshold_is_a_fraction_or_none_and_no_fraction_is_a_usage_error():
-    from kernelwatch.plugin.options import threshold_of
+def test_the_regression_threshold_sets_the_same_gpu_floor_and_no_fraction_is_a_usage_error(monkeypatch):
+    from kernelwatch.plugin.options import floors_of
+    from kernelwatch.verdict.noise import NoiseFloors
 
-    assert threshold_of(_options(kernelwatch_threshold=None)) is None
-    assert threshold_of(_options(kernelwatch_threshold="")) is None
-    assert threshold_of(_options(kernelwatch_threshold="5%")) == pytest.approx(0.05)
-    assert threshold_of(_options(kernelwatch_threshold="0.2")) == 0.2
+    monkeypatch.delenv("KERNELWATCH_THRESHOLD", raising=False)
+    assert floors_of(_options(kernelwatch_threshold=None)) == NoiseFloors()
+    assert floors_of(_options(kernelwatch_threshold="")) == NoiseFloors()
+    assert floors_of(_options(kernelwatch_threshold="5%")).same_gpu == pytest.approx(0.05)
+    assert floors_of(_options(kernelwatch_threshold="0.2")).same_gpu == 0.2
     with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-threshold='x' is not a number; use a fraction like "
                                                 r"0\.05 or 5%$"):
-        threshold_of(_options(kernelwatch_threshold="x"))
+        floors_of(_options(kernelwatch_threshold="x"))
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "3%")
+    assert floors_of(_options(kernelwatch_threshold=None)).same_gpu == pytest.approx(0.03)
+    assert floors_of(_options(kernelwatch_threshold="0.2")).same_gpu == 0.2  # the option wins over the variable
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "x")
+    with pytest.raises(pytest.UsageError, match=r"^\$KERNELWATCH_THRESHOLD='x' is not a number"):
+        floors_of(_options(kernelwatch_threshold=None))
 
 
 def test_no_history_option_opens_no_store_and_a_store_that_cannot_be_opened_is_a_usage_error(monkeypatch):

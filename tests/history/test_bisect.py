@@ -303,6 +303,16 @@ def test_the_command_names_a_bad_ref_in_one_sentence(repo, capsys):
     assert err.startswith("error: bisect stopped, no result: 'nope' names no commit in ") and "usage" not in err
 
 
+def test_a_threshold_that_is_no_fraction_stops_the_command_before_anything_is_built(repo, capsys, monkeypatch):
+    # each probe's pytest reads KERNELWATCH_THRESHOLD, as every run does: a bad one would refuse every probe
+    root, commits = repo
+    monkeypatch.setattr(bisect_module, "worktree_prober", lambda *args: pytest.fail("a worktree was built"))
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "abc")
+    assert main(["bisect", NODE, f"{commits[0]}..{commits[-1]}", "--repo", str(root), "--profile", "quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: $KERNELWATCH_THRESHOLD='abc' is not a number") and len(err.splitlines()) == 1
+
+
 def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path):
     result = BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
     monkeypatch.setattr(cmd_bisect, "bisect", lambda *args: result)

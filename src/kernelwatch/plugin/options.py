@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from kernelwatch.timing.profile import PROFILES
-from kernelwatch.verdict.stats import parse_fraction
 
 # Where a project keeps its runs and its report: ini keys (pyproject.toml's [tool.pytest.ini_options] or
 # pytest.ini), relative to pytest's rootdir, the project of the tests being run; never this file's folder
@@ -59,7 +58,7 @@ def add_options(parser) -> None:
     group.addoption("--kernelwatch-profile", choices=sorted(PROFILES), default="nightly",
                     help="sampling and sizes: nightly (to 0.5%% noise), full (the nightly's sampling over every "
                          "size, weekly) or quick (pull requests)")
-    group.addoption("--kernelwatch-threshold", default=os.environ.get("KERNELWATCH_THRESHOLD"),
+    group.addoption("--kernelwatch-threshold", default=None,
                     help="smallest slow-down ever flagged against a baseline from this GPU, e.g. 0.02 or 2%% "
                          "(default: $KERNELWATCH_THRESHOLD or 1.5%%); a noisy case's own threshold is larger")
     group.addoption("--kernelwatch-report", metavar="PATH", default=None,
@@ -214,11 +213,14 @@ def open_history_store(config):
         raise pytest.UsageError(f"--kernelwatch-history: {error}") from None
 
 
-def threshold_of(config) -> float | None:
-    """--kernelwatch-threshold as a fraction (None when not given); UsageError when it is no fraction."""
-    raw = config.getoption("kernelwatch_threshold")
+def floors_of(config):
+    """The noise floors the run judges with: --kernelwatch-threshold, else $KERNELWATCH_THRESHOLD, as the same-GPU
+    floor (kernelwatch.verdict.against_baseline.judging_floors, which compare and history changes read too);
+    UsageError naming the option or the variable when it is no fraction."""
+    from kernelwatch.verdict.against_baseline import judging_floors
+
     try:
-        return parse_fraction(raw, "--kernelwatch-threshold") if raw else None
+        return judging_floors(config.getoption("kernelwatch_threshold"), "--kernelwatch-threshold")
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
 
