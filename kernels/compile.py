@@ -52,6 +52,15 @@ def load_source(name: str) -> str:
     return _INCLUDE.sub(splice, text)
 
 
+_KERNEL = re.compile(r"\b__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+
+
+def kernel_functions(name: str) -> set[str]:
+    """The `__global__` functions kernels/cuda/<name> defines, read from its text (no compiler): what a registry
+    entry's `function` must be one of."""
+    return set(_KERNEL.findall((CUDA_DIR / name).read_text()))
+
+
 def define_options(defines: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
     return tuple(f"-D{key}={value}" for key, value in defines)
 
