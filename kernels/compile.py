@@ -12,7 +12,10 @@ Two paths share one source loader:
 
 Sources include `common.cuh` by name; the loader splices headers in
 textually, so CuPy's cache key (the source text and options) changes whenever
-a header does.
+a header does. `#line` directives around each spliced header keep the
+compiler's messages at each file's own lines: an error at line 10 of a kernel's
+.cu file reads `name.cu(10)`, one in the header `common.cuh(5)`. (They change
+no machine code: line tables are only emitted with -lineinfo or -G.)
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ CUDA_DIR = Path(__file__).resolve().parent / "cuda"
 # rounds once instead of twice).
 BASE_OPTIONS = ("-std=c++17",)
 
-_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+# an #include of a header of this folder, on a line of its own (the line's end is not part of the match)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"[ \t]*$', re.MULTILINE)
 
 
 def cuda_sources() -> list[Path]:
@@ -38,7 +42,9 @@ def cuda_sources() -> list[Path]:
 
 
 def load_source(name: str) -> str:
-    """The text of kernels/cuda/<name> with its local headers spliced in."""
+    """The text of kernels/cuda/<name> with its local headers spliced in, each between `#line` directives: the
+    compiler counts the header's lines as the header's and, after it, the file's own from the line after the
+    #include."""
     path = CUDA_DIR / name
     if not path.is_file():
         raise FileNotFoundError(f"no CUDA source {name!r} in {CUDA_DIR}")
@@ -47,9 +53,20 @@ def load_source(name: str) -> str:
     def splice(match: re.Match) -> str:
         header = CUDA_DIR / match.group(1)
         body = header.read_text().replace("#pragma once", "")
-        return f"// ---- {match.group(1)} ----\n{body}\n// ---- end {match.group(1)} ----"
+        after = text.count("\n", 0, match.start()) + 2  # the #include's own line number, plus one
+        return (f"// ---- {match.group(1)} ----\n#line 1 \"{match.group(1)}\"\n{body}\n"
+                f"// ---- end {match.group(1)} ----\n#line {after} \"{name}\"")
 
     return _INCLUDE.sub(splice, text)
+
+
+_KERNEL = re.compile(r"\b__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+
+
+def kernel_functions(name: str) -> set[str]:
+    """The `__global__` functions kernels/cuda/<name> defines, read from its text (no compiler): what a registry
+    entry's `function` must be one of."""
+    return set(_KERNEL.findall((CUDA_DIR / name).read_text()))
 
 
 def define_options(defines: tuple[tuple[str, int], ...]) -> tuple[str, ...]:

@@ -47,6 +47,42 @@ def test_one_case_slowed_ten_percent_is_the_one_regression(tmp_path):
     assert len(regressed) == 1 and "warptile_128x256" in regressed[0] and "1.100×" in regressed[0]
 
 
+def _slowed(tmp_path, factor: float) -> Path:
+    doc = json.loads(COMMITTED.read_text())
+    bench = next(b for b in doc["benchmarks"] if b["fullname"] == SLOWED_CASE)
+    bench["stats"]["data"] = [factor * x for x in bench["stats"]["data"]]
+    slowed = tmp_path / "slowed.json"
+    slowed.write_text(json.dumps(doc))
+    return slowed
+
+
+@pytest.mark.parametrize("args, env", [([], {"KERNELWATCH_THRESHOLD": "20%"}), (["--threshold", "0.2"], {}),
+                                       (["--threshold", "0.2"], {"KERNELWATCH_THRESHOLD": "1%"})],
+                         ids=["variable", "option", "option-over-variable"])
+def test_the_threshold_a_live_run_takes_is_the_one_compare_takes(tmp_path, capsys, monkeypatch, args, env):
+    # a 10% slowdown is slower at the 1.5% floor, and same where the same-GPU floor is 20%, as a live run under
+    # KERNELWATCH_THRESHOLD=20% judges it: pytest and compare judge the same two runs alike
+    slowed = _slowed(tmp_path, 1.10)
+    monkeypatch.delenv("KERNELWATCH_THRESHOLD", raising=False)
+    assert compare.main([str(COMMITTED), str(slowed)]) == compare.EXIT_SLOWER
+    capsys.readouterr()
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert compare.main([str(COMMITTED), str(slowed), *args]) == compare.EXIT_OK
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1] == "86 same" and "| 20.0% |" in out  # the detectable change of each case
+
+
+@pytest.mark.parametrize("args, env, named", [([], {"KERNELWATCH_THRESHOLD": "abc"}, "$KERNELWATCH_THRESHOLD='abc'"),
+                                              (["--threshold", "150%"], {}, "--threshold='150%'")])
+def test_a_threshold_that_is_no_fraction_is_exit_2_naming_where_it_came_from(capsys, monkeypatch, args, env, named):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert compare.main([str(COMMITTED), str(COMMITTED), *args]) == compare.EXIT_UNUSABLE
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"error: {named} ") and len(captured.err.splitlines()) == 1 and not captured.out
+
+
 @pytest.mark.slow
 def test_an_unusable_file_is_exit_status_two_with_the_reason(tmp_path):
     broken = tmp_path / "broken.json"

@@ -1,12 +1,13 @@
 """Every .cu file builds for sm_80 and sm_90 with NVRTC, no GPU needed, and spills nothing:
 the suite's kernels under kernels/cuda and the timer's own, src/kernelwatch/timing/kernels.cu."""
 
+import re
 from pathlib import Path
 
 import pytest
 
 from kernels import MATMUL_KERNELS, NEGATIVE_CONTROL
-from kernels.compile import compile_report, cuda_sources, parse_ptxas_log
+from kernels.compile import CUDA_DIR, compile_report, cuda_sources, parse_ptxas_log
 from maintainers.support import energy_variant
 
 
@@ -72,6 +73,61 @@ def test_a_broken_source_reports_the_compiler_log(tmp_path, monkeypatch):
     monkeypatch.setattr(compile_module, "CUDA_DIR", tmp_path)
     with pytest.raises(RuntimeError, match="undeclared"):
         compile_report("broken.cu", "sm_90")
+
+
+BROKEN_KERNEL = """\
+// a kernel being added: 13 lines, the shared header spliced in at line 3
+#include "common.cuh"
+
+extern "C" __global__ void being_added(const float *__restrict__ a, float *__restrict__ b, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        b[i] = a[i] * 2.0f;
+    }
+    if (i == 0) {
+        b[0] = undeclared_here;
+    }
+}
+"""
+
+
+def test_a_compile_error_is_reported_at_the_line_of_the_kernels_own_file(tmp_path, monkeypatch):
+    import shutil
+
+    import kernels.compile as compile_module
+
+    shutil.copy(compile_module.CUDA_DIR / "common.cuh", tmp_path / "common.cuh")
+    (tmp_path / "being_added.cu").write_text(BROKEN_KERNEL)
+    monkeypatch.setattr(compile_module, "CUDA_DIR", tmp_path)
+    with pytest.raises(RuntimeError) as refused:
+        compile_report("being_added.cu", "sm_90")
+    line = BROKEN_KERNEL.splitlines().index("        b[0] = undeclared_here;") + 1
+    assert line == 10
+    assert re.search(rf'being_added\.cu\({line}\): error: identifier "undeclared_here" is undefined',
+                     str(refused.value)), str(refused.value)
+
+
+def test_an_error_in_the_shared_header_is_reported_at_the_headers_own_line(tmp_path, monkeypatch):
+    import kernels.compile as compile_module
+
+    header = (compile_module.CUDA_DIR / "common.cuh").read_text().splitlines()
+    header.insert(4, "static_assert(false, \"a broken header\");")  # line 5 of common.cuh
+    (tmp_path / "common.cuh").write_text("\n".join(header) + "\n")
+    (tmp_path / "user.cu").write_text(BROKEN_KERNEL.replace("undeclared_here", "1.0f"))
+    monkeypatch.setattr(compile_module, "CUDA_DIR", tmp_path)
+    with pytest.raises(RuntimeError) as refused:
+        compile_report("user.cu", "sm_90")
+    assert re.search(r'common\.cuh\(5\): error: static assertion failed with "a broken header"', str(refused.value)), \
+        str(refused.value)
+
+
+def test_the_spliced_source_keeps_every_line_of_the_kernels_file_at_its_own_number():
+    from kernels.compile import load_source
+
+    spliced = load_source("matmul_01_naive.cu").splitlines()
+    own = (CUDA_DIR / "matmul_01_naive.cu").read_text().splitlines()
+    resumed = spliced.index('#line 5 "matmul_01_naive.cu"')  # after the header spliced in for line 4
+    assert spliced[resumed + 1:] == own[4:]
 
 
 def test_ptxas_log_parsing_counts_spills():

@@ -3,8 +3,10 @@ a run of skipped GPU tests says so under -q, and kernelwatch.compare says what i
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,83 @@ def test_a_flag_without_the_flag_it_needs_is_exit_4(args, flag):
     result = pytest_suites(*args)
     assert result.returncode == 4
     assert f"{flag} works only with --kernelwatch-compare-ref REF" in result.stdout + result.stderr
+
+
+def test_an_energy_verdict_without_energy_measured_is_exit_4():
+    for verdict in ("report", "fail"):  # either setting judges an energy that --kernelwatch-energy=none never measures
+        result = pytest_suites("--kernelwatch-energy-verdict", verdict, "--kernelwatch-energy=none")
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert (f"--kernelwatch-energy-verdict {verdict} judges the energy measured, and --kernelwatch-energy=none "
+                f"measures none") in result.stdout + result.stderr
+    assert pytest_suites("--kernelwatch-energy=none").returncode == 0
+
+
+def _not_a_folder(tmp_path: Path) -> Path:
+    (tmp_path / "a-file").write_text("")
+    return tmp_path / "a-file" / "report.md"
+
+
+@pytest.mark.parametrize("where, words", [(lambda tmp_path: Path("/proc/kernelwatch/report.md"), "cannot write in /proc"),
+                                          (_not_a_folder, "is no folder")], ids=["proc", "under-a-file"])
+def test_a_report_path_that_cannot_be_written_is_exit_4_before_anything_runs(tmp_path, where, words):
+    # without a GPU nothing is compared and no report would be written: the run passed, the report never came
+    path = where(tmp_path)
+    result = pytest_suites("--kernelwatch-report", str(path))
+    words_seen = result.stdout + result.stderr
+    assert result.returncode == 4, words_seen
+    line = next(line for line in words_seen.splitlines() if line.startswith("ERROR: "))
+    assert line.startswith(f"ERROR: --kernelwatch-report {path} cannot be written: ") and words in line
+    assert "skipped" not in words_seen  # refused before any test ran
+
+
+def test_a_report_path_in_a_folder_still_to_be_made_is_fine(tmp_path):
+    assert pytest_suites("--kernelwatch-report", str(tmp_path / "new" / "folder" / "r.md")).returncode == 0
+    assert not (tmp_path / "new").exists()  # checked, not made: the run compared nothing and wrote no report
+
+
+def test_a_json_file_without_a_gpu_is_exit_4_and_no_empty_file_is_left(tmp_path):
+    # the timings of a run only a GPU can give: an empty file that looks like a result is no answer
+    result = pytest_suites(f"--benchmark-json={tmp_path / 'run.json'}")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "--benchmark-json asks for what only a GPU can give" in result.stdout + result.stderr
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_a_json_file_that_cannot_be_opened_is_exit_4_naming_it():
+    result = pytest_suites("--benchmark-json=/proc/kernelwatch/run.json")  # pytest-benchmark opens it when parsing
+    assert result.returncode == 4 and "--benchmark-json" in result.stdout + result.stderr
+
+
+def test_only_an_empty_file_that_pytest_benchmark_opened_is_discarded(tmp_path):
+    from kernelwatch.plugin.options import discard_unwritten_json
+
+    def discard(handle) -> None:
+        discard_unwritten_json(types.SimpleNamespace(option=types.SimpleNamespace(benchmark_json=handle)))
+        handle.close()
+
+    empty = tmp_path / "empty.json"
+    discard(open(empty, "wb"))  # noqa: SIM115
+    assert not empty.exists()
+    written = tmp_path / "written.json"
+    written.write_text("{}")
+    discard(open(written, "ab"))  # noqa: SIM115
+    assert written.read_text() == "{}"  # a file with something in it is never removed
+    discard(open(os.devnull, "wb"))  # noqa: SIM115
+    assert Path(os.devnull).exists()  # nor anything that is no regular file
+    discard_unwritten_json(types.SimpleNamespace(option=types.SimpleNamespace()))  # pytest-benchmark not loaded
+    discard(types.SimpleNamespace(name="<stdout>", close=lambda: None))  # --benchmark-json - : standard output
+
+
+@pytest.mark.parametrize("args, env, named", [
+    ([], {"KERNELWATCH_THRESHOLD": "abc"}, "$KERNELWATCH_THRESHOLD='abc' is not a number"),
+    (["--kernelwatch-threshold", "abc"], {}, "--kernelwatch-threshold='abc' is not a number"),
+    (["--kernelwatch-threshold", "abc"], {"KERNELWATCH_THRESHOLD": "2%"}, "--kernelwatch-threshold='abc' is not a number"),
+], ids=["variable", "option", "option-over-variable"])
+def test_a_threshold_that_is_no_fraction_is_exit_4_naming_where_it_came_from(args, env, named):
+    result = pytest_suites(*args, env=env)
+    assert result.returncode == 4
+    line = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("ERROR: "))
+    assert line.startswith(f"ERROR: {named}; use a fraction like 0.05 or 5%")
 
 
 def test_a_pull_request_run_without_compare_ref_is_exit_4():

@@ -168,13 +168,18 @@ def test_a_read_only_baselines_folder_is_a_clear_error_and_the_report_is_still_w
     assert (suite / "report.md").exists()
 
 
-def test_a_report_path_that_is_a_folder_is_a_clear_error(suite):
+def test_a_report_path_that_is_a_folder_is_a_clear_error_before_anything_is_timed(suite):
     run(suite, "--benchmark-save=first")
     (suite / "report.md").mkdir()
     result = run(suite, "--benchmark-compare")
+    assert result.returncode == 4, output(result)
+    assert "Traceback" not in output(result) and " passed" not in output(result)
+    assert f"--kernelwatch-report {suite / 'report.md'} cannot be written: it is a folder" in output(result)
+    # the ini key's report (checked when written: a run that compares nothing writes none) fails the run at its end
+    result = run_pytest(suite, ["-p", "no:cacheprovider", "-q", f"--benchmark-storage=file://{suite / 'baselines'}",
+                                "-o", "kernelwatch_report=report.md", "--benchmark-compare"])
     assert result.returncode == 1, output(result)
-    assert "Traceback" not in output(result)
-    assert "could not write the report" in output(result)
+    assert "Traceback" not in output(result) and "could not write the report" in output(result)
 
 
 def test_require_gpu_fails_a_run_without_a_gpu(tmp_path):

@@ -6,6 +6,7 @@ pytest_configure does with the options and the device layer, on the fake GPU in 
 
 from __future__ import annotations
 
+import io
 import types
 from pathlib import Path
 
@@ -80,16 +81,24 @@ def test_compare_ref_alone_or_with_options_left_empty_is_fine():
                                                benchmark_autosave=False, benchmark_compare_fail=[], kernelwatch_history=None))
 
 
-def test_the_regression_threshold_is_a_fraction_or_none_and_no_fraction_is_a_usage_error():
-    from kernelwatch.plugin.options import threshold_of
+def test_the_regression_threshold_sets_the_same_gpu_floor_and_no_fraction_is_a_usage_error(monkeypatch):
+    from kernelwatch.plugin.options import floors_of
+    from kernelwatch.verdict.noise import NoiseFloors
 
-    assert threshold_of(_options(kernelwatch_threshold=None)) is None
-    assert threshold_of(_options(kernelwatch_threshold="")) is None
-    assert threshold_of(_options(kernelwatch_threshold="5%")) == pytest.approx(0.05)
-    assert threshold_of(_options(kernelwatch_threshold="0.2")) == 0.2
+    monkeypatch.delenv("KERNELWATCH_THRESHOLD", raising=False)
+    assert floors_of(_options(kernelwatch_threshold=None)) == NoiseFloors()
+    assert floors_of(_options(kernelwatch_threshold="")) == NoiseFloors()
+    assert floors_of(_options(kernelwatch_threshold="5%")).same_gpu == pytest.approx(0.05)
+    assert floors_of(_options(kernelwatch_threshold="0.2")).same_gpu == 0.2
     with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-threshold='x' is not a number; use a fraction like "
                                                 r"0\.05 or 5%$"):
-        threshold_of(_options(kernelwatch_threshold="x"))
+        floors_of(_options(kernelwatch_threshold="x"))
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "3%")
+    assert floors_of(_options(kernelwatch_threshold=None)).same_gpu == pytest.approx(0.03)
+    assert floors_of(_options(kernelwatch_threshold="0.2")).same_gpu == 0.2  # the option wins over the variable
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "x")
+    with pytest.raises(pytest.UsageError, match=r"^\$KERNELWATCH_THRESHOLD='x' is not a number"):
+        floors_of(_options(kernelwatch_threshold=None))
 
 
 def test_no_history_option_opens_no_store_and_a_store_that_cannot_be_opened_is_a_usage_error(monkeypatch):
@@ -205,10 +214,12 @@ def test_every_request_a_machine_without_a_gpu_cannot_answer_is_named_in_one_ref
     # the benchmark options are absent where pytest-benchmark is not loaded, and --kernelwatch-energy where it is not given
     with pytest.raises(pytest.UsageError) as refused:
         refuse_requests_without_a_gpu(_options(benchmark_compare="0001", benchmark_save="x", benchmark_autosave=True,
-                                               kernelwatch_compare_ref="origin/main", kernelwatch_history=""), "no driver here")
-    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --kernelwatch-compare-ref, "
-                                         "--kernelwatch-history asks for what only a GPU can give (verdicts, a baseline, a "
-                                         "recorded run), and this machine has no usable CUDA GPU: no driver here. ")
+                                               benchmark_json=io.BytesIO(), kernelwatch_compare_ref="origin/main",
+                                               kernelwatch_history=""), "no driver here")
+    assert str(refused.value).startswith("--benchmark-compare, --benchmark-save, --benchmark-autosave, --benchmark-json, "
+                                         "--kernelwatch-compare-ref, --kernelwatch-history asks for what only a GPU can "
+                                         "give (timings, verdicts, a baseline, a recorded run), and this machine has no "
+                                         "usable CUDA GPU: no driver here. ")
     refuse_requests_without_a_gpu(_options(), "no driver here")  # nothing asked: the GPU tests are only skipped
     refuse_requests_without_a_gpu(_options(benchmark_compare=[], benchmark_save=None, benchmark_autosave=False,
-                                           kernelwatch_compare_ref=None, kernelwatch_history=None, kernelwatch_energy="profile"), "no driver here")
+                                           benchmark_json=None, kernelwatch_compare_ref=None, kernelwatch_history=None, kernelwatch_energy="profile"), "no driver here")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kernels.compile as compile_module
-from kernels.compile import CUDA_DIR, compile_report, cuda_sources
+from kernels.compile import CUDA_DIR, compile_report, cuda_sources, kernel_functions
 from kernels.elementwise import plan_launch
 from kernels.registry import (
     ELEMENTWISE_KERNELS,
@@ -217,15 +217,52 @@ ONE_PER_THREAD = re.compile(r"col = blockIdx\.x \* blockDim\.x \+ threadIdx\.x;.
 
 
 def _kernel_source(source: str, function: str) -> str:
-    """The text of one `__global__` function of a source, up to the next one."""
+    """The text of one `__global__` function of a source, up to the next one ("" where the source has no such
+    function: test_every_entrys_function_is_a_kernel_of_its_source says so, by the entry's name)."""
     text = SOURCES[source]
-    start = re.search(rf"\b{function}\(", text).start()
-    following = text.find("__global__", start)
-    return text[start:following if following >= 0 else None]
+    found = re.search(rf"\b{function}\(", text)
+    if found is None:
+        return ""
+    following = text.find("__global__", found.start())
+    return text[found.start():following if following >= 0 else None]
+
+
+def missing_functions(kernel) -> list[str]:
+    """What an entry names that its .cu file does not define: one sentence per function, naming the entry too."""
+    source = getattr(kernel, "source", ELEMENTWISE_SOURCE)
+    functions = [f for f in (kernel.function, getattr(kernel, "fallback", None)) if f is not None]
+    defined = kernel_functions(source)
+    return [f"kernel {kernel.name!r}: its function {function!r} is no __global__ function of kernels/cuda/{source} "
+            f"(it has {', '.join(sorted(defined)) or 'none'}); fix the entry in kernels/registry.py or the .cu file"
+            for function in functions if function not in defined]
 
 
 def _ids(kernels):
     return [k.name for k in kernels]
+
+
+@pytest.mark.parametrize("kernel", [*OWN_MATMUL, *OWN_ELEMENTWISE], ids=_ids([*OWN_MATMUL, *OWN_ELEMENTWISE]))
+def test_every_entrys_function_is_a_kernel_of_its_source(kernel):
+    assert missing_functions(kernel) == []
+
+
+@pytest.mark.parametrize("entry", [
+    MatmulKernel("naive_typo", "a misspelt function", "matmul_01_naive.cu", "matmul_naiv"),
+    ElementwiseKernel("add_typo", "a misspelt fallback", "vector_add_vec4", ndim=1, per_thread=4, threads=(256, 1),
+                      fallback="vector_ad"),
+], ids=["function", "fallback"])
+def test_an_entry_whose_function_its_source_lacks_is_named_with_the_function(entry):
+    missing = entry.fallback if isinstance(entry, ElementwiseKernel) else entry.function
+    [sentence] = missing_functions(entry)
+    assert sentence.startswith(f"kernel {entry.name!r}: its function {missing!r} is no __global__ function of "
+                               f"kernels/cuda/")
+    assert _kernel_source(entry.source if isinstance(entry, MatmulKernel) else ELEMENTWISE_SOURCE, missing) == ""
+
+
+def test_the_kernels_of_a_source_are_read_from_its_text():
+    assert kernel_functions(ELEMENTWISE_SOURCE) == {"matrix_add_2d", "matrix_add_2d_vec4", "vector_add",
+                                                    "vector_add_vec4"}
+    assert kernel_functions("matmul_08_warptile.cu") == {"matmul_warptile"}  # after __launch_bounds__(...)
 
 
 ONE_PER_THREAD_KERNELS = [k for k in OWN_MATMUL if ONE_PER_THREAD.search(_kernel_source(k.source, k.function))]

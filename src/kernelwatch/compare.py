@@ -1,6 +1,6 @@
 """Verdicts and the markdown report from two saved runs, on any machine (no GPU needed).
 
-    python -m kernelwatch.compare OLD NEW [--report report.md] [--allow-partial] [--in FOLDER]
+    python -m kernelwatch.compare OLD NEW [--report report.md] [--allow-partial] [--in FOLDER] [--threshold F]
 
 OLD and NEW are files the suite saved (baselines/<gpu>/NNNN_*.json, a
 --benchmark-json output, or a run exported from the history store), or run
@@ -8,7 +8,8 @@ numbers of a baselines folder (`compare 4 5` in baselines/NVIDIA_H200, or
 `--in baselines/NVIDIA_H200`). Every case
 of NEW is judged against OLD with the same rules as a live run
 (src/kernelwatch/verdict/against_baseline.py): the noise model's floor depends on
-whether both runs were recorded on the same GPU (UUID), and a case timed by
+whether both runs were recorded on the same GPU (UUID), the same-GPU floor is
+--threshold, else $KERNELWATCH_THRESHOLD as a live run reads it, and a case timed by
 another timer in OLD is reported "other timer", not judged. Unlike a live run,
 no other stored runs add their spread to the noise or pool into the reference,
 so a ratio here can differ from the one the live run recorded.
@@ -37,8 +38,17 @@ from types import SimpleNamespace
 
 from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from kernelwatch.storage.runs import BaselineError, load_run, stored_runs
-from kernelwatch.verdict.against_baseline import Baseline, judge_record, run_gpu_uuid, run_host
+from kernelwatch.verdict.against_baseline import (
+    DEFAULT_FLOORS,
+    THRESHOLD_HELP,
+    Baseline,
+    judge_record,
+    judging_floors,
+    run_gpu_uuid,
+    run_host,
+)
 from kernelwatch.verdict.labels import JUDGED, SLOWER, Verdict
+from kernelwatch.verdict.noise import NoiseFloors
 from kernelwatch.verdict.record import records_of
 
 EXIT_OK, EXIT_SLOWER, EXIT_UNUSABLE = 0, 1, 2
@@ -46,10 +56,10 @@ MIN_JUDGED = 0.5  # the fraction of NEW's cases that must be judged for a compar
 
 
 def compare_runs(old_path: Path, new_path: Path, repository: Path = Path("."),
-                 library: str | None = None) -> tuple[list[Verdict], str]:
-    """Judge NEW's records against OLD; returns (verdicts, markdown report). The cards' commits are read from the
-    git checkout `repository`, their builds made by the kernel library `library` (an import name; None: the one
-    the checkout's pytest configuration names)."""
+                 library: str | None = None, floors: NoiseFloors = DEFAULT_FLOORS) -> tuple[list[Verdict], str]:
+    """Judge NEW's records against OLD at `floors`; returns (verdicts, markdown report). The cards' commits are read
+    from the git checkout `repository`, their builds made by the kernel library `library` (an import name; None: the
+    one the checkout's pytest configuration names)."""
     new_doc = load_run(new_path)
     gpu = (new_doc.get("machine_info") or {}).get("gpu") or {}
     old_doc = load_run(old_path, expected_gpu=gpu.get("name"))
@@ -57,7 +67,8 @@ def compare_runs(old_path: Path, new_path: Path, repository: Path = Path("."),
     uuid = run_gpu_uuid(new_doc)
     records = records_of(new_doc)
     host = run_host(new_doc)
-    verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host) for record in records]
+    verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host, floors=floors)
+                for record in records]
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
     title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
     text = markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
@@ -133,6 +144,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernels", metavar="PACKAGE", default=None,
                         help="the project's kernel library, which builds the cause cards' sides (default: the "
                              "kernelwatch_kernels ini key of the pytest configuration in --repo)")
+    parser.add_argument("--threshold", metavar="FRACTION", help=THRESHOLD_HELP)
     parser.add_argument("--allow-partial", action="store_true",
                         help=f"pass a comparison that judged under {MIN_JUDGED * 100:g}%% of the cases (default: exit 2)")
 
@@ -147,8 +159,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        floors = judging_floors(args.threshold)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
         args.old, args.new = run_path(args.old, args.folder), run_path(args.new, args.folder)
-        verdicts, text = compare_runs(args.old, args.new, args.repo, args.kernels)
+        verdicts, text = compare_runs(args.old, args.new, args.repo, args.kernels, floors)
     except BaselineError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_UNUSABLE

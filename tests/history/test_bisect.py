@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kernelwatch.history import bisect as bisect_module
-from kernelwatch.history import cmd_bisect
+from kernelwatch.history import bisect_checks, cmd_bisect
 from kernelwatch.history.bisect import (
     BAD,
     CANNOT_JUDGE,
@@ -98,6 +98,8 @@ def fake_ab(monkeypatch):
         return real(repo, selector, good, profile, command)
 
     monkeypatch.setattr(bisect_module, "worktree_prober", prober)
+    # the fake repositories hold no pytest project: their collection (the check before any probe) selects anything
+    monkeypatch.setattr(bisect_checks, "collect_command", lambda selector, profile: [sys.executable, "-c", "pass"])
 
 
 def speed_probe(root, seen=None):
@@ -303,7 +305,104 @@ def test_the_command_names_a_bad_ref_in_one_sentence(repo, capsys):
     assert err.startswith("error: bisect stopped, no result: 'nope' names no commit in ") and "usage" not in err
 
 
-def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path):
+def test_a_threshold_that_is_no_fraction_stops_the_command_before_anything_is_built(repo, capsys, monkeypatch):
+    # each probe's pytest reads KERNELWATCH_THRESHOLD, as every run does: a bad one would refuse every probe
+    root, commits = repo
+    monkeypatch.setattr(bisect_module, "worktree_prober", lambda *args: pytest.fail("a worktree was built"))
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "abc")
+    assert main(["bisect", NODE, f"{commits[0]}..{commits[-1]}", "--repo", str(root), "--profile", "quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: $KERNELWATCH_THRESHOLD='abc' is not a number") and len(err.splitlines()) == 1
+
+
+@pytest.fixture
+def no_worktree(monkeypatch):
+    """A bisection that builds a worktree fails the test: what it checks must be said before."""
+    monkeypatch.setattr(bisect_module, "worktree_prober", lambda *args: pytest.fail("a worktree was built"))
+
+
+@pytest.mark.parametrize("where, range_, words", [
+    ("not-a-repo", "HEAD~1..HEAD", "--repo {repo} is not in a git repository (fatal: not a git repository"),
+    ("missing", "HEAD~1..HEAD", "--repo {repo} is no folder"),
+    ("repo", "nope..{bad}", "'nope' names no commit in {repo}"),
+    ("repo", "{good}..nope", "'nope' names no commit in {repo}"),
+])
+def test_a_folder_that_is_no_checkout_or_an_unknown_ref_is_said_in_one_line_before_anything_is_built(
+        repo, tmp_path, capsys, no_worktree, where, range_, words):
+    root, commits = repo
+    (tmp_path / "not-a-repo").mkdir()
+    folder = root if where == "repo" else tmp_path / where
+    argv = ["bisect", NODE, range_.format(good=commits[0], bad=commits[-1]), "--repo", str(folder)]
+    assert main([*argv, "--profile", "quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: bisect stopped, no result: {words.format(repo=folder)}"), err
+    assert len(err.splitlines()) == 1 and "CUDA" not in err
+
+
+TIMED = """import pytest
+
+
+@pytest.mark.perf
+@pytest.mark.parametrize("size", [1, 2])
+def test_time(size):
+    pass
+
+
+def test_not_timed():
+    pass
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A git repository of a pytest project with two timed cases (this run's kernelwatch plugin loads there too)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    (root / "test_speed.py").write_text(TIMED)
+    for i in range(3):
+        (root / "log.txt").write_text(f"change {i}\n")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"change {i}")
+    return root
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["-k", "no_such_case"], "-k no_such_case selects no timed case (-m perf) in {repo} under the quick profile"),
+    (["test_speed.py::test_time[3]"], "'test_speed.py::test_time[3]' selects no timed case in {repo}: pytest "
+                                      "--collect-only exit 4: ERROR: not found: "),
+    (["test_speed.py::test_not_timed"], "test_speed.py::test_not_timed selects no timed case (-m perf) in {repo}"),
+    (["missing.py"], "missing.py selects no timed case in {repo}: pytest --collect-only exit 4: ERROR: file or "
+                     "directory not found: missing.py"),
+])
+def test_a_case_the_checkouts_pytest_does_not_collect_is_said_in_one_line_before_anything_is_built(
+        project, capsys, no_worktree, argv, words):
+    assert main(["bisect", *argv, "HEAD~2..HEAD", "--repo", str(project), "--profile", "quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: bisect stopped, no result: {words.format(repo=project)}"), err
+    assert len(err.splitlines()) == 1 and "CUDA" not in err
+
+
+def test_a_case_the_checkout_collects_goes_on_to_the_probes(project, monkeypatch, capsys):
+    probed = []
+
+    def prober(repo, selector, good, profile):
+        return lambda commit: probed.append((selector, profile)) or Probe(commit, GOOD, "exit 0, same 1.000×")
+
+    monkeypatch.setattr(bisect_module, "worktree_prober", prober)
+    assert main(["bisect", "-k", "test_time and 2", "HEAD~2..HEAD", "--repo", str(project)]) == 1  # BAD not slower
+    assert probed == [(Selector(expression="test_time and 2"), "quick")]
+    assert capsys.readouterr().out.startswith("not slower: ")
+
+
+@pytest.fixture
+def unchecked(monkeypatch):
+    """The command's checks before building (bisect_checks.py) pass: for a test of what it does with bisect()'s
+    answer, bisect() replaced."""
+    monkeypatch.setattr(cmd_bisect, "check_before_building", lambda *args: None)
+
+
+def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path, unchecked):
     result = BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
     monkeypatch.setattr(cmd_bisect, "bisect", lambda *args: result)
     unusable = tmp_path / "not-a-folder"
@@ -314,7 +413,7 @@ def test_the_bisect_command_opens_no_store(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("argv", [[NODE, "HEAD~3..HEAD"], [NODE, "--good", "HEAD~3", "--bad", "HEAD"]],
                          ids=["GOOD..BAD", "--good and --bad"])
-def test_the_command_bisects_the_case_it_names_between_the_refs_it_names(monkeypatch, tmp_path, argv):
+def test_the_command_bisects_the_case_it_names_between_the_refs_it_names(monkeypatch, tmp_path, argv, unchecked):
     """The first argument is the case and the second the range, never the range taken for a -k expression."""
     asked = []
     result = BisectResult(first_bad="b" * 40, last_good="a" * 40, candidates=["b" * 40])
@@ -486,7 +585,7 @@ def test_a_probe_cannot_be_changed_after_it_judged_nor_the_selector_it_judged(va
     assert {value: 1}[dataclasses.replace(value)] == 1  # a value: equal ones are one key
 
 
-def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeypatch, capsys):
+def test_a_git_command_that_fails_is_named_with_the_last_line_it_printed(monkeypatch, capsys, unchecked):
     # git's last stderr line is the one that says why (the first is often a hint or a warning)
     def failing(*args):
         raise subprocess.CalledProcessError(128, ["git", "rev-list", "--first-parent", "a..b", "extra"],

@@ -48,6 +48,30 @@ def test_changes_names_the_stepped_case_its_runs_and_commit_range_and_fails(hist
                                     f"1 open slower steps in the newest 3 runs")
 
 
+@pytest.mark.parametrize("args, env", [([], {"KERNELWATCH_THRESHOLD": "5%"}), (["--threshold", "0.05"], {}),
+                                       (["--threshold", "0.05"], {"KERNELWATCH_THRESHOLD": "1%"})],
+                         ids=["variable", "option", "option-over-variable"])
+def test_the_threshold_a_live_run_takes_is_the_one_changes_takes(history_url, capsys, monkeypatch, args, env):
+    # the 3% step is open at the 1.5% floor, and below a 5% one: what the nightly under KERNELWATCH_THRESHOLD=5%
+    # judges against the same history
+    record_history(history_url)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert changes(history_url, *args) == 0
+    out = capsys.readouterr().out
+    assert "OPEN" not in out and out.splitlines()[-1].endswith("; 0 open slower steps in the newest 3 runs")
+
+
+@pytest.mark.parametrize("command", ["changes", "site"])
+def test_a_threshold_that_is_no_fraction_is_exit_2_naming_the_variable(history_url, capsys, monkeypatch, tmp_path,
+                                                                        command):
+    record_history(history_url)
+    monkeypatch.setenv("KERNELWATCH_THRESHOLD", "abc")
+    assert main([command, *([str(tmp_path / "site")] if command == "site" else []), "--history", history_url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: $KERNELWATCH_THRESHOLD='abc' is not a number") and len(err.splitlines()) == 1
+
+
 def test_an_acknowledged_step_passes_and_says_why(history_url, capsys):
     ids = record_history(history_url)
     assert main(["acknowledge", case_name(STEPPED_CASE), str(ids[STEP_AT]), "--reason", "larger tiles: intended",
@@ -273,7 +297,7 @@ def test_since_keeps_a_failing_case_whose_first_failed_run_is_at_or_after_that_m
 def fake_analysis(monkeypatch, one: Series, steps: list[Step], detectable: float = 0.015) -> None:
     analysis = Analysis(series=[one], detectable={one.key: Detectable(detectable, "same GPU")}, steps={one.key: steps},
                         acknowledged={})
-    monkeypatch.setattr(cmd_changes, "analyse", lambda store, by, gpu: analysis)
+    monkeypatch.setattr(cmd_changes, "analyse", lambda store, by, gpu, floors: analysis)
 
 
 def changes_of(*argv: str) -> int:

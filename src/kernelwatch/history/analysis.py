@@ -4,7 +4,8 @@ The detectable change of a series is the noise model's (src/kernelwatch/verdict/
 with the series' own run-to-run spread in place of the stored runs' spread:
 the largest of
 
-* the relative floor: 1.5% (`NoiseFloors.same_gpu`) for a series of one physical
+* the relative floor: 1.5% (`NoiseFloors.same_gpu`, or the threshold --threshold or
+  $KERNELWATCH_THRESHOLD gives, as in a live run) for a series of one physical
   GPU (every run names the same UUID), 5% (`other_gpu`) for one that mixes GPUs
   or has runs without a UUID (``--by gpu_model``): hosts of one model differ by a
   few percent, so a change of runner reads as a step;
@@ -44,9 +45,10 @@ GPU_FLOORS = NoiseFloors()
 MOST_DETECTABLE = 0.99
 
 
-def detectable(series: Series) -> Detectable:
-    """The smallest change of `series` reported as a step (module docstring), and the term that set it."""
-    floors = WALL_CLOCK_FLOORS if series.key.timer == TIMER_WALL else GPU_FLOORS
+def detectable(series: Series, gpu_floors: NoiseFloors = GPU_FLOORS) -> Detectable:
+    """The smallest change of `series` reported as a step (module docstring), and the term that set it;
+    `gpu_floors`: those of a GPU-timed series (with the run's threshold: against_baseline.judging_floors)."""
+    floors = WALL_CLOCK_FLOORS if series.key.timer == TIMER_WALL else gpu_floors
     uuids = {point.gpu_uuid for point in series.points}
     one_gpu = len(uuids) == 1 and None not in uuids
     medians = series.medians()
@@ -134,15 +136,16 @@ def failing_stretch(one: Series, steps: list[Step]) -> Failing | None:
                    step=holding[-1] if holding else None)
 
 
-def analyse(store: HistoryStore, *, by: str = "gpu_uuid", gpu: str | None = None) -> Analysis:
-    """Read every run's series (one query; failed cases too), judge their steps, read the acknowledgements,
-    and the windows of the series still failing."""
+def analyse(store: HistoryStore, *, by: str = "gpu_uuid", gpu: str | None = None,
+            floors: NoiseFloors = GPU_FLOORS) -> Analysis:
+    """Read every run's series (one query; failed cases too), judge their steps at `floors` (a GPU-timed series'),
+    read the acknowledgements, and the windows of the series still failing."""
     series = []
     for key, rows in store.case_series(by=by, gpu=gpu).items():
         kept = [row for row in rows if not row.throttled]
         if kept:
             series.append(series_from_rows(key, kept))
-    limits = {one.key: detectable(one) for one in series}
+    limits = {one.key: detectable(one, floors) for one in series}
     steps = {one.key: detect_steps(one, limits[one.key].fraction) for one in series}
     acknowledged = {(case, str(run_id)): reason for (case, run_id), reason in store.acknowledgements().items()}
     failing = {}

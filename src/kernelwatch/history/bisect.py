@@ -21,7 +21,8 @@ it exits 0 with the case's row in it, and cannot be judged otherwise (it does no
 build, a test fails, no case is selected, no GPU; pytest refuses the run, exit 4, and the
 probe says pytest's one line why). The bisection never names a commit it did not judge:
 
-1. GOOD and BAD are resolved; a ref that names no commit is named.
+1. GOOD and BAD are resolved; a ref that names no commit is named. (The command checks the
+   repository, the refs and the case first, before it builds anything: bisect_checks.py.)
 2. BAD is timed against GOOD first. Where BAD is not slower, it says so and names
    no commit (exit 1); where BAD cannot be judged, nothing can (exit 1).
 3. The first-parent commits of GOOD..BAD are binary-searched. A commit that

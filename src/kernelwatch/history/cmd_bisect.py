@@ -2,12 +2,15 @@
 
 CASE is a node id (a positional path for pytest) or, with -k, an expression over
 the tests the project's pytest configuration collects (its testpaths);
-the range is GOOD..BAD as one argument, or --good and --bad. BAD is judged
-first: where it is not slower than GOOD, no commit is named. The store is not
+the range is GOOD..BAD as one argument, or --good and --bad. The repository, the
+refs and the case are checked before anything is built (bisect_checks.py). BAD is
+judged first: where it is not slower than GOOD, no commit is named. Each probe is a
+pytest run, and reads $KERNELWATCH_THRESHOLD as every run does (one that is no
+fraction stops the command first, exit 2). The store is not
 read: --history is accepted, as by every command, and unused.
 Exit status: 0 a commit (or a range, where skipped commits leave several) was
 found; 1 no result (BAD not slower, BAD or the range cannot be judged, a ref
-names no commit); 2 bad arguments.
+names no commit); 2 bad arguments (or $KERNELWATCH_THRESHOLD).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import argparse
 import subprocess
 import sys
 
+from kernelwatch.verdict.against_baseline import threshold_from
+
 from .bisect import PROFILES, BisectError, NotSlower, Selector, bisect, result_lines
+from .bisect_checks import check_before_building
 
 NAME = "bisect"
 HELP = "find the commit of GOOD..BAD that slowed CASE, judging each probe by a same-run A/B on this GPU"
@@ -64,6 +70,12 @@ def _selector_and_range(args: argparse.Namespace, parser_error) -> tuple[Selecto
 def run(args: argparse.Namespace, store=None) -> int:
     selector, good, bad = _selector_and_range(args, args.parser_error)
     try:
+        threshold_from(None, "")  # each probe's pytest reads it, as every run does: a bad one would refuse them all
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        check_before_building(args.repo, selector, good, bad, args.profile)
         result = bisect(args.repo, selector, good, bad, args.profile)
     except NotSlower as why:
         print(f"not slower: {why}")

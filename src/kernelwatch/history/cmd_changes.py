@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from datetime import UTC, datetime
 
 from kernelwatch.storage.history import HistoryStore
 from kernelwatch.units import p_text
+from kernelwatch.verdict.against_baseline import THRESHOLD_HELP, judging_floors
 
 from .analysis import Analysis, Failing, analyse
 from .bisect import command_line
@@ -54,10 +56,22 @@ def positive_int(text: str) -> int:
 
 
 def add_series_arguments(parser: argparse.ArgumentParser) -> None:
-    """--gpu and --by: which series are read (shared with `site`)."""
+    """--gpu and --by: which series are read, and --threshold: how they are judged (shared with `site`)."""
     parser.add_argument("--gpu", metavar="UUID|MODEL", help="only this physical GPU (UUID) or GPU model")
     parser.add_argument("--by", choices=("gpu_uuid", "gpu_model"), default="gpu_uuid",
                         help="one series per physical GPU (default) or per GPU model (mixing GPUs: a 5%% floor)")
+    parser.add_argument("--threshold", metavar="FRACTION", help=THRESHOLD_HELP)
+
+
+def analysed(args: argparse.Namespace, store: HistoryStore) -> Analysis | None:
+    """The store's series judged at the floors a live run takes (--threshold, else $KERNELWATCH_THRESHOLD); None,
+    said in one line naming where it came from, for a threshold that is no fraction."""
+    try:
+        floors = judging_floors(args.threshold)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+    return analyse(store, by=args.by, gpu=args.gpu, floors=floors)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -155,7 +169,9 @@ def too_short_text(analysis: Analysis) -> str | None:
 
 
 def run(args: argparse.Namespace, store: HistoryStore) -> int:
-    analysis = analyse(store, by=args.by, gpu=args.gpu)
+    analysis = analysed(args, store)
+    if analysis is None:
+        return 2
     if not analysis.series:
         print(f"no run in {store.safe_url}" + (f" on {args.gpu}" if args.gpu else ""))
         return 0

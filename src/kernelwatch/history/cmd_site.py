@@ -7,8 +7,7 @@ from pathlib import Path
 
 from kernelwatch.storage.history import HistoryError, HistoryStore
 
-from .analysis import analyse
-from .cmd_changes import add_series_arguments
+from .cmd_changes import add_series_arguments, analysed
 from .site import write_site
 
 NAME = "site"
@@ -21,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, store: HistoryStore) -> int:
-    analysis = analyse(store, by=args.by, gpu=args.gpu)
+    analysis = analysed(args, store)
+    if analysis is None:
+        return 2
     try:
         index = write_site(args.out, analysis.series, analysis.steps, acknowledged=analysis.acknowledged,
                            reason=analysis.reason)

@@ -39,6 +39,8 @@ from kernelwatch.plugin.options import (
     add_options,
     baselines_of,
     check_named_things,
+    discard_unwritten_json,
+    floors_of,
     kernel_library_of,
     open_history_store,
     profile_of,
@@ -46,8 +48,8 @@ from kernelwatch.plugin.options import (
     refuse_conflicts_with_compare_ref,
     refuse_flags_without_their_flag,
     refuse_requests_without_a_gpu,
+    refuse_unwritable_outputs,
     report_path_of,
-    threshold_of,
 )
 from kernelwatch.plugin.recording import read_history, record_session
 from kernelwatch.plugin.regression import close_reference_trees
@@ -56,8 +58,7 @@ from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
-from kernelwatch.verdict.against_baseline import Baseline, floors_with_threshold, history_of
-from kernelwatch.verdict.noise import NoiseFloors
+from kernelwatch.verdict.against_baseline import Baseline, history_of
 
 pytest_plugins = ["kernelwatch.plugin.fixtures"]
 
@@ -81,18 +82,27 @@ def pytest_kernelwatch_device(config):
 
 
 def pytest_configure(config):
+    try:
+        _configure(config)
+    except pytest.UsageError:
+        discard_unwritten_json(config)  # refused before anything was timed: no empty file that reads as a result
+        raise
+
+
+def _configure(config):
     silence_xdist_notice()
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "perf: a timed case (pytest-benchmark)")
     config.addinivalue_line("markers", "kernelwatch(tolerance, scale, flops, bytes, kernel, shape, flush): the "
                             "kernelwatch fixture's settings for this test (docs/adopting.md)")
     refuse_flags_without_their_flag(config)
-    threshold = threshold_of(config)
+    refuse_unwritable_outputs(config)
+    floors = floors_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)
-    state = SuiteState(device, profile_of(config), floors_with_threshold(NoiseFloors(), threshold),
+    state = SuiteState(device, profile_of(config), floors,
                        report_path_of(config), repo=Path(config.rootpath),
                        diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
-                       energy_fails=config.getoption("kernelwatch_energy_verdict") == "fail")
+                       energy_fails=config.getoption("kernelwatch_energy_verdict") != "report")
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernelwatch-state")
     if not device.available:

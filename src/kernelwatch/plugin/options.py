@@ -8,12 +8,12 @@ the option, when pytest configures the run, on any machine.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from kernelwatch.timing.profile import PROFILES
-from kernelwatch.verdict.stats import parse_fraction
 
 # Where a project keeps its runs and its report: ini keys (pyproject.toml's [tool.pytest.ini_options] or
 # pytest.ini), relative to pytest's rootdir, the project of the tests being run; never this file's folder
@@ -58,7 +58,7 @@ def add_options(parser) -> None:
     group.addoption("--kernelwatch-profile", choices=sorted(PROFILES), default="nightly",
                     help="sampling and sizes: nightly (to 0.5%% noise), full (the nightly's sampling over every "
                          "size, weekly) or quick (pull requests)")
-    group.addoption("--kernelwatch-threshold", default=os.environ.get("KERNELWATCH_THRESHOLD"),
+    group.addoption("--kernelwatch-threshold", default=None,
                     help="smallest slow-down ever flagged against a baseline from this GPU, e.g. 0.02 or 2%% "
                          "(default: $KERNELWATCH_THRESHOLD or 1.5%%); a noisy case's own threshold is larger")
     group.addoption("--kernelwatch-report", metavar="PATH", default=None,
@@ -86,8 +86,9 @@ def add_options(parser) -> None:
                     help="measure joules per launch after each case's time: all (--kernelwatch-energy alone: every GPU-timed "
                          "case, about 3.5 s of GPU each), profile (the default: the nightly's and the full's energy "
                          f"cases, the {INI_ENERGY_CASES} ini key) or none")
-    group.addoption("--kernelwatch-energy-verdict", choices=["fail", "report"], default="fail",
-                    help="whether a case judged 'more energy' fails its test (fail, the default) or is only reported")
+    group.addoption("--kernelwatch-energy-verdict", choices=["fail", "report"], default=None,
+                    help="whether a case judged 'more energy' fails its test (fail, the default) or is only reported "
+                         "(refused with --kernelwatch-energy=none, which measures no energy)")
     group.addoption("--kernelwatch-accept-slowdown", metavar="REASON", default=None,
                     help="with --kernelwatch-compare-ref: report slower cases as accepted (REASON) instead of failing them")
 
@@ -100,6 +101,10 @@ NEEDS_COMPARE_REF = {"kernelwatch_accept_slowdown": "--kernelwatch-accept-slowdo
 
 def refuse_flags_without_their_flag(config) -> None:
     """A flag that only means something beside another is refused without it (UsageError, exit 4)."""
+    verdict = config.getoption("kernelwatch_energy_verdict")
+    if verdict is not None and config.getoption("kernelwatch_energy") == "none":
+        raise pytest.UsageError(f"--kernelwatch-energy-verdict {verdict} judges the energy measured, and "
+                                f"--kernelwatch-energy=none measures none; drop one of them")
     if config.getoption("kernelwatch_compare_ref") is not None:
         return
     for option, flag in NEEDS_COMPARE_REF.items():
@@ -109,6 +114,48 @@ def refuse_flags_without_their_flag(config) -> None:
     if os.environ.get(PULL_REQUEST_ENV, "") not in ("", "0"):
         raise pytest.UsageError(f"a pull-request run (${PULL_REQUEST_ENV} is set) is timed against its base: pass "
                                 f"--kernelwatch-compare-ref REF, e.g. --kernelwatch-compare-ref origin/main")
+
+
+def unwritable(path: Path) -> str | None:
+    """Why a file could not be written at `path` the way reports are (a temporary file in its folder, the
+    folder made where missing), or None. The folder is not made: its nearest existing one is tried."""
+    path = Path(path).absolute()
+    if path.is_dir():
+        return "it is a folder; give the name of a file"
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is no folder"
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".kernelwatch-write-check-")
+    except OSError as error:
+        return f"cannot write in {folder} ({error.strerror or error})"
+    os.close(handle)
+    os.unlink(probe)
+    return None
+
+
+def refuse_unwritable_outputs(config) -> None:
+    """--kernelwatch-report PATH that could not be written is refused now (UsageError, exit 4), before anything
+    runs: not found out after the whole run, nor never where the run compares nothing and writes no report."""
+    given = config.getoption("kernelwatch_report")
+    if given and (why := unwritable(Path(given))):
+        raise pytest.UsageError(f"--kernelwatch-report {given} cannot be written: {why}; give a path in a folder "
+                                f"that can be written")
+
+
+def discard_unwritten_json(config) -> None:
+    """pytest-benchmark opens --benchmark-json's file when it reads the options: a run refused before it timed
+    anything leaves it empty, which reads as a result. An empty regular file is removed; nothing else is touched."""
+    handle = getattr(config.option, "benchmark_json", None)
+    name = getattr(handle, "name", None)
+    if not isinstance(name, str) or name.startswith("<"):  # not given, or "-" (standard output)
+        return
+    path = Path(name)
+    if path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+        handle.close()
+        path.unlink()
 
 
 def refuse_compare_ref_without_a_library(config) -> None:
@@ -136,18 +183,19 @@ def kernel_library_of(config):
 
 
 def refuse_requests_without_a_gpu(config, why_not: str) -> None:
-    """Verdicts, a baseline, an A/B or a recorded run asked for on a machine with no usable GPU: exit 4, before
+    """Timings, verdicts, a baseline, an A/B or a recorded run asked for on a machine with no usable GPU: exit 4, before
     anything runs (where a plain `pytest suites/` skips the GPU tests and passes)."""
     asked = [flag for option, flag in (("benchmark_compare", "--benchmark-compare"),
                                        ("benchmark_save", "--benchmark-save"),
                                        ("benchmark_autosave", "--benchmark-autosave"),
+                                       ("benchmark_json", "--benchmark-json"),
                                        ("kernelwatch_compare_ref", "--kernelwatch-compare-ref"), ("kernelwatch_history", "--kernelwatch-history"))
              if getattr(config.option, option, None) not in (None, False, [])]
     if getattr(config.option, "kernelwatch_energy", None) == "all":
         asked.append("--kernelwatch-energy")
     if asked:
-        raise pytest.UsageError(f"{', '.join(asked)} asks for what only a GPU can give (verdicts, a baseline, a "
-                                f"recorded run), and this machine has no usable CUDA GPU: {why_not}. Run it on the "
+        raise pytest.UsageError(f"{', '.join(asked)} asks for what only a GPU can give (timings, verdicts, a "
+                                f"baseline, a recorded run), and this machine has no usable CUDA GPU: {why_not}. Run it on the "
                                 f"GPU's machine; the same tests without those options check what a CPU can and skip the rest")
 
 
@@ -165,11 +213,14 @@ def open_history_store(config):
         raise pytest.UsageError(f"--kernelwatch-history: {error}") from None
 
 
-def threshold_of(config) -> float | None:
-    """--kernelwatch-threshold as a fraction (None when not given); UsageError when it is no fraction."""
-    raw = config.getoption("kernelwatch_threshold")
+def floors_of(config):
+    """The noise floors the run judges with: --kernelwatch-threshold, else $KERNELWATCH_THRESHOLD, as the same-GPU
+    floor (kernelwatch.verdict.against_baseline.judging_floors, which compare and history changes read too);
+    UsageError naming the option or the variable when it is no fraction."""
+    from kernelwatch.verdict.against_baseline import judging_floors
+
     try:
-        return parse_fraction(raw, "--kernelwatch-threshold") if raw else None
+        return judging_floors(config.getoption("kernelwatch_threshold"), "--kernelwatch-threshold")
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
 

@@ -36,6 +36,7 @@ judged against its own machine rather than reported "other host".
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,7 @@ from kernelwatch.verdict.noise import (
     stored_phases,
 )
 from kernelwatch.verdict.record import TIMER_WALL, CaseRecord, records_of
-from kernelwatch.verdict.stats import judge
+from kernelwatch.verdict.stats import judge, parse_fraction
 
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:
@@ -72,6 +73,12 @@ ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test
 # the reference's own offset down to 1/sqrt(5) of one run's, and keep it to recent runs.
 REFERENCE_RUNS = 5
 DEFAULT_FLOORS = NoiseFloors()
+# the smallest slow-down flagged against this very GPU, read by every command that judges: the plugin
+# (--kernelwatch-threshold), `python -m kernelwatch.compare` and `history changes`/`site` (--threshold), and
+# `history bisect`, whose probes are plugin runs
+THRESHOLD_ENV = "KERNELWATCH_THRESHOLD"
+THRESHOLD_HELP = (f"smallest slow-down flagged against a run from the same GPU, e.g. 0.02 or 2%% (default: "
+                  f"${THRESHOLD_ENV}, as a pytest run reads it, else {DEFAULT_FLOORS.same_gpu * 100:g}%%)")
 
 
 def run_gpu_uuid(doc: dict) -> str | None:
@@ -181,6 +188,21 @@ def pooled_samples(runs: list) -> list[float]:
     per_run = max(MIN_VALUES_PER_RUN, min(len(samples) for samples in runs))
     levels = (np.arange(per_run) + 0.5) / per_run
     return [float(value) for samples in runs for value in np.quantile(samples, levels)]
+
+
+def threshold_from(given: str | None, option: str) -> float | None:
+    """The threshold a command judges with: its own option's value `given` (the option named `option`), else
+    $KERNELWATCH_THRESHOLD, else None (the floors as they are). ValueError naming where a value that is no
+    fraction came from: the option, or the variable."""
+    if given:
+        return parse_fraction(given, option)
+    variable = os.environ.get(THRESHOLD_ENV, "")
+    return parse_fraction(variable, f"${THRESHOLD_ENV}") if variable.strip() else None
+
+
+def judging_floors(given: str | None, option: str = "--threshold") -> NoiseFloors:
+    """The floors of every command that judges, with `threshold_from(given, option)` (ValueError as there)."""
+    return floors_with_threshold(DEFAULT_FLOORS, threshold_from(given, option))
 
 
 def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> NoiseFloors:
