@@ -1,6 +1,6 @@
-"""`kernelwatch`: the suite's one command line, installed by `pip install -e .` (pyproject.toml).
+"""`kernelwatch`: the plugin's one command line, installed with it (pyproject.toml's console script).
 
-    kernelwatch compare OLD NEW [--report R.md] [--allow-partial] [--in FOLDER]
+    kernelwatch compare OLD NEW [--report R.md] [--allow-partial] [--in FOLDER] [--repo CHECKOUT] [--kernels PACKAGE] [--threshold F]
     kernelwatch plot FOLDER [--out DIR]
     kernelwatch import | runs | export | changes | acknowledge | remove-run | site | bisect ... [--history URL]
 

@@ -372,6 +372,7 @@ def test_a_missing_database_driver_is_one_history_error_without_the_password(url
     with pytest.raises(HistoryError, match="its database driver is not installed") as raised:
         connection.create_engine(sa.engine.make_url(url))
     assert "secret" not in str(raised.value)
+    assert str(raised.value).endswith("(pip install 'kernelwatch[postgresql]')")  # the extra that brings psycopg
 
 
 def test_the_switch_to_wal_is_retried_while_the_file_is_locked_and_then_made():

@@ -3,7 +3,7 @@
     python -m kernelwatch.history import PATH... [--history URL]
     python -m kernelwatch.history runs [--gpu GPU] [--removed] [--history URL]
     python -m kernelwatch.history export RUN [-o FILE] [--history URL]
-    python -m kernelwatch.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model]
+    python -m kernelwatch.history changes [--since DATE] [--gpu UUID|MODEL] [--newest N] [--by gpu_uuid|gpu_model] [--threshold F]
     python -m kernelwatch.history acknowledge CASE RUN --reason TEXT [--history URL]
     python -m kernelwatch.history remove-run RUN --reason TEXT [--history URL]
     python -m kernelwatch.history site OUT/ [--gpu UUID|MODEL] [--by gpu_uuid|gpu_model] [--history URL]

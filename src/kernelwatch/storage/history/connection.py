@@ -184,7 +184,8 @@ def create_engine(url: URL) -> sa.Engine:
         _quiet_pipeline_warning()
         return engine
     except (NoSuchModuleError, ImportError) as exc:
-        raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc})") from None
+        hint = " (pip install 'kernelwatch[postgresql]')" if url.get_backend_name() == "postgresql" else ""
+        raise HistoryError(f"{safe_url(url)}: its database driver is not installed ({exc}){hint}") from None
 
 
 # thread -> the PostgreSQL session (its server process id) of the connection it took last: what `deadline`
