@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from backends import POSTGRES_ENV, postgres_admin_url
 
 from kernelwatch.storage.history import store as store_module
@@ -17,6 +18,9 @@ from kernelwatch.storage.history.validation import current
 from maintainers.checks import bad_documents
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# the corpus fed to a store on both backends, in subprocesses (about 15 s): CI's second pass (-m slow)
+pytestmark = pytest.mark.slow
 
 
 def _counts(out: str) -> dict[str, int]:

@@ -367,6 +367,7 @@ def project(tmp_path):
     return root
 
 
+@pytest.mark.slow  # pytest --collect-only in a subprocess per case: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("argv, words", [
     (["-k", "no_such_case"], "-k no_such_case selects no timed case (-m perf) in {repo} under the quick profile"),
     (["test_speed.py::test_time[3]"], "'test_speed.py::test_time[3]' selects no timed case in {repo}: pytest "
@@ -383,6 +384,7 @@ def test_a_case_the_checkouts_pytest_does_not_collect_is_said_in_one_line_before
     assert len(err.splitlines()) == 1 and "CUDA" not in err
 
 
+@pytest.mark.slow  # pytest --collect-only in a subprocess: CI's second pass
 def test_a_case_the_checkout_collects_goes_on_to_the_probes(project, monkeypatch, capsys):
     probed = []
 

@@ -17,6 +17,9 @@ from kernelwatch.storage.history import HistoryError, connection, open_store
 from kernelwatch.storage.history.schema import CASES
 from maintainers.support.synthetic_history import make_document
 
+# real sessions held open for a second or more each: CI's second pass (tox -e unit -- -m slow)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(name="holder")
 def holder_fixture(postgres_url):
