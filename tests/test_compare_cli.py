@@ -123,7 +123,7 @@ def test_the_report_names_the_new_runs_gpu_and_a_run_of_another_gpu_model_is_ref
     path = RUNS / "0005_h200-5fcc19b.json"
     gpu = json.loads(path.read_text())["machine_info"]["gpu"]
     _, text = compare.compare_runs(path, path)
-    assert text.startswith(f"# Kernel suite on {gpu['name']} ({gpu['uuid']}, host {gpu['host']}) vs ")
+    assert text.startswith(f"# kernelwatch on {gpu['name']} ({gpu['uuid']}, host {gpu['host']}) vs ")
     doc = json.loads(path.read_text())
     doc["machine_info"]["gpu"]["name"] = "NVIDIA A100-SXM4-80GB"
     other = tmp_path / "0001_a100.json"

@@ -45,7 +45,7 @@ def test_a_ref_report_notes_an_accepted_slowdown_only_where_a_case_was_accepted(
     write_ref_report(state)
     text = (tmp_path / "report.md").read_text()
     assert ("**Slowdown accepted**: the new tile trades 1024³ for 4096³" in text) is noted
-    assert text.startswith("# Kernel suite: this tree against `origin/main` (0123456789) on Fake GPU")
+    assert text.startswith("# kernelwatch: this tree against `origin/main` (0123456789) on Fake GPU")
     assert state.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
 
 

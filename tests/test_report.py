@@ -35,7 +35,7 @@ def judged(case, label, median, ratio=None, detectable=0.02, reason="", referenc
 def report(cases, gpu=GPU, baseline=BASELINE):
     against = f"`{baseline}`" if baseline else "no baseline"
     verdicts = [verdict for verdict, _ in cases]
-    return markdown_report(f"Kernel suite on {where(gpu)} vs {against}", verdicts, {r.case: r for _, r in cases})
+    return markdown_report(f"kernelwatch on {where(gpu)} vs {against}", verdicts, {r.case: r for _, r in cases})
 
 
 def labels(cases):
@@ -68,7 +68,7 @@ def test_report_has_one_row_per_case_regressions_first():
 
 def test_report_names_the_gpu_its_uuid_host_and_baseline():
     text = report(records())
-    assert text.splitlines()[0] == f"# Kernel suite on NVIDIA H200 (GPU-1234, host h200-a) vs `{BASELINE}`"
+    assert text.splitlines()[0] == f"# kernelwatch on NVIDIA H200 (GPU-1234, host h200-a) vs `{BASELINE}`"
     assert "Summary: 1 slower, 1 faster, 1 throttled, 1 new, 2 same (6 cases)" in text
 
 

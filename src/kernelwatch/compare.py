@@ -70,7 +70,7 @@ def compare_runs(old_path: Path, new_path: Path, repository: Path = Path("."),
     verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host, floors=floors)
                 for record in records]
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
-    title = f"Kernel suite on {where(recorded_on)} vs `{old_path}`"
+    title = f"kernelwatch on {where(recorded_on)} vs `{old_path}`"
     text = markdown_report(title, verdicts, {r.case: r for r in records}, [judged_line(verdicts)])
     return verdicts, text + cards_text(verdicts, records, old_doc, new_doc, repository, library)
 

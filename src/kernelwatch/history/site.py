@@ -213,7 +213,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
                acknowledged: Mapping[tuple[str, str], str] | None = None,
                references: Mapping[SeriesKey, float] | None = None,
                reason: Callable[[Step], str | None] | None = None,
-               title: str = "Kernel suite: history") -> Path:
+               title: str = "kernelwatch: history") -> Path:
     """Write index.html and one page per case into `out_dir`; returns the index's path.
 
     `steps`: each series' detected steps (kernelwatch.history.steps.detect_all).

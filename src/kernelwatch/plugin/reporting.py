@@ -28,7 +28,7 @@ def write_stored_report(state: SuiteState) -> None:
             state.notices.append(f"{len(not_run)} case(s) of the baseline did not run in this session, "
                                  f"e.g. {not_run[0]}")
     against = f"`{baseline.path}`" if baseline is not None else "no baseline"
-    title = f"Kernel suite on {where(state.gpu)} vs {against}"
+    title = f"kernelwatch on {where(state.gpu)} vs {against}"
     text = markdown_report(title, state.verdicts, {r.case: r for r in state.records}, [references_line(state.verdicts)])
     followed = followed_records(state)
     if followed:
@@ -64,7 +64,7 @@ def write_ref_report(state: SuiteState) -> None:
         ref.removed_kernels()
     except LibraryError as error:
         state.notices.append(f"removed kernels not looked for: {error}")
-    title = f"Kernel suite: this tree against `{ref.ref}` ({ref.tree.sha[:10]}) on {where(state.gpu)}"
+    title = f"kernelwatch: this tree against `{ref.ref}` ({ref.tree.sha[:10]}) on {where(state.gpu)}"
     notes = [f"**Slowdown accepted**: {ref.accepted}"] if ref.accepted and any(
         v.label == ACCEPTED for v in ref.verdicts) else []
     text = markdown_report(title, ref.verdicts, {r.case: r for r in state.records}, notes)
