@@ -57,18 +57,24 @@ run_step() {  # run_step NAME COMMAND...: the log in $WORK/NAME.log; sets rc and
   echo "=== $name: exit $rc in ${secs}s: $(verdicts "$WORK/$name.log") $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$WORK/$name.log" | tail -n 1)"
 }
 
+slug_of_this_gpu() {  # the GPU's baseline folder, named as the plugin names it (kernelwatch.timing.gpu.gpu_slug)
+  python3 -c "import pynvml as n; from kernelwatch.timing.gpu import gpu_slug; n.nvmlInit()
+print(gpu_slug(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0))))"
+}
+
+label_of() {  # label_of SLUG: a baseline's label, <model>-<commit> (NVIDIA_H100_80GB_HBM3 at 3f6b67b: h100-3f6b67b)
+  echo "$(echo "$1" | sed -E 's/^NVIDIA_//; s/_.*//' | tr 'A-Z' 'a-z')-$(git rev-parse --short HEAD)"
+}
+
 suite() {
   local store="sqlite:///$WORK/suite-history.sqlite"
-  local slug; slug=$(python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))")
+  local slug; slug=$(slug_of_this_gpu)
   local nightly=("${PYTEST[@]}" suites --benchmark-compare --kernelwatch-require-gpu -ra --kernelwatch-history="$store"
                  --kernelwatch-profile nightly)
   run_step nightly-1 "${nightly[@]}" --benchmark-json="$WORK/nightly-1.json" --kernelwatch-report="$WORK/nightly-1.md"
   row "suite" "nightly 1 (the workflow's command)" "exit $rc, ${secs} s" "$(verdicts "$WORK/nightly-1.log")"
   if ! ls baselines/"$slug"/*.json > /dev/null 2>&1; then
-    local label; label="$(echo "$slug" | sed -E 's/^NVIDIA_//; s/_.*//' | tr 'A-Z' 'a-z')-$(git rev-parse --short HEAD)"
-    run_step record "${PYTEST[@]}" suites -m perf --benchmark-save="$label" --kernelwatch-require-gpu
-    cp baselines/"$slug"/*_"$label".json "$OUT/" 2>/dev/null
-    row "suite" "baseline recorded ($label)" "exit $rc, ${secs} s" "$(ls baselines/"$slug"/ | tr '\n' ' ')"
+    record 1  # no baseline of this GPU model: one, the README's way
   fi
   for i in 2 3 4; do
     run_step "nightly-$i" "${nightly[@]}" --benchmark-json="$WORK/nightly-$i.json" --kernelwatch-report="$WORK/nightly-$i.md"
@@ -128,13 +134,8 @@ PY
   done
 }
 
-slug_of_this_gpu() {
-  python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))"
-}
-
 record() {  # record N
-  local slug label; slug=$(slug_of_this_gpu)
-  label="$(echo "$slug" | sed -E 's/^NVIDIA_//; s/_.*//' | tr 'A-Z' 'a-z')-$(git rev-parse --short HEAD)"
+  local slug label; slug=$(slug_of_this_gpu) label=$(label_of "$slug")
   for i in $(seq 1 "$1"); do
     run_step "record-$i" "${PYTEST[@]}" suites -m perf --benchmark-save="$label" --kernelwatch-require-gpu
     row "record" "baseline run $i ($label)" "exit $rc, ${secs} s" "$(ls baselines/"$slug"/ | tr '\n' ' ')"
@@ -153,7 +154,7 @@ nightlies() {  # nightlies N
 }
 
 card() {
-  local slug; slug=$(python3 -c "import pynvml as n; n.nvmlInit(); print(n.nvmlDeviceGetName(n.nvmlDeviceGetHandleByIndex(0)).replace(' ', '_'))")
+  local slug; slug=$(slug_of_this_gpu)
   local baseline; baseline=$(ls baselines/"$slug"/*.json 2>/dev/null | tail -n 1)
   [ -n "$baseline" ] || { row card "no baseline for $slug" "" ""; return; }
   local started_at; started_at=$(git rev-parse HEAD)

@@ -66,6 +66,11 @@ class PreparedCase(Protocol):
     def same_case_in(self, library: ModuleType) -> PreparedCase: ...
 
 
+def is_prepared_case(value) -> bool:
+    """`value` offers what a prepared case must (run, build, same_case_in), not only a callable."""
+    return all(callable(getattr(value, name, None)) for name in ("run", "build", "same_case_in"))
+
+
 class KernelLibrary(Protocol):
     def source_of(self, build: Build) -> tuple[str, Sequence[str]]: ...
 

@@ -31,6 +31,7 @@ import sys
 
 import pytest
 
+from kernelwatch.ab.library import is_prepared_case
 from kernelwatch.metrics import relative_error, scaled_error
 from kernelwatch.plugin.benchmark import mark_not_timed
 
@@ -61,7 +62,7 @@ class Launch:
             marker = self._node.get_closest_marker("kernelwatch")
             marked = settings_of(marker.args, marker.kwargs, "@pytest.mark.kernelwatch") if marker else {}
             chosen = {**marked, **settings_of((), settings, "kernelwatch(...)")}
-            prepared = launch if is_prepared(launch) else None
+            prepared = launch if is_prepared_case(launch) else None
             call = (lambda: prepared.run(self._stream)) if prepared is not None else launch
             result = self._checked(call, out, reference, chosen) if reference is not None else None
         except pytest.fail.Exception:
@@ -146,11 +147,6 @@ def current_stream(stream):
         if torch is not None and torch.cuda.is_available():
             more.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr)))
         yield
-
-
-def is_prepared(launch) -> bool:
-    """A prepared case of a kernel library (run, build, same_case_in), not a plain callable."""
-    return all(callable(getattr(launch, name, None)) for name in ("run", "build", "same_case_in"))
 
 
 def as_tuple(value) -> tuple:

@@ -233,7 +233,7 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
             f"(driver, clocks, power, another process) or in the measurement; no commit of the window made it{moved}."),
             ""]
         return
-    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    shape = matmul_shape(prepared)
     try:
         if state.library is None:
             raise LibraryError(NOT_NAMED)
@@ -281,7 +281,7 @@ def explain_slower(state, case: str, prepared) -> None:
     builds = state.ref.builds.get(case)
     if builds is None:
         return
-    shape = f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
+    shape = matmul_shape(prepared)
     ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
     try:
         lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(state.ref.library.package, builds[1], shape),
@@ -289,3 +289,9 @@ def explain_slower(state, case: str, prepared) -> None:
     except (RuntimeError, ValueError, OSError) as error:
         lines = no_card(case, error)
     state.ref.cards[case] = lines
+
+
+def matmul_shape(prepared) -> str | None:
+    """"MxNxK" of a prepared matrix product (one that gives m, n and k), the shape its card's Nsight Compute half
+    launches (cause/launch.py); None for any other case."""
+    return f"{prepared.m}x{prepared.n}x{prepared.k}" if all(hasattr(prepared, x) for x in "mnk") else None
