@@ -39,7 +39,7 @@ BAD_ARGUMENTS = {"maintainers.device.summarize": [], "maintainers.checks.check_o
                  "maintainers.mutation.replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"],
                  **{f"maintainers.experiments.{name}": ["--no-such-option"] for name in (
                      "ab_table", "append_cost", "cupti_effect", "cupti_kinds", "cupti_smoke", "energy_spread",
-                     "history_verdicts", "lone_copy", "replay_verdicts", "sensitivity_table", "spread_table",
+                     "history_verdicts", "lone_copy", "pageable_spread", "replay_verdicts", "sensitivity_table", "spread_table",
                      "streams_spread")}}
 
 
