@@ -14,6 +14,7 @@ import pytest
 from kernelwatch.verdict import against_baseline
 from kernelwatch.verdict.against_baseline import (
     HISTORY_MIN_RUNS,
+    HISTORY_MIN_RUNS_WALL,
     REFERENCE_RUNS,
     Baseline,
     history_of,
@@ -22,7 +23,7 @@ from kernelwatch.verdict.against_baseline import (
     judge_record,
     reference_samples,
 )
-from kernelwatch.verdict.labels import FASTER, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
+from kernelwatch.verdict.labels import FASTER, FEW_RUNS, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
 from kernelwatch.verdict.noise import (
     NoiseFloors,
     StoredResult,
@@ -59,10 +60,26 @@ def test_a_three_percent_slowdown_regresses_on_the_same_gpu_and_not_on_another()
     assert other.verdict == SAME and other.detectable == 0.05
 
 
-def test_a_wall_clock_case_is_judged_on_the_same_machine_at_thirty_percent():
-    assert judged(TIMER_WALL, 1.25, "GPU-A").verdict == SAME
-    slow = judged(TIMER_WALL, 1.40, "GPU-A")
+def wall_clock_runs(n: int, gpu: str = "GPU-A") -> list[StoredResult]:
+    """`n` other runs of the baseline folder, of the baseline's wall-clock case on `gpu`."""
+    return stored_runs_of(gpu, n, sass=None, timer=TIMER_WALL)
+
+
+def test_a_wall_clock_case_is_judged_on_the_same_machine_at_thirty_percent_from_eight_runs():
+    enough = wall_clock_runs(HISTORY_MIN_RUNS_WALL - 1)  # with the baseline itself: eight runs of this machine
+    assert judged(TIMER_WALL, 1.25, "GPU-A", history=enough).verdict == SAME
+    slow = judged(TIMER_WALL, 1.40, "GPU-A", history=enough)
     assert slow.verdict == SLOWER and slow.detectable == 0.30
+
+
+@pytest.mark.parametrize("others", [0, 1, HISTORY_MIN_RUNS_WALL - 2])
+def test_a_wall_clock_case_against_fewer_than_eight_runs_of_its_machine_is_reported_not_judged(others):
+    """An H100 read three pageable routines 1.40-1.46x the two baseline runs of its own machine, no code changed:
+    the baseline folder's runs need the eight the history store's reference needs before a verdict."""
+    history = wall_clock_runs(others) + wall_clock_runs(20, gpu="GPU-B")  # another machine's runs never count
+    record = judged(TIMER_WALL, 1.50, "GPU-A", history=history)
+    assert record.verdict == FEW_RUNS and record.ratio == pytest.approx(1.5)
+    assert f"holds {others + 1}" in record.verdict_reason
 
 
 def test_a_wall_clock_case_against_another_machine_is_reported_not_judged():
@@ -551,7 +568,8 @@ def test_records_of_an_unknown_timer_on_both_sides_are_judged():
 
 def test_a_wall_clock_case_read_from_files_is_judged_at_thirty_percent_and_only_on_its_machine():
     base = baseline_of(record_of(1e-3, timer=TIMER_WALL, seed=0))
-    same = judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-A"))
+    runs = history_runs("GPU-A", HISTORY_MIN_RUNS_WALL - 1, timer=TIMER_WALL)
+    same = judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-A"), history=runs)
     assert (same.label, same.detectable) == (SAME, pytest.approx(0.30))
     assert judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-B")).label == OTHER_HOST
 

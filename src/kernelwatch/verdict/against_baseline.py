@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from kernelwatch.verdict.labels import (
+    FEW_RUNS,
     HISTORY_REFERENCE,
     OTHER_GPU,
     OTHER_HOST,
@@ -179,6 +180,14 @@ def pooled_with_baseline(base: CaseRecord, baseline: Baseline, history: list[Sto
     return same_code[max(0, len(same_code) - (REFERENCE_RUNS - 1)):]
 
 
+def machine_runs(base: CaseRecord, baseline: Baseline, history: list[StoredResult]) -> int:
+    """How many runs of this case's machine code and timer the baseline's GPU holds: the baseline and the other
+    stored runs `pooled_with_baseline` could take (all of them, not only the newest)."""
+    gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid)
+    return 1 + sum(1 for run in history if run.run != baseline.path.name and run.samples and run.gpu_uuid == gpu_uuid
+                   and gpu_uuid is not None and run.timer == base.timer and run.sass == base.sass)
+
+
 def pooled_samples(runs: list) -> list[float]:
     """The samples of several runs pooled so that every run weighs the same: each gives the m
     quantiles (i + 1/2)/m of its samples, m being the smallest run's sample count, at least
@@ -212,6 +221,18 @@ def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> Noise
     return dataclasses.replace(floors, same_gpu=threshold, other_gpu=max(floors.other_gpu, threshold))
 
 
+# A GPU's own history is the reference once it holds this many passed runs of the case with the
+# same machine code and timer: fewer say too little about this GPU's spread between processes.
+HISTORY_MIN_RUNS = 3
+# A host routine timed by wall clock needs more: its pageable copies moved 1.3x-1.9x between nightlies
+# minutes apart on one H200 (2026-12-02, GPU-66a73428: row_shared pageable 1738-2466 µs, blocktile_1d
+# 1305-2467 µs), where three quiet runs gave a spread of 7% and a 38% move failed the nightly. With
+# eight runs the spread they show is the routine's own. The same holds of a baseline folder's runs from this
+# machine: on an H100 (2026-12-05, GPU-6c0f81f1) three pageable routines read 1.40-1.46x the two baseline runs
+# recorded there minutes before, with no change of code.
+HISTORY_MIN_RUNS_WALL = 8
+
+
 def _not_judged(record: CaseRecord, base: CaseRecord, label: str, reason: str) -> Verdict:
     ratio = record.median_s / base.median_s
     return Verdict(record.case, label, base.median_s, record.median_s, ratio, None,
@@ -227,7 +248,8 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     NEW without a baseline case; OTHER_HOST for a wall-clock case, or one
     whose GPU time includes host copies, against another machine's baseline (OTHER_GPU where
     `current_host` names the same host as the baseline's: two GPUs of one name, as VMs are);
-    OTHER_TIMER when the baseline case was
+    FEW_RUNS for a wall-clock case whose machine has fewer than HISTORY_MIN_RUNS_WALL runs of it in the
+    baseline folder (the rule the history store's reference follows too); OTHER_TIMER when the baseline case was
     timed by another timer; THROTTLED when either side was throttled; else the
     noise model's verdict (kernelwatch.verdict.stats.judge).
     """
@@ -243,6 +265,11 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     elif record.timer == TIMER_WALL and not same_gpu:
         verdict = _not_judged(record, base, elsewhere, "timed by wall clock, which measures the host (CPU, memory, "
                               "PCIe) as much as the GPU: judged only against a baseline from the same machine")
+    elif record.timer == TIMER_WALL and (
+            runs_here := machine_runs(base, baseline, list(history))) < HISTORY_MIN_RUNS_WALL:
+        verdict = _not_judged(record, base, FEW_RUNS, f"timed by wall clock, whose spread between processes only "
+                              f"{HISTORY_MIN_RUNS_WALL} runs of this machine show (pageable copies moved 1.3-1.9x "
+                              f"between runs minutes apart): the baseline folder holds {runs_here}")
     elif record.host_copies and not same_gpu:
         verdict = _not_judged(record, base, elsewhere, "its GPU time includes copies between host and device "
                               "memory, which measure the host's PCIe link and memory as much as the GPU (one H200 "
@@ -270,16 +297,6 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
             + [reference_run(run) for run in pooled]))
     return dataclasses.replace(verdict, reference=baseline.path.name if baseline is not None else None,
                                reference_runs=runs)
-
-
-# A GPU's own history is the reference once it holds this many passed runs of the case with the
-# same machine code and timer: fewer say too little about this GPU's spread between processes.
-HISTORY_MIN_RUNS = 3
-# A host routine timed by wall clock needs more: its pageable copies moved 1.3x-1.9x between nightlies
-# minutes apart on one H200 (2026-12-02, GPU-66a73428: row_shared pageable 1738-2466 µs, blocktile_1d
-# 1305-2467 µs), where three quiet runs gave a spread of 7% and a 38% move failed the nightly. With
-# eight runs the spread they show is the routine's own.
-HISTORY_MIN_RUNS_WALL = 8
 
 
 def judge_against_history(record: CaseRecord, history: list[StoredResult], *, gpu_uuid: str | None,

@@ -15,6 +15,7 @@ request, `--kernelwatch-compare-ref`). Both give a `Verdict` with one of these l
 | removed | the case exists only in the ref (A/B) | no |
 | other host | a wall-clock host routine, or a case with host copies, against another machine's reference: not judged | no |
 | other GPU | the same, against another GPU of a host of the same name (a VM's "vm", say): not judged | no |
+| few runs | a wall-clock host routine whose machine holds fewer runs of it than its spread needs: not judged | no |
 | other timer | the reference was timed by another timer: not judged | no |
 | throttled | NVML reported throttling on either side: not judged | no |
 """
@@ -32,11 +33,12 @@ NEW = "new"
 REMOVED = "removed"
 OTHER_HOST = "other host"
 OTHER_GPU = "other GPU"
+FEW_RUNS = "few runs"
 OTHER_TIMER = "other timer"
 THROTTLED = "throttled"
 
 # the order of the reports and summary lines: what needs attention first
-LABELS = (SLOWER, FASTER, ACCEPTED, THROTTLED, NEW, REMOVED, OTHER_HOST, OTHER_GPU, OTHER_TIMER, SAME, UNCHANGED)
+LABELS = (SLOWER, FASTER, ACCEPTED, THROTTLED, NEW, REMOVED, OTHER_HOST, OTHER_GPU, FEW_RUNS, OTHER_TIMER, SAME, UNCHANGED)
 FAILING = frozenset({SLOWER})
 # how a verdict names this GPU's own history as its reference: HISTORY_REFERENCE + the GPU's UUID
 HISTORY_REFERENCE = "history of "
