@@ -23,7 +23,17 @@ from kernelwatch.verdict.against_baseline import (
     judge_record,
     reference_samples,
 )
-from kernelwatch.verdict.labels import FASTER, FEW_RUNS, NEW, OTHER_GPU, OTHER_HOST, OTHER_TIMER, SAME, SLOWER, THROTTLED
+from kernelwatch.verdict.labels import (
+    FASTER,
+    FEW_RUNS,
+    NEW,
+    OTHER_GPU,
+    OTHER_HOST,
+    OTHER_TIMER,
+    SAME,
+    SLOWER,
+    THROTTLED,
+)
 from kernelwatch.verdict.noise import (
     NoiseFloors,
     StoredResult,
