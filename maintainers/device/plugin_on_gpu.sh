@@ -17,7 +17,8 @@
 #                CUPTI counted for the torch and triton callables
 #     record N   N more baseline runs of this GPU model, recorded the README's way (LABEL: <model>-<commit>): runs of
 #                the same code give the noise model a spread between processes (one run has none)
-#     nightlies N  N nightlies as the workflow runs them against the baselines, into a fresh store
+#     nightlies N  N nightlies as the workflow runs them against the baselines, into a fresh store (their JUnit XML
+#                and JSON in the logs, for `python -m maintainers.checks.nightly_time` and the spread between runs)
 #     card       warptile_128x256 with 8-deep k tiles (the tuning table's 3.5%), committed, timed, and
 #                `kernelwatch compare` of this GPU's newest baseline against that run: the cause card
 #
@@ -147,7 +148,8 @@ nightlies() {  # nightlies N
   local store="sqlite:///$WORK/nightlies-history.sqlite"
   for i in $(seq 1 "$1"); do
     run_step "again-$i" "${PYTEST[@]}" suites --benchmark-compare --kernelwatch-require-gpu -ra \
-      --kernelwatch-history="$store" --kernelwatch-profile nightly --kernelwatch-report="$WORK/again-$i.md"
+      --kernelwatch-history="$store" --kernelwatch-profile nightly --kernelwatch-report="$WORK/again-$i.md" \
+      --junitxml="$WORK/again-$i.xml" --benchmark-json="$WORK/again-$i.json"
     row "nightlies" "nightly $i against the baselines" "exit $rc, ${secs} s" \
       "$(verdicts "$WORK/again-$i.log"); $(grep -m1 '^References' "$WORK/again-$i.md"); $(grep -E '^FAILED' "$WORK/again-$i.log" | cut -c8-90 | tr '\n' ' ')"
   done
