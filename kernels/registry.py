@@ -130,7 +130,7 @@ MATMUL_KERNELS: dict[str, MatmulKernel] = {
                      vectorized=True),
         warptile("warptile", "warp tiling, conflict-free shared memory, double buffering",
                  rm=2, rn=2, min_blocks=2),
-        # the tuned configuration: best of seven in maintainers/checks/tune_warptile.py on the H200 (NOTES.md)
+        # the tuned configuration: best of seven in maintainers/checks/tune_warptile.py on the H200 (docs/method.md#warptile-tuning)
         warptile("warptile_128x256", "warptile tuned: 128x256 tiles, 8x16 outputs per thread, 16-deep k",
                  rm=2, rn=4, bk=16),
         MatmulKernel("cublas", "cuBLAS SGEMM through cupy.matmul, TF32 off", summation=LIBRARY),

@@ -6,7 +6,7 @@ user commands are the `kernelwatch` console script's (src/kernelwatch/cli.py).
                 the warptile tuning)
   device/       the runs on a lent GPU machine, step by step, and the tables they end with
   mutation/     mutation testing: cosmic-ray's config, the annotation filter, the coverage map, the replay
-  experiments/  one-off measurements behind figures of NOTES.md and docs/method.md
+  experiments/  one-off measurements behind figures of notes/ and docs/method.md
   support/      what the tools share with tests/ (tests import it from here; nothing imports tests/)
 
 Each Python tool runs from the repository root as ``python -m maintainers.<folder>.<name>`` and each shell

@@ -12,7 +12,7 @@ import numpy as np
 
 MATMUL_SIZES = {"full": [1000, 1024, 4096, 8192], "nightly": [1000, 1024, 4096, 8192], "quick": [1024, 4096]}
 # The tutorials' kernels (naive, Kahan, a row of A in shared memory, 16x16 and 32x32 tiles) take
-# 120-310 ms a launch at 8192³: 10.5 s of a 103 s nightly (H200, NOTES.md, 2026-12-01 seventh
+# 120-310 ms a launch at 8192³: 10.5 s of a 103 s nightly (H200, docs/method.md#nightly-time, 2026-12-01 seventh
 # session) for what their 4096³ cases already say, whose 64 MiB operands run far past the 50 MB L2.
 # The nightly times them up to this size; the weekly full profile at every size.
 TUTORIAL_KERNELS_LARGEST = {"full": 8192, "nightly": 4096, "quick": 4096}

@@ -84,7 +84,7 @@ def chase(kernels, chain, stream) -> None:
 def test_an_event_sample_reads_a_spin_of_known_length(kernelwatch_timer, kernels, length):
     times = [kernelwatch_timer.sample(lambda stream: spin(kernels, stream, int(length * 1e9)), flush=False) for _ in range(5)]
     # the spin ends on the GPU's clock and the events add their fixed cost (2.6-4.2 µs on H200 hosts,
-    # NOTES.md). The shortest sample is judged: other work on the GPU (another process's context)
+    # docs/method.md#event-timer-cost). The shortest sample is judged: other work on the GPU (another process's context)
     # can only lengthen one. 8 µs below the length covers the two clocks' resolution; at 20 ms a
     # figure 0.1% off (20 µs) falls outside either bound
     assert length - 8e-6 <= min(times) < length + 15e-6, times
@@ -216,7 +216,8 @@ def test_a_host_copy_ceiling_is_sampled_without_an_l2_flush_or_the_host_copy_win
 def test_a_host_copy_ceiling_grows_with_the_copies_and_runs_at_a_pcie_rate(kernelwatch_timer, kernelwatch_profile):
     # Three fresh sets of ceilings, each rule judged on the middle one: the host's other traffic can slow
     # one ceiling's samples for a fraction of a second (GPU-e767c524, 2026-12-04: a lone copy's median
-    # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 25 runs; NOTES.md). The rules are
+    # 130.5 µs against 79 µs per copy of four and of sixteen, in 2 of 25 runs;
+    # notes/2026-12-04.md#2026-12-04-nineteenth-session-the-censuss-last-four-modules-a-host-copy-ceiling-that-read-slow-on-one-host-issue-29). The rules are
     # about the copies, and a count ignored or a copy dropped fails all three.
     chunk = 4 << 20
     trials = []

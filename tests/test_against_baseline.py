@@ -131,7 +131,7 @@ def test_a_wall_clock_case_on_another_gpu_of_the_baselines_host_is_other_gpu_and
                         current_host="node-a").label == OTHER_HOST
 
 @pytest.mark.parametrize("timer, base_timer, factor, as_one_timer", [
-    # held events read 2.6-4.2 µs more per sample than CUPTI (NOTES.md): 4 µs of a 1 ms case
+    # held events read 2.6-4.2 µs more per sample than CUPTI (docs/method.md#event-timer-cost): 4 µs of a 1 ms case
     (TIMER_CUPTI, TIMER_EVENTS, 0.996, SAME),
     (TIMER_EVENTS, TIMER_CUPTI, 1.004, SAME),
     # a 5 µs add (CUPTI) reads about 9 µs by held events: 0.56x one way, 1.8x the other

@@ -144,7 +144,7 @@ def test_the_test_file_rule_refuses_a_file_named_after_a_pass(tmp_path):
 
 # The files the repository's root may hold: the layout the README names. A store or log written into the
 # root by a mistyped command (a SQLite file named `200` once was committed) is refused here.
-ROOT_FILES = {".gitignore", "NOTES.md", "README.md", "conftest.py", "pyproject.toml", "tox.ini"}
+ROOT_FILES = {".gitignore", "README.md", "conftest.py", "pyproject.toml", "tox.ini"}
 
 
 def test_the_repository_root_holds_only_its_known_files():

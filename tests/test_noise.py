@@ -215,7 +215,7 @@ def test_a_case_with_host_copies_is_never_judged_below_its_6_percent_floor():
     for same_gpu in (True, False):
         d = detectable_change(quiet, quiet, same_gpu=same_gpu, host_copies=True, reference_runs=5)
         assert d.fraction == 0.06 and d.because == "6% floor, host copies"
-    assert NoiseFloors().host_copy_floor == 0.06  # NOTES.md, 2026-12-02: one process 3.1-5.3% off its runs
+    assert NoiseFloors().host_copy_floor == 0.06  # docs/method.md#host-copy-floor, 2026-12-02: one process 3.1-5.3% off its runs
     with pytest.raises(ValueError, match="host_copy_floor"):
         NoiseFloors(host_copy_floor=1.0)
 

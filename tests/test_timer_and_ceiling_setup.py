@@ -151,7 +151,7 @@ def test_the_timers_stream_does_not_wait_on_the_legacy_default_stream(made):
 
 @pytest.mark.parametrize("l2_mib", [4, 32, 40, 50, 96, 126, 256])
 def test_the_flush_buffer_is_twice_the_l2_or_64_mib_on_any_gpu(made, l2_mib):
-    """Twice the L2 (timer.py's docstring, docs/method.md), never under the 64 MiB floor (NOTES.md) and no larger:
+    """Twice the L2 (timer.py's docstring, docs/method.md), never under the 64 MiB floor (docs/method.md#flush-buffer) and no larger:
     the buffer keeps that much device memory from the cases for the whole run."""
     timer_module.GpuTimer(l2_mib * MiB, prefer_cupti=False)
     assert made.ones == [max(2 * l2_mib, 64) * MiB // 4]  # floats, a whole number of them (CuPy takes no other)

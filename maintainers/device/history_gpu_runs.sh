@@ -88,7 +88,7 @@ while [ $# -gt 0 ]; do
       }
       good=$(g rev-parse HEAD)
       for n in 1 2 3 4; do life_nightly $n; done
-      echo "a line of notes" >> "$demo/NOTES.md" && g commit -q -am "NOTES: a harmless line"
+      echo "a line of notes" >> "$demo/notes/README.md" && g commit -q -am "notes: a harmless line"
       sed -i 's/                 rm=2, rn=4, bk=16),/                 rm=2, rn=4, bk=8),/' "$demo/kernels/registry.py"
       g diff --quiet -- kernels/registry.py && { echo "life: the slowing edit did not apply"; exit 2; }
       g commit -q -am "warptile_128x256: 8-deep k tiles (fewer registers, smaller shared memory)"

@@ -4,7 +4,7 @@
 
 tests/plugins/slowdown.py slows a library's case (cuBLAS, CuPy's add) down by
 appending a spin kernel; under CUPTI's KERNEL kind that costs 3.5-5.1 µs even
-for a spin of 0 cycles (H200, NOTES.md), more than 3% of a case under 170 µs. This measures, with the
+for a spin of 0 cycles (H200, docs/method.md#spin-append-cost), more than 3% of a case under 170 µs. This measures, with the
 suite's own timer (nightly profile), a case alone and with each of: a spin
 kernel of 0 cycles, a 4-byte and a 1 MiB memset, a 4-byte device-to-device
 copy; for cuBLAS 1024³ (timed with the KERNEL kind) and vector_add_vec4 on

@@ -1,4 +1,4 @@
-"""Does recording CUPTI activity change a kernel's own time? (NOTES.md, 2026-11-30)
+"""Does recording CUPTI activity change a kernel's own time? (docs/method.md#cupti-kernel-kinds, 2026-11-30)
 
     python -m maintainers.experiments.cupti_effect
 

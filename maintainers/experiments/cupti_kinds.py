@@ -1,4 +1,4 @@
-"""Which CUPTI kernel activity kind leaves a kernel's own time alone? (NOTES.md, 2026-11-30)
+"""Which CUPTI kernel activity kind leaves a kernel's own time alone? (docs/method.md#cupti-kernel-kinds, 2026-11-30)
 
     python -m maintainers.experiments.cupti_kinds
 

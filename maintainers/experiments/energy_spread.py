@@ -3,7 +3,7 @@
     python -m maintainers.experiments.energy_spread [--rounds N]
 
 Three runs of the nightly's energy cases gave joules per launch 0.3-1.7% apart between processes
-while each run's own 95% interval was 0.1-0.4% wide (NOTES.md, 2026-12-02). One suspect is where
+while each run's own 95% interval was 0.1-0.4% wide (docs/method.md#energy-between-processes, 2026-12-02). One suspect is where
 the inputs live: a fresh process allocates them at other physical addresses (other L2 slices and
 HBM channels). Per case this measures, alternating, N times on the buffers it was prepared with
 and N times on a fresh copy of the inputs each time (the old copies kept alive, so the memory pool

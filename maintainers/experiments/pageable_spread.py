@@ -3,7 +3,8 @@
     python -m maintainers.experiments.pageable_spread [PROCESSES]
 
 The pageable host routines (allocate, copy in, multiply, copy out, by wall clock) moved 1.3x-1.9x between
-nightlies on one H200 and read 1.4x their baseline on an H100 (NOTES.md), while their GPU phases held within
+nightlies on one H200 and read 1.4x their baseline on an H100
+(notes/2026-12-05.md#2026-12-05-twenty-first-session-kernelwatch-an-installable-plugin-its-first-runs-on-an-h100-issues-44-48), while their GPU phases held within
 2%: the host phase (staging, Python) carries the spread. This times, in PROCESSES (default 4) fresh processes
 per condition, the three host operations of such a routine on a 1000x1000 float32 matrix (4 MB), each the
 median of 60 repetitions by the wall clock: a CPU copy (np.copyto), a pageable copy in (cupy.asarray) and

@@ -3,7 +3,7 @@
     python -m maintainers.experiments.streams_spread [ALLOCATIONS [MIN_TIME_S]]
 
 The streams cases move between processes by a standard deviation of 0.2-1.9%
-(NOTES.md), against at most 0.37% for GPU-only work. One process here times the
+(docs/method.md#host-copy-spread), against at most 0.37% for GPU-only work. One process here times the
 suite's pipeline (10 M floats, nightly profile, the suite's own timer) at 1, 4
 and 16 chunks on ALLOCATIONS (default 5) fresh sets of pinned host buffers, then
 the first set again. If the medians move between allocations as much as between

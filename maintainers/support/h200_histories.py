@@ -6,7 +6,7 @@ The noise of one case's median from run to run has two parts:
   (baselines/NVIDIA_H200/000*.json) are five runs on five different GPUs, so no
   case has two runs on one GPU there. Their spread (sd of the log medians over
   the five) mixes host-to-host differences in, so it is an upper bound of the
-  one-GPU spread. NOTES.md measured the one-GPU spread directly: at most 0.37%
+  one-GPU spread. The one-GPU spread measured directly (docs/method.md#between-process-spread): at most 0.37%
   for GPU-timed cases of 50 us or more on three hosts. So `run_sd` is the
   case's five-GPU spread clipped to 0.2%..0.5%: the quiet cases get 0.2%, the
   noisy ones (and every case whose hosts differ by more) 0.5%, above every

@@ -42,7 +42,7 @@ def _ratio(diff, magnitude, xp):
 
     Element-wise `where`, not boolean-mask assignment: on CuPy a mask assignment runs a scan
     whose kernels are compiled anew for each array size, 4-6 s each on a machine without
-    CuPy's kernel cache (H200, NOTES.md, 2026-12-01 seventh session).
+    CuPy's kernel cache (H200, docs/method.md#nightly-time, 2026-12-01 seventh session).
     """
     with _quiet():
         error = diff / magnitude

@@ -168,7 +168,8 @@ def test_site_writes_a_page_per_case_and_marks_the_step(history_url, tmp_path, c
 
 @pytest.mark.slow
 def test_changes_and_site_over_60_runs_of_90_cases(tmp_path, capsys):
-    # 200 x 90 is maintainers/checks/time_changes.py --store (its figures: NOTES.md, the report); here 60 x 90 on SQLite
+    # 200 x 90 is maintainers/checks/time_changes.py --store (its figures:
+    # notes/2026-12-02.md#2026-12-02-tenth-session-the-life-of-a-regression-issue-28, the report); here 60 x 90 on SQLite
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     record_history(url, runs=60, cases=90, step_at=50, stepped=range(0, 90, 10))
     started = time.perf_counter()

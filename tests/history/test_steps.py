@@ -49,7 +49,7 @@ def test_two_percent_step_found_at_its_run_in_95_of_100_series():
 
 @pytest.mark.slow  # 100 simulated series: CI's second pass (tox -e unit -- -m slow)
 def test_two_percent_step_three_runs_before_the_newest_is_found_in_90_of_100_series():
-    # measured 95 of 100 (NOTES.md); Welch's test alone on 3 runs found 33
+    # measured 95 of 100 (docs/method.md#change-points); Welch's test alone on 3 runs found 33
     profiles = gpu_timed_profiles()
     found = 0
     for i in range(100):
@@ -66,7 +66,7 @@ def test_clean_series_give_a_false_change_in_at_most_2_of_100():
 
 
 def test_one_percent_creep_over_30_runs_is_reported():
-    # measured 89 of 100 (NOTES.md): a creep reads 3-6 standard errors in 30 runs at 0.2-0.5% noise
+    # measured 89 of 100 (docs/method.md#change-points): a creep reads 3-6 standard errors in 30 runs at 0.2-0.5% noise
     reported = sum(bool(detect_steps(_series(i, 3000 + i, creep_from=RUNS - 30, creep=0.01), SAME_GPU_FLOOR))
                    for i in range(100))
     assert reported >= 85
@@ -214,7 +214,7 @@ def _step_over_creep(y, min_runs):
             best_t, ramp_rss = tstat, rss
     step_rss = min(((y[:at] - y[:at].mean()) ** 2).sum() + ((y[at:] - y[at:].mean()) ** 2).sum()
                    for at in range(min_runs, n - min_runs + 1))
-    return (ramp_rss - step_rss) / (8.0 * step_rss / (n - 2))  # STEP_OVER_CREEP: 8 residual variances (NOTES.md)
+    return (ramp_rss - step_rss) / (8.0 * step_rss / (n - 2))  # STEP_OVER_CREEP: 8 residual variances (docs/method.md#change-points)
 
 
 def test_the_noise_scale_is_1_4826_mads_of_the_successive_differences_over_root_two():
@@ -441,7 +441,7 @@ def test_pelt_finds_no_candidate_in_pure_noise_at_the_penalty_of_3_log_n():
 
 @pytest.mark.parametrize(("gain", "cut"), [(3.2, True), (2.8, False)])
 def test_a_clean_step_is_a_candidate_when_it_lowers_the_cost_by_more_than_3_log_n(gain, cut):
-    """PELT's penalty is PENALTY x log(n) (module docstring, point 3; 3 from NOTES.md's figures): a split of
+    """PELT's penalty is PENALTY x log(n) (module docstring, point 3; 3 from docs/method.md#change-points): a split of
     20 runs into 10 and 10 apart by h (in units of the scale) lowers the least-squares cost by 10 x 10 / 20 x h^2."""
     n = 20
     height = math.sqrt(gain * math.log(n) / 5)
@@ -449,7 +449,7 @@ def test_a_clean_step_is_a_candidate_when_it_lowers_the_cost_by_more_than_3_log_
 
 
 def test_a_rise_of_less_than_4_standard_errors_is_no_creep():
-    """CREEP_T = 4 (set on synthetic clean histories, NOTES.md): a 0.7% rise over 20 runs whose slope reads 3.4
+    """CREEP_T = 4 (set on synthetic clean histories, docs/method.md#change-points): a 0.7% rise over 20 runs whose slope reads 3.4
     standard errors, a better fit than any one step, is not reported."""
     rng = np.random.default_rng(53)
     logs = np.r_[np.zeros(20), np.linspace(0, math.log(1.01), 21)[1:]] + rng.normal(0, 4e-3, 40)

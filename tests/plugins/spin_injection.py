@@ -11,7 +11,7 @@ Two ways, the first wherever it applies:
   however short the case: that is what a regression in a kernel looks like.
 * **After the case** (a library's kernel, cuBLAS or CuPy's add, or a plain run):
   a one-thread spin kernel appended on the same stream (maintainers/support/spin_kernel.py). Appending a kernel costs
-  3.5-5.1 µs by itself under CUPTI's KERNEL kind (NOTES.md), so a case under
+  3.5-5.1 µs by itself under CUPTI's KERNEL kind (docs/method.md#spin-append-cost), so a case under
   about 170 µs gets more than 3% this way: the least it can.
 
 How many cycles give the slowdown is measured, not assumed (`calibrate`): a spin

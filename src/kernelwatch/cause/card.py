@@ -7,7 +7,8 @@ under a slower case: the top three causes, a table of every figure of both sides
 differences where there are any.
 
 How the static causes are scored (a kernel developer's order of suspicion, each term growing with how
-far the figure moved; NOTES.md gives the variants it was checked on):
+far the figure moved; checked on the eight variants of
+notes/2026-12-03.md#2026-12-03-fourteenth-session-the-nightlys-card-on-a-caching-nvrtc-copy-phases-at-the-host-copy-floor-sample-8):
 
 | key | when | score |
 | --- | --- | --- |

@@ -1,7 +1,7 @@
 """Change points of a case's history: steps (and slow creeps) in its medians, per series.
 
 Method (measured against apache-otava's E-divisive on the same synthetic
-histories: NOTES.md, "Change points"):
+histories: docs/method.md#change-points):
 
 1. The signal is the log of each run's median, so that a step is a ratio
    whatever the case's duration.
@@ -53,20 +53,20 @@ STEP = "step"
 CREEP = "creep"
 
 # PELT's penalty per change point, in units of the noise variance times log(n): candidates only,
-# the t-test and the detectable change decide (see the module docstring, NOTES.md for the figures).
+# the t-test and the detectable change decide (see the module docstring, docs/method.md#change-points for the figures).
 PENALTY = 3.0
 # the fewest runs at a level either side of a step (a step in the newest run alone is not told from a slow run)
 MIN_RUNS_AT_LEVEL = 3
 # the smallest noise scale assumed (relative): a series of identical medians has none
 MIN_SCALE = 1e-4
 # t-statistic of a creep's slope (a hinge fitted at its best bend: no nominal p-value holds; this one
-# was set on synthetic clean histories, NOTES.md)
+# was set on synthetic clean histories, docs/method.md#change-points)
 CREEP_T = 4.0
 BOOTSTRAP_RESAMPLES = 2000
 # fewer runs than this on a side of a step: its p-value uses the series' noise scale, not the side's own spread
 MIN_RUNS_FOR_WELCH = 8
 # a creep is no creep when one step leaves a residual sum of squares smaller by more than this many
-# residual variances: then it is a step below the detectable change (NOTES.md)
+# residual variances: then it is a step below the detectable change (docs/method.md#change-points)
 STEP_OVER_CREEP = 8.0
 
 

@@ -56,7 +56,7 @@ class Ceilings:
         Sampled as the profile samples GPU-only work, without the host-copy window: that window
         is for a verdict between processes (a case's median drifts over seconds), and a ceiling
         is a figure beside the case, never judged. With it, each streams case sampled three such
-        windows, its own and its two ceilings', and took 4.9 s (H200, NOTES.md, 2026-12-01
+        windows, its own and its two ceilings', and took 4.9 s (H200, docs/method.md#nightly-time, 2026-12-01
         seventh session)."""
         import cupy
 

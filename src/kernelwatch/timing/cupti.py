@@ -14,7 +14,7 @@ of dropped records. Records are copied out inside CUPTI's callback, because
 the record objects point into a buffer that CUPTI reuses afterwards.
 
 CUPTI has two kinds of kernel record, and `start(serial_kernels=...)` picks
-one per recording session (src/kernelwatch/timing/timer.py picks per case; NOTES.md has the
+one per recording session (src/kernelwatch/timing/timer.py picks per case; docs/method.md#cupti-kernel-kinds has the
 measurements, all on H200):
 - CONCURRENT_KERNEL: kernels overlap as they would untraced; its timestamps
   are the first block's start and the last block's end, and read alike on

@@ -36,12 +36,12 @@ GRAPH_S = 0.01  # GPU time of one replayed graph
 # Replays kept queued ahead of the GPU: 100 ms of its work and at least three. With 30 ms (three
 # graphs of 10 ms) the GPU waited for the host 0.08-0.15 s of a 3.5 s replay of the 1024² adds and
 # cuBLAS 1000³ on an H200 (the poll loop's NVML calls for the 50 Hz samples and the clocks take that
-# long at times), which adds idle energy to their windows (NOTES.md)
+# long at times), which adds idle energy to their windows (docs/method.md#energy-queue)
 QUEUED = 3
 QUEUED_S = 0.1
 # Host launches (cuBLAS, which CuPy will not capture) are kept to this many queued kernels: past the
 # driver's queue a launch call blocks the poll loop and the windows' ends come a few ms off (ten replays
-# of 167 cuBLAS 1000³ launches: ±0.76% became ±1.61%; NOTES.md).
+# of 167 cuBLAS 1000³ launches: ±0.76% became ±1.61%; docs/method.md#energy-queue).
 MAX_HOST_LAUNCHES = 512
 POLL_S = 2e-4  # the poll loop's sleep; NVML's calls make a poll take about 3 ms on the H200
 INSTANT_EVERY_S = 0.005

@@ -29,7 +29,7 @@ import numpy as np
 COUNTER_PERIOD_S = 0.1  # the H200's energy counter and POWER_INSTANT update period (shared/MEASURED.md)
 # A change this far off the midpoint of its neighbours was seen late or early: on the H200 changes sit
 # within ±3 ms of their rhythm (a poll takes about 3 ms), and one seen 43 ms late made two windows 8%
-# off (NOTES.md)
+# off (docs/method.md#energy-windows)
 OFF_GRID_S = 0.01
 
 

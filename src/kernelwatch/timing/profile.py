@@ -29,13 +29,13 @@ MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
 # under the floor, so it moves no verdict. It is also what the noise rule itself guarantees at its
 # least (0.5% spread over 10 samples). A case whose samples never reach 0.5% spread (a 5 µs add at
 # 3%, the streams pipeline at 2-3%) stops here instead of at the sample or time cap: 2000 samples
-# of each 1024² add took 0.8 s, the streams 1.5 s each (NOTES.md, 2026-12-01 seventh session).
+# of each 1024² add took 0.8 s, the streams 1.5 s each (docs/method.md#nightly-time, 2026-12-01 seventh session).
 TARGET_MEDIAN_SE = 0.002
 
 # Host routines (wall clock, judged at 30%): 5% relative spread and 10 samples give a median's
 # standard error of about 2%, a tenth of what the verdict needs; 0.3 s caps a noisy routine. At
 # least 0.1 s of samples: over a window of 3 ms (ten samples of the pinned cuBLAS routine) one
-# moment of the host's own noise read 1.35x and 1.48x of the routine's time (NOTES.md, issue 20).
+# moment of the host's own noise read 1.35x and 1.48x of the routine's time (docs/method.md#nightly-plan, issue 20).
 WALL_CLOCK_TARGET_RSD = 0.05
 WALL_CLOCK_TARGET_MEDIAN_SE = 0.02
 WALL_CLOCK_MIN_TIME = 0.1
@@ -105,13 +105,13 @@ class Profile:
     # A launch whose warm-up CUPTI saw copying to or from host memory (the streams pipeline over
     # PCIe) is sampled for at least this many seconds of GPU time: its median drifts within a
     # process by up to 2.5% over seconds, so a window of 20 ms caught one moment of the drift
-    # (NOTES.md, 2026-11-30 fifth session). Its wall-clock cap grows to fit. (Such a case, at 2-3%
+    # (docs/method.md#host-copy-window, 2026-11-30 fifth session). Its wall-clock cap grows to fit. (Such a case, at 2-3%
     # spread, stops on the precision rule: once its samples span this long, in wall clock.)
     host_copy_min_time: float = 0.5
     # A launch of LONG_SAMPLE_S or more (the seed kernels at 8192³: 66-320 ms) is warmed up by one
     # held round and may stop on noise at MIN_SAMPLES_LONG samples: its spread is a few hundredths
     # of a percent, far under its 1.5% floor, and 14 rounds of the seven such cases took about 20 s
-    # of the nightly (NOTES.md, 2026-12-01).
+    # of the nightly (docs/method.md#nightly-plan, 2026-12-01).
     long_sample_s: float = 0.05
     min_samples_long: int = 5
     # Whether this profile measures the project's energy cases (`energy_cases`) under --kernelwatch-energy=profile,

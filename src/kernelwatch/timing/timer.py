@@ -15,7 +15,7 @@ figure is instead the span from the first kernel/memcpy/memset start to the
 last end of the launch under test, as the GPU recorded them
 (src/kernelwatch/timing/spans.py). The held events carry a fixed cost per sample that
 differs between hosts of one GPU model (2.6-4.2 µs on three H200 hosts,
-NOTES.md); the activity records do not. The event times are kept beside
+docs/method.md#event-timer-cost); the activity records do not. The event times are kept beside
 the spans (`Measurement.event_samples`) for comparison. Whether CUPTI is
 used is decided once, when the `GpuTimer` is made, and said in `uses_cupti`
 and `note`.
@@ -79,7 +79,7 @@ TIMER_CUPTI_KERNEL = "cupti kernel"  # CUPTI's KERNEL activity kind (serializes 
 # From this GPU time up, a launch of one stream's work is timed with the KERNEL kind: launch
 # handling of up to 0.8 µs more on one host than another is then at most 4%, and from 40 µs
 # up under 2%. Below it the CONCURRENT_KERNEL kind reads 0.6-1.15 µs less than Nsight Compute
-# (which counts that handling), about the 1 µs a case under 20 µs is judged by (NOTES.md).
+# (which counts that handling), about the 1 µs a case under 20 µs is judged by (docs/method.md#cupti-kernel-kinds).
 SERIAL_KIND_FROM = 20e-6
 TIMER_EVENTS = "cuda events"
 TIMER_WALL = "wall clock"

@@ -9,7 +9,7 @@ id: the baseline's samples, pooled with those of the newest other stored runs
 the same GPU (UUID) by the same timer, unthrottled, each run weighing the
 same.  One process can sit a few tenths of a percent off its GPU's mean for
 its whole life (row_shared 1024³ read 443.5-448.6 µs between processes on one
-H200, NOTES.md); a reference pooled from several processes carries less of its
+H200, docs/method.md#between-process-spread); a reference pooled from several processes carries less of its
 own offset.
 How large a change must be to count comes from the noise model
 (src/kernelwatch/verdict/noise.py): a floor that depends on whether the baseline was
@@ -18,7 +18,7 @@ stored runs of this GPU model.
 
 Some baseline cases are no reference, and the case is reported with its ratio
 but not judged: one timed by another timer ("other timer": held CUDA events
-read 2.6-4.2 µs more per sample than CUPTI, depending on the host; NOTES.md),
+read 2.6-4.2 µs more per sample than CUPTI, depending on the host; docs/method.md#event-timer-cost),
 one recorded while NVML reported throttling ("throttled"), and for a host
 routine timed by wall clock or a case whose GPU time includes copies between
 host and device memory (the streams pipeline over PCIe), one from another
@@ -66,7 +66,7 @@ from kernelwatch.verdict.stats import judge, parse_fraction
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:
 # 0.77x to 1.09x between single-process runs minutes apart, up to 1.41x beside
-# a second xdist worker; NOTES.md). A verdict on them means a change of 30%.
+# a second xdist worker; docs/method.md#wall-clock-floor). A verdict on them means a change of 30%.
 WALL_CLOCK_FLOORS = NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0)
 
 ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test

@@ -42,12 +42,12 @@ LESS_ENERGY = "less energy"
 CONFIDENCE = 0.95  # of the interval a record gives
 PAIRED_CONFIDENCE = 0.99
 # The smallest change of energy flagged against this GPU's history: the spread of one case's
-# energy between processes on one GPU (set from the three-process measurement, NOTES.md).
+# energy between processes on one GPU (set from the three-process measurement, docs/method.md#energy-between-processes).
 ENERGY_FLOOR = 0.02
 PAIRED_ENERGY_FLOOR = 0.015  # a same-run A/B: no process between the sides
 # Between processes on one GPU joules per launch move more than one run's windows say: the pooled
 # sd of log joules per launch of 4 cases over 3 + 2 processes on two H200 hosts was 0.62% with 12
-# degrees of freedom (NOTES.md, 2026-12-02: 0.01-1.05% per case and host). Pooled with a case's own
+# degrees of freedom (docs/method.md#energy-between-processes, 2026-12-02: 0.01-1.05% per case and host). Pooled with a case's own
 # stored runs where there are any (run_to_run).
 RUN_TO_RUN_SD = 0.0062
 RUN_TO_RUN_DOF = 12

@@ -10,7 +10,7 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    UUID), 5% when it came from another GPU of the model or from an unknown one.
    On each of three H200 hosts the median of every GPU-timed case of 50 µs or
    more moved between processes with a standard deviation of at most 0.37%,
-   apart from the streams pipeline's PCIe copies (NOTES.md).  The difference of
+   apart from the streams pipeline's PCIe copies (docs/method.md#between-process-spread).  The difference of
    two such runs has a standard deviation of 0.52%, of this run and a reference
    pooled from five 0.41%: 1.5% is 2.9 and 3.7 of them, and a 3% slowdown still
    clears it with 1.5% to spare.  Hosts of one model differ by a few percent on
@@ -29,11 +29,11 @@ each case gets its own *smallest detectable change*, the largest of three terms:
    medians.  The spread matters
    because processes differ more than one process's samples show: on an H200,
    row_shared 1024³ read 443.5-448.6 µs in twenty processes with an rsd of
-   0.2-0.4% inside each (NOTES.md).
+   0.2-0.4% inside each (docs/method.md#between-process-spread).
    A case whose GPU time includes copies between host and device memory (the
    streams pipeline over PCIe; CUPTI tells, `host_copies`) moves between
    processes far more than GPU-only work: a standard deviation of 0.2-1.05% on
-   three H200 hosts, and 1.9% between two processes on a fourth (NOTES.md).
+   three H200 hosts, and 1.9% between two processes on a fourth (docs/method.md#host-copy-spread).
    Until this GPU has three stored runs of such a case to show its own spread,
    the model assumes ``host_copy_spread`` (1%) for it: against one stored run
    3 x sqrt(2) x 1% = 4.2%, where the 1.5% floor alone would flag the host's
@@ -50,7 +50,7 @@ same GPU)" or "detectable change 3.4% (3 x noise (samples 0.4%, stored runs
 and the words name the term that set it.
 
 No floor covers a change of timer: held CUDA events read 2.6-4.2 µs more per
-sample than CUPTI's kernel span, depending on the host (NOTES.md, 2026-11-30),
+sample than CUPTI's kernel span, depending on the host (docs/method.md#event-timer-cost, 2026-11-30),
 so a baseline timed by the other timer is never judged (src/kernelwatch/verdict/against_baseline.py),
 and a case's stored runs of another timer are no part of its history.
 """
@@ -77,7 +77,7 @@ class NoiseFloors:
     """The floors and the confidence factor of the noise model (fractions, seconds)."""
 
     # Between processes on an H200 host a case's median moves by a standard deviation
-    # of at most 0.37% (PCIe-bound streams aside; NOTES.md): 1.5% is 2.9 standard
+    # of at most 0.37% (PCIe-bound streams aside; docs/method.md#between-process-spread): 1.5% is 2.9 standard
     # deviations of a difference of two runs (3.7 against a reference pooled from five),
     # and half of a 3% slowdown.
     same_gpu: float = 0.015
@@ -89,12 +89,12 @@ class NoiseFloors:
     absolute_s: float = 0.3e-6
     # The spread between processes assumed for a case with host<->device copies while the
     # stored runs cannot show its own (fewer than three): the largest standard deviation
-    # seen on three H200 hosts (1.05%, the streams pipeline; NOTES.md).
+    # seen on three H200 hosts (1.05%, the streams pipeline; docs/method.md#host-copy-spread).
     host_copy_spread: float = 0.01
     # The smallest change flagged in a case whose GPU time includes copies between host and device
     # memory (the streams pipeline over PCIe), against any reference: one H200 process read all three
     # streams cases 3.1-5.3% slower than the four runs before it and the two after (the same code,
-    # 2026-12-02, GPU-f1304ab8; NOTES.md), and hosts of the model differ by 3-6% on them. A process's
+    # 2026-12-02, GPU-f1304ab8; docs/method.md#host-copy-floor), and hosts of the model differ by 3-6% on them. A process's
     # PCIe mood is not in its own samples, nor in four quiet runs before it.
     host_copy_floor: float = 0.06
     # Standard errors a change must exceed: a one-sided normal tail of 0.13%, so that

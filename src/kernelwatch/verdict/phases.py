@@ -13,7 +13,7 @@ stored runs show, a one-sided Mann-Whitney test):
   (6%, as the streams cases: src/kernelwatch/verdict/noise.py): on two H200 hosts, 6 of
   72 clean routine-runs read their pinned HtoD 3.4-4.5% slower than the runs
   before them (150 -> 155-158 µs), where a quiet history left the 1.5% floor to
-  judge them (NOTES.md, 2026-12-03); such a process's PCIe mood is not in its
+  judge them (docs/method.md#pinned-copy-phase, 2026-12-03); such a process's PCIe mood is not in its
   samples;
 - the host phase (the wall clock less the GPU's work) at the wall clock's 30%.
 
