@@ -484,7 +484,7 @@ def test_the_judges_options_are_taken_by_keyword_only(call):
                                                              (0.07, 0.07, 0.07)])
 def test_the_threshold_sets_the_same_gpu_floor_and_lifts_the_other_gpu_floor_only_above_it(threshold, same_gpu,
                                                                                            other_gpu):
-    from kernelwatch.verdict.against_baseline import floors_with_threshold
+    from kernelwatch.verdict.threshold import floors_with_threshold
 
     floors = floors_with_threshold(NoiseFloors(), threshold)
     assert (floors.same_gpu, floors.other_gpu) == (same_gpu, other_gpu)

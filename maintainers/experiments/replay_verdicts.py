@@ -24,16 +24,10 @@ import random
 import sys
 from pathlib import Path
 
-from kernelwatch.verdict.against_baseline import (
-    DEFAULT_FLOORS,
-    Baseline,
-    floors_with_threshold,
-    history_of,
-    judge_record,
-    run_gpu_uuid,
-)
+from kernelwatch.verdict.against_baseline import Baseline, history_of, judge_record, run_gpu_uuid
 from kernelwatch.verdict.record import records_of
 from kernelwatch.verdict.stats import SLOWER
+from kernelwatch.verdict.threshold import DEFAULT_FLOORS, floors_with_threshold
 from maintainers.environment import summary
 from maintainers.experiments.sensitivity_table import load_docs  # (PREFIX-1.json, PREFIX-2.json, ... in run order)
 

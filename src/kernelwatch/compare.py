@@ -38,18 +38,11 @@ from types import SimpleNamespace
 
 from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from kernelwatch.storage.runs import BaselineError, load_run, stored_runs
-from kernelwatch.verdict.against_baseline import (
-    DEFAULT_FLOORS,
-    THRESHOLD_HELP,
-    Baseline,
-    judge_record,
-    judging_floors,
-    run_gpu_uuid,
-    run_host,
-)
+from kernelwatch.verdict.against_baseline import Baseline, judge_record, run_gpu_uuid, run_host
 from kernelwatch.verdict.labels import JUDGED, SLOWER, Verdict
 from kernelwatch.verdict.noise import NoiseFloors
 from kernelwatch.verdict.record import records_of
+from kernelwatch.verdict.threshold import DEFAULT_FLOORS, THRESHOLD_HELP, judging_floors
 
 EXIT_OK, EXIT_SLOWER, EXIT_UNUSABLE = 0, 1, 2
 MIN_JUDGED = 0.5  # the fraction of NEW's cases that must be judged for a comparison to pass

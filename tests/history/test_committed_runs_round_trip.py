@@ -11,8 +11,7 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from kernelwatch.compare import compare_runs
 from kernelwatch.history.cli import main
 from kernelwatch.storage.runs import load_run, stored_runs
-from kernelwatch.verdict.against_baseline import run_gpu_uuid
-from kernelwatch.verdict.labels import SAME
+from kernelwatch.verdict.labels import FEW_RUNS, OTHER_GPU, OTHER_HOST, SAME
 from kernelwatch.verdict.record import TIMER_WALL, records_of
 
 COMMITTED = Path(__file__).resolve().parents[2] / "baselines" / "NVIDIA_H200"
@@ -38,12 +37,11 @@ def test_every_committed_h200_run_is_imported_in_order_and_exported_the_same(his
         assert json.loads(exported.read_text()) == load_run(original)
         verdicts, _ = compare_runs(original, exported)
         assert len(verdicts) == 86
-        if run_gpu_uuid(load_run(original)) is not None:
-            assert {verdict.label for verdict in verdicts} == {SAME}, original.name
-        else:
-            # 0001 names no GPU UUID: kernelwatch.compare judges its wall-clock cases "other host" even against
-            # the very same file; the export must read exactly as the original does
-            itself, _ = compare_runs(original, original)
-            assert [(v.case, v.label) for v in verdicts] == [(v.case, v.label) for v in itself]
-            wall = {r.case for r in records_of(load_run(original)) if r.timer == TIMER_WALL}
-            assert {v.label for v in verdicts if v.case not in wall} == {SAME}
+        # the export reads exactly as the original does against itself: its GPU-timed cases same, its wall-clock
+        # host routines not judged (one run of their machine is too few: few runs; 0001 names no GPU UUID, so
+        # there they are "other GPU" or "other host")
+        itself, _ = compare_runs(original, original)
+        assert [(v.case, v.label) for v in verdicts] == [(v.case, v.label) for v in itself], original.name
+        wall = {r.case for r in records_of(load_run(original)) if r.timer == TIMER_WALL}
+        assert {v.label for v in verdicts if v.case not in wall} == {SAME}, original.name
+        assert {v.label for v in verdicts if v.case in wall} <= {FEW_RUNS, OTHER_HOST, OTHER_GPU}, original.name

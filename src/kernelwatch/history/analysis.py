@@ -47,7 +47,7 @@ MOST_DETECTABLE = 0.99
 
 def detectable(series: Series, gpu_floors: NoiseFloors = GPU_FLOORS) -> Detectable:
     """The smallest change of `series` reported as a step (module docstring), and the term that set it;
-    `gpu_floors`: those of a GPU-timed series (with the run's threshold: against_baseline.judging_floors)."""
+    `gpu_floors`: those of a GPU-timed series (with the run's threshold: threshold.judging_floors)."""
     floors = WALL_CLOCK_FLOORS if series.key.timer == TIMER_WALL else gpu_floors
     uuids = {point.gpu_uuid for point in series.points}
     one_gpu = len(uuids) == 1 and None not in uuids

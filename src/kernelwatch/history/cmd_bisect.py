@@ -19,7 +19,7 @@ import argparse
 import subprocess
 import sys
 
-from kernelwatch.verdict.against_baseline import threshold_from
+from kernelwatch.verdict.threshold import threshold_from
 
 from .bisect import PROFILES, BisectError, NotSlower, Selector, bisect, result_lines
 from .bisect_checks import check_before_building

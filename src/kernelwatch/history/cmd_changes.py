@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from kernelwatch.storage.history import HistoryStore
 from kernelwatch.units import p_text
-from kernelwatch.verdict.against_baseline import THRESHOLD_HELP, judging_floors
+from kernelwatch.verdict.threshold import THRESHOLD_HELP, judging_floors
 
 from .analysis import Analysis, Failing, analyse
 from .bisect import command_line

@@ -215,9 +215,9 @@ def open_history_store(config):
 
 def floors_of(config):
     """The noise floors the run judges with: --kernelwatch-threshold, else $KERNELWATCH_THRESHOLD, as the same-GPU
-    floor (kernelwatch.verdict.against_baseline.judging_floors, which compare and history changes read too);
+    floor (kernelwatch.verdict.threshold.judging_floors, which compare and history changes read too);
     UsageError naming the option or the variable when it is no fraction."""
-    from kernelwatch.verdict.against_baseline import judging_floors
+    from kernelwatch.verdict.threshold import judging_floors
 
     try:
         return judging_floors(config.getoption("kernelwatch_threshold"), "--kernelwatch-threshold")

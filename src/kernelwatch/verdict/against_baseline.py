@@ -36,7 +36,6 @@ judged against its own machine rather than reported "other host".
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +60,8 @@ from kernelwatch.verdict.noise import (
     stored_phases,
 )
 from kernelwatch.verdict.record import TIMER_WALL, CaseRecord, records_of
-from kernelwatch.verdict.stats import judge, parse_fraction
+from kernelwatch.verdict.stats import judge
+from kernelwatch.verdict.threshold import DEFAULT_FLOORS
 
 # Host routines are timed end to end by wall clock: pageable copies, page
 # placement and the CPU move them far more than GPU time moves (on the H200:
@@ -73,13 +73,6 @@ ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test
 # Stored runs pooled into one case's reference, the baseline included: five processes take
 # the reference's own offset down to 1/sqrt(5) of one run's, and keep it to recent runs.
 REFERENCE_RUNS = 5
-DEFAULT_FLOORS = NoiseFloors()
-# the smallest slow-down flagged against this very GPU, read by every command that judges: the plugin
-# (--kernelwatch-threshold), `python -m kernelwatch.compare` and `history changes`/`site` (--threshold), and
-# `history bisect`, whose probes are plugin runs
-THRESHOLD_ENV = "KERNELWATCH_THRESHOLD"
-THRESHOLD_HELP = (f"smallest slow-down flagged against a run from the same GPU, e.g. 0.02 or 2%% (default: "
-                  f"${THRESHOLD_ENV}, as a pytest run reads it, else {DEFAULT_FLOORS.same_gpu * 100:g}%%)")
 
 
 def run_gpu_uuid(doc: dict) -> str | None:
@@ -197,28 +190,6 @@ def pooled_samples(runs: list) -> list[float]:
     per_run = max(MIN_VALUES_PER_RUN, min(len(samples) for samples in runs))
     levels = (np.arange(per_run) + 0.5) / per_run
     return [float(value) for samples in runs for value in np.quantile(samples, levels)]
-
-
-def threshold_from(given: str | None, option: str) -> float | None:
-    """The threshold a command judges with: its own option's value `given` (the option named `option`), else
-    $KERNELWATCH_THRESHOLD, else None (the floors as they are). ValueError naming where a value that is no
-    fraction came from: the option, or the variable."""
-    if given:
-        return parse_fraction(given, option)
-    variable = os.environ.get(THRESHOLD_ENV, "")
-    return parse_fraction(variable, f"${THRESHOLD_ENV}") if variable.strip() else None
-
-
-def judging_floors(given: str | None, option: str = "--threshold") -> NoiseFloors:
-    """The floors of every command that judges, with `threshold_from(given, option)` (ValueError as there)."""
-    return floors_with_threshold(DEFAULT_FLOORS, threshold_from(given, option))
-
-
-def floors_with_threshold(floors: NoiseFloors, threshold: float | None) -> NoiseFloors:
-    """The floors with the user's --kernelwatch-threshold as the same-GPU floor (never above other-GPU)."""
-    if threshold is None:
-        return floors
-    return dataclasses.replace(floors, same_gpu=threshold, other_gpu=max(floors.other_gpu, threshold))
 
 
 # A GPU's own history is the reference once it holds this many passed runs of the case with the

@@ -31,10 +31,11 @@ from collections.abc import Sequence
 
 from kernelwatch.timing.phases import HOST_PHASE
 from kernelwatch.timing.timer import TIMER_CUPTI_KERNEL, TIMER_WALL
-from kernelwatch.verdict.against_baseline import DEFAULT_FLOORS, judge_against_history
+from kernelwatch.verdict.against_baseline import judge_against_history
 from kernelwatch.verdict.labels import NEW, Verdict
 from kernelwatch.verdict.noise import NoiseFloors, StoredResult
 from kernelwatch.verdict.record import CaseRecord
+from kernelwatch.verdict.threshold import DEFAULT_FLOORS
 
 # the copy kinds CUPTI names (src/kernelwatch/timing/phases.py) that move host memory: judged at the host-copy floor
 HOST_COPIES = frozenset({"HtoD", "DtoH", "HtoH", "HtoA", "AtoH"})
