@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
     with tempfile.TemporaryDirectory(prefix="model-mutants-") as scratch:
         out = args.out or Path(scratch) / "results.jsonl"
         status = replay.run(mutants(), args.test_command, args.workers, args.timeout, out, private_tmp=True)
