@@ -36,6 +36,7 @@ BAD_ARGUMENTS = {"maintainers.device.summarize": [], "maintainers.checks.check_o
                  "maintainers.checks.dashboard_screenshots": ["--width", "10"],
                  "maintainers.checks.bad_documents": ["--no-such-option"],
                  "maintainers.checks.energy_check": ["measure", "--ab", "0"],
+                 "maintainers.mutation.model_mutants": ["--workers", "0"],
                  "maintainers.mutation.replay": ["run", "no-such.jsonl", "--test-command", "true", "-o", "out.jsonl"],
                  **{f"maintainers.experiments.{name}": ["--no-such-option"] for name in (
                      "ab_table", "append_cost", "cupti_effect", "cupti_kinds", "cupti_smoke", "energy_spread",

@@ -131,9 +131,12 @@ def failing_stretch(one: Series, steps: list[Step]) -> Failing | None:
     if not count:
         return None
     at = len(one.points) - count
-    holding = [s for s in steps if s.kind == STEP and s.direction == SLOWER and s.index <= at]
+    # the step whose new level the stretch starts in holds it, where that step is slower (not an older slower
+    # step across a faster one: the stretch is then a failure of its own, open until accepted)
+    level = [s for s in steps if s.kind == STEP and s.index <= at]
+    holding = level[-1] if level and level[-1].direction == SLOWER else None
     return Failing(one.key, one.points[at], one.points[at - 1] if at else None, one.points[-1], count,
-                   step=holding[-1] if holding else None)
+                   step=holding)
 
 
 def analyse(store: HistoryStore, *, by: str = "gpu_uuid", gpu: str | None = None,
