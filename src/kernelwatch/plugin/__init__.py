@@ -58,6 +58,7 @@ from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
+from kernelwatch.verdict.accuracy import ACCURACY_KEY
 from kernelwatch.verdict.against_baseline import Baseline, history_of
 
 pytest_plugins = ["kernelwatch.plugin.fixtures"]
@@ -308,6 +309,14 @@ def pytest_testnodedown(node, error):
     """xdist controller: a worker finished; take over its benchmarks, records and verdicts."""
     if session_of(node.config) is not None:
         import_results(node.config, node.config.stash[STATE], getattr(node, "workeroutput", {}))
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    """Every correctness check's errors go into the run's document beside its timed cases: a saved baseline,
+    --benchmark-json and the run the history store records (src/kernelwatch/verdict/accuracy.py)."""
+    state = config.stash.get(STATE, None)
+    if state is not None and state.accuracy:
+        output_json[ACCURACY_KEY] = [record.as_dict() for record in state.accuracy]
 
 
 def pytest_terminal_summary(terminalreporter, config):

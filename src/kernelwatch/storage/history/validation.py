@@ -36,6 +36,7 @@ import math
 from datetime import UTC, datetime
 
 from kernelwatch.storage.schema import SchemaError, migrated
+from kernelwatch.verdict.accuracy import ACCURACY_KEY
 
 MAX_DEPTH = 32  # objects and lists in one another; a stored run nests 7 (a reference's fields in a case's record)
 MIN_TIME_S = 1e-12  # a picosecond: a thousandth of a GPU clock's tick
@@ -242,9 +243,45 @@ def _case_problems(bench: dict):
         yield from _record_problems(info, "benchmark.extra_info")
 
 
+def _accuracy_problems(doc: dict):
+    """What in the run's correctness checks (src/kernelwatch/verdict/accuracy.py: ACCURACY_KEY) the accuracy
+    table or a later command cannot take."""
+    checks = doc.get(ACCURACY_KEY)
+    if checks is None:
+        return
+    if not isinstance(checks, list):
+        yield f"{ACCURACY_KEY} is a {type(checks).__name__}, not a list of checks"
+        return
+    names: set[str] = set()
+    for index, check in enumerate(checks):
+        where = f"{ACCURACY_KEY}[{index}]"
+        if not isinstance(check, dict):
+            yield f"{where} is a {type(check).__name__}, not an object"
+            return
+        name = check.get("case")
+        if not isinstance(name, str) or not name or name in names:
+            yield f"{where} needs a case name of its own (has {_shown(name)})"
+            return
+        names.add(name)
+        yield _text_or_none(name, f"{where}.case", CASE_NAME_BYTES)
+        for key in ("max_error", "avg_error", "tolerance_max", "tolerance_avg", "reference_max", "reference_avg"):
+            value = check.get(key)
+            if value is not None and (not _is_number(value) or not 0 <= value < math.inf):
+                yield f"{where}.{key} is {value!r}, not an error of 0 or more"
+        for key in ("shape", "input_kind", "measure", "kernel", "verdict", "accepted_reason", "gpu_uuid"):
+            yield _text_or_none(check.get(key), f"{where}.{key}", GPU_UUID_BYTES if key == "gpu_uuid" else None)
+        seed = check.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            yield f"{where}.seed is {seed!r}, not a whole number"
+        yield from _window_problems(check.get("window"), f"{where}.window")
+
+
 def _benchmarks(doc: dict) -> list[dict]:
-    """The benchmarks of a document, each an object with its own name (a DocumentError naming the first that is not)."""
+    """The benchmarks of a document, each an object with its own name (a DocumentError naming the first that is not).
+    A run of correctness checks only (ACCURACY_KEY) may have none."""
     benchmarks = doc.get("benchmarks")
+    if isinstance(benchmarks, list) and not benchmarks and doc.get(ACCURACY_KEY):
+        return benchmarks
     if not isinstance(benchmarks, list) or not benchmarks:
         raise DocumentError('the run has no timed case (an empty or missing "benchmarks" list)')
     names: set[str] = set()
@@ -325,7 +362,7 @@ def checked_run(doc, *, profile: str | None = None, label: str | None = None, so
                    or _first(_case_problems(bench)))
         if problem:
             raise DocumentError(f"case {_shown(bench['fullname'])}: {problem}")
-    problem = _first(_run_problems(doc))
+    problem = _first(_run_problems(doc)) or _first(_accuracy_problems(doc))
     if problem:
         raise DocumentError(problem)
     return doc
