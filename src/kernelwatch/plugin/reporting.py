@@ -115,8 +115,8 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
                 found = Window.from_dict(record.window)
                 terminalreporter.write_line(f"  commits {found.range_text}: {len(found.commits)} commit(s) since "
                                             f"{record.reference}")
-                for sha, subject in found.commits:
-                    terminalreporter.write_line(f"    {sha[:12]} {subject}")
+                for one in found.commits:
+                    terminalreporter.write_line(f"    {one.sha[:12]} {one.subject}")
             if record.verdict == LESS_ACCURATE and state.recorded_run is not None:
                 terminalreporter.write_line(f"  if meant: python -m kernelwatch.history acknowledge '{record.case}' "
                                             f"{state.recorded_run} --reason TEXT")
