@@ -201,3 +201,102 @@ def test_acknowledge_accepts_an_accuracy_step_too(life, tmp_path, capsys):
     assert main(["acknowledge", CHECKS[1], str(VARIANT_AT), "--history", copy_url, "--reason", "meant"]) == 0
     main(["changes", "--history", copy_url])
     assert "acknowledged: meant" in capsys.readouterr().out
+
+
+LIBRARY = '''"""A kernel library of one kernel (the protocol of docs/kernel-library.md): the suite's naive Kahan product."""
+from collections import namedtuple
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+SOURCE = Path(__file__).with_name("naive_kahan.cu")
+KERNEL = cupy.RawKernel(SOURCE.read_text(), "matmul_naive_kahan")
+Build = namedtuple("Build", "source function launch")
+
+
+class Matmul:
+    def __init__(self, a, b, c):
+        self.a, self.b, self.c = a, b, c
+
+    def run(self, stream=None):
+        (m, k), n = self.a.shape, self.b.shape[1]
+        KERNEL((1, 1), (n, m), (self.a, self.b, self.c, np.int32(m), np.int32(n), np.int32(k), np.int32(k),
+                                np.int32(n), np.int32(n)))
+
+    def build(self):
+        return build_for("naive_kahan", "x".join(map(str, (*self.a.shape, self.b.shape[1]))))
+
+    def same_case_in(self, library):
+        return library.Matmul(self.a, self.b, self.c)
+
+
+def source_of(build):
+    return SOURCE.read_text(), ()
+
+
+def build_for(kernel, shape):
+    if kernel != "naive_kahan":
+        raise ValueError(f"unknown kernel {kernel!r}")
+    return Build(SOURCE.name, "matmul_naive_kahan", f"grid=(1, 1, 1) shape {shape}")
+
+
+def kernel_names():
+    return ["naive_kahan"]
+'''
+PROJECT_TEST = '''import numpy as np
+import pytest
+from kahanlib import Matmul
+
+M, N, K, SEED = 16, 16, 4096, 47
+
+
+@pytest.mark.kernelwatch(tolerance=(1e-5, 1e-6), kind="uniform", seed=SEED, flops=2 * M * N * K)
+def test_naive_kahan(kernelwatch):
+    rng = np.random.default_rng(SEED)
+    a, b = rng.random((M, K), dtype=np.float32), rng.random((K, N), dtype=np.float32)
+    c = np.empty((M, N), np.float32)
+    kernelwatch(Matmul(a, b, c), out=c, reference=lambda: a.astype(np.float64) @ b.astype(np.float64))
+'''
+
+
+def test_a_pull_request_that_drops_the_compensation_reads_less_accurate_against_its_base(tmp_path):
+    """--kernelwatch-compare-ref: base (with compensation) and head (without) checked on the same inputs in one run."""
+    from kernels.compile import load_source
+    from tests.plugins.no_compensation import strip_compensation
+    from tests.pytest_runs import run_pytest
+
+    folder = tmp_path / "project"
+    (folder / "kahanlib").mkdir(parents=True)
+    (folder / "kahanlib" / "__init__.py").write_text(LIBRARY)
+    kernel = folder / "kahanlib" / "naive_kahan.cu"
+    kernel.write_text(load_source("matmul_02_naive_kahan.cu"))
+    (folder / "test_kahan.py").write_text(PROJECT_TEST)
+    (folder / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n'
+                                           'kernelwatch_kernels = "kahanlib"\n')
+    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
+    (folder / ".gitignore").write_text("reports/\n__pycache__/\n")
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", "the Kahan product")
+    kernel.write_text(strip_compensation(kernel.read_text()))
+    git(folder, "commit", "-q", "-am", "drop the compensation")
+    report = folder / "report.md"
+    result = run_pytest(folder, ["-p", "no:cacheprovider", "--fake-gpu-cupy", "--kernelwatch-compare-ref", "HEAD~1",
+                                 f"--kernelwatch-report={report}"])
+    text = output(result)
+    assert result.returncode == 1 and "1 failed" in text, text
+    assert "less accurate than HEAD~1" in text
+    section = report.read_text()[report.read_text().index("## Accuracy"):]
+    assert "judged against `HEAD~1` on the same inputs in this run" in section and "accuracy: 1 less accurate" in section
+    row = next(line for line in section.splitlines() if line.startswith("| `test_kahan.py::test_naive_kahan` |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "less accurate"
+    head_max, base_max = float(cells[2]), float(cells[4])
+    assert 1e-8 < base_max < 2e-7 and head_max > 10 * base_max  # both pairs: head's and base's
+    assert cells[7] == "1e-05" and cells[8].endswith("%")
+    # accepted as a slowdown is: --kernelwatch-accept-slowdown (a pull-request label, a trailer)
+    accepted = run_pytest(folder, ["-p", "no:cacheprovider", "--fake-gpu-cupy", "--kernelwatch-compare-ref", "HEAD~1",
+                                   f"--kernelwatch-report={report}", "--kernelwatch-accept-slowdown", "meant"])
+    assert accepted.returncode == 0, output(accepted)
+    assert "| `test_kahan.py::test_naive_kahan` | accepted |" in report.read_text()

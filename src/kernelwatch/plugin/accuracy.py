@@ -25,6 +25,7 @@ from kernelwatch.verdict.accuracy import (
     AccuracyRecord,
     finite_or_none,
     judge_accuracy,
+    judge_pair,
     judged,
     row_words,
 )
@@ -39,10 +40,12 @@ class AccuracyChecks:
         self.recorded: AccuracyRecord | None = None
 
     def record(self, errors, *, tolerance=None, shape=None, kind=None, seed=None, measure=None,
-               kernel=None, fail: bool = True) -> AccuracyRecord:
+               kernel=None, base=None, base_ref: str | None = None, fail: bool = True) -> AccuracyRecord:
         """Record one check: `errors` has max_error and avg_error (kernelwatch.metrics.ErrorStats) or is a
         (max, avg) pair; `tolerance` a number or a (max, avg) pair. Judged against this GPU's history where the
-        run has one; a less accurate case fails the test (unless fail=False: the caller fails it)."""
+        run has one, or, with `base` (the base side's (max, avg) errors on the same inputs in this run, under
+        --kernelwatch-compare-ref, named `base_ref`), against the base; a less accurate case fails the test
+        (unless fail=False: the caller fails it)."""
         if self.recorded is not None:
             pytest.fail("kernelwatch_accuracy: one check recorded per test; parametrize the test for more",
                         pytrace=False)
@@ -59,7 +62,14 @@ class AccuracyChecks:
             tolerance_avg=None if tol_avg is None else float(tol_avg), shape=shape, input_kind=kind,
             seed=None if seed is None else int(seed), measure=measure, kernel=kernel, passed=bool(passed),
             gpu_uuid=getattr(gpu, "uuid", None), worker=worker_id() or "main")
-        if state.ref is None and state.store is not None and getattr(gpu, "uuid", None):
+        if base is not None:
+            base_record = dataclasses.replace(record, max_error=finite_or_none(base[0]),
+                                              avg_error=finite_or_none(base[1]))
+            record = judge_pair(record, base_record, base_ref or "the base")
+            if record.fails and state.ref is not None and state.ref.accepted is not None:
+                record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=state.ref.accepted,
+                                             verdict_reason=f"{record.verdict_reason}; accepted: {state.ref.accepted}")
+        elif state.ref is None and state.store is not None and getattr(gpu, "uuid", None):
             record = judged(record, judge_accuracy(record, state.accuracy_history.get(record.case, [])))
             record = follow_less_accurate(state, record)
         self.recorded = record

@@ -40,8 +40,8 @@ def write_stored_report(state: SuiteState) -> None:
             if record.case in state.cards:
                 text += "\n" + "\n".join(state.cards[record.case])
     text += energy_section(state.records) + phases_section(state.records) + accuracy_section(state.accuracy)
-    publish(state, text, ", ".join(part for part in (counts_text(verdict_counts(v.label for v in state.verdicts)),
-                                                     accuracy_counts(state.accuracy)) if part))
+    publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts))
+            or accuracy_counts(state.accuracy))
 
 
 def followed_records(state: SuiteState) -> list:
@@ -77,8 +77,6 @@ def write_ref_report(state: SuiteState) -> None:
     text += (energy_section(state.records) + phases_section(state.records)
              + accuracy_section(state.accuracy, against=f"`{ref.ref}` on the same inputs in this run"))
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
-    if accuracy_counts(state.accuracy):
-        counts += f", {accuracy_counts(state.accuracy)}"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 
 
@@ -90,6 +88,8 @@ def publish(state: SuiteState, text: str, counts: str) -> None:
         state.problems.append(f"could not write the report {state.report_path}: {error}")
         return
     state.notices.append(f"{counts}; report: {state.report_path}")
+    if accuracy_counts(state.accuracy) and accuracy_counts(state.accuracy) != counts:
+        state.notices.append(f"{accuracy_counts(state.accuracy)} (the report's Accuracy section)")
 
 
 def terminal_summary(terminalreporter, state: SuiteState) -> None:
