@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kernelwatch.storage.history import HistoryError, HistoryStore
 
-from .cmd_changes import add_series_arguments, analysed
 from .accuracy import accuracy_series
+from .cmd_changes import add_series_arguments, analysed
 from .site import write_site
 
 NAME = "site"

@@ -42,9 +42,9 @@ from pathlib import Path
 
 from kernelwatch.units import format_joules, p_text
 
-from .analysis import Failing, failing_stretch
 from .accuracy import accuracy_steps
 from .accuracy_chart import accuracy_index, accuracy_section
+from .analysis import Failing, failing_stretch
 from .chart import case_plot, legend, mark_key, precise, short_uuid
 from .reference import EARLIER_RUNS, Reference, reference_of
 from .series import Series, SeriesKey, gpu_uuids

@@ -28,8 +28,8 @@ import types
 from pathlib import Path
 
 from kernelwatch.plugin.benchmark import benchmarks_as_dicts, session_of
-from kernelwatch.verdict.labels import ReferenceRun, Verdict
 from kernelwatch.verdict.accuracy import AccuracyRecord
+from kernelwatch.verdict.labels import ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
 PAYLOAD_KEY = "kernelwatch"

@@ -15,7 +15,15 @@ from kernelwatch.verdict.noise import StoredResult, stored_phases
 from . import queries, schema
 from .amendments import Amendments, answered
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
-from .documents import DocumentError, accuracy_rows, benchmark_from_row, case_rows, checked_run, document_from_rows, run_row
+from .documents import (
+    DocumentError,
+    accuracy_rows,
+    benchmark_from_row,
+    case_rows,
+    checked_run,
+    document_from_rows,
+    run_row,
+)
 from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
 from .schema import ACCURACY, CASES, RUNS, SchemaError
