@@ -85,11 +85,11 @@ def follow_less_accurate(state, record: AccuracyRecord) -> AccuracyRecord:
     trailer there names the case (cases=PATTERN): it then passes as `accepted`, and starts the new level."""
     if record.verdict != LESS_ACCURATE or not record.reference_commit:
         return record
-    from kernelwatch.plugin.regression import _acceptances, _window_of
+    from kernelwatch.plugin.regression import acceptances_of, window_of
     from kernelwatch.verdict.acceptance import first_accepting
 
-    found = _window_of(state, record.reference_commit)
-    acceptance = first_accepting(_acceptances(state, found), record.case, code_changed=False)
+    found = window_of(state, record.reference_commit)
+    acceptance = first_accepting(acceptances_of(state, found), record.case, code_changed=False)
     record = dataclasses.replace(record, window=found.as_dict())
     if acceptance is not None:
         record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=acceptance.words(),
