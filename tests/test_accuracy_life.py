@@ -300,3 +300,23 @@ def test_a_pull_request_that_drops_the_compensation_reads_less_accurate_against_
                                    f"--kernelwatch-report={report}", "--kernelwatch-accept-slowdown", "meant"])
     assert accepted.returncode == 0, output(accepted)
     assert "| `test_kahan.py::test_naive_kahan` | accepted |" in report.read_text()
+
+
+def test_a_saved_baseline_keeps_the_checks_errors_beside_its_times(tmp_path):
+    import json
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
+    (folder / "test_suite.py").write_text(SUITE)
+    saved = run(folder, "--fake-gpu-cupy", "--benchmark-save=first")
+    assert saved.returncode == 0, output(saved)
+    (baseline,) = (folder / "baselines").glob("*/0001_first.json")
+    document = json.loads(baseline.read_text())
+    checks = {check["case"]: check for check in document["kernelwatch_accuracy"]}
+    assert sorted(checks) == sorted(CHECKS)
+    assert [b["fullname"] for b in document["benchmarks"]] == [CHECKS[0]]  # the timed one
+    assert checks[CHECKS[1]]["seed"] == 47 and checks[CHECKS[1]]["tolerance_max"] == 1e-5
+    assert 1e-8 < checks[CHECKS[1]]["max_error"] < 2e-7
+    compared = run(folder, "--fake-gpu-cupy", "--benchmark-compare", "--fake-gpu-seed=2")
+    assert compared.returncode == 0 and "1 same" in output(compared), output(compared)
