@@ -320,3 +320,23 @@ def test_a_saved_baseline_keeps_the_checks_errors_beside_its_times(tmp_path):
     assert 1e-8 < checks[CHECKS[1]]["max_error"] < 2e-7
     compared = run(folder, "--fake-gpu-cupy", "--benchmark-compare", "--fake-gpu-seed=2")
     assert compared.returncode == 0 and "1 same" in output(compared), output(compared)
+
+
+def test_the_correctness_checks_alone_are_recorded_and_judged_without_timing(tmp_path):
+    """As maintainers/device/plugin_on_gpu.sh's accuracy part runs the suites: no --benchmark-compare, no timed case."""
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
+    (folder / "test_suite.py").write_text(SUITE)
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    only = ["--fake-gpu-cupy", f"--kernelwatch-history={url}", "-k", "matches_float64"]
+    for _ in range(2):
+        clean = run(folder, *only)
+        assert clean.returncode == 0, output(clean)
+    assert "accuracy: 1 same; report: " in output(clean)
+    variant = run(folder, *only, *VARIANT)
+    assert variant.returncode == 1 and "accuracy: 1 less accurate; report: " in output(variant), output(variant)
+    report = (folder / "report.md").read_text()
+    assert "## Accuracy" in report and f"| `{CHECKS[1]}` | less accurate |" in report
+    with open_store(url) as store:
+        assert [run.case_count for run in store.runs()] == [0, 0, 0]  # runs of checks only

@@ -296,7 +296,8 @@ def pytest_sessionfinish(session):
     export_results(config, state)  # in an xdist worker: results go to the controller
     if worker_id() is None:
         record_session(config, state)  # first, so that the report can name this run; a failure loses no report
-    if worker_id() is None and state.comparing:
+    judged_checks = state.ref is None and any(record.verdict for record in state.accuracy)
+    if worker_id() is None and (state.comparing or judged_checks):  # a run of correctness checks only, too
         write_stored_report(state)
     if state.ref is not None:
         write_ref_report(state)
