@@ -28,6 +28,20 @@ def random_pair(test_id, shape):
     return pair[0], pair[1]
 
 
+# a correctly rounded float32 add errs by at most half a unit in the last place: 2^-24 of the exact sum
+ADD_TOLERANCE = 2.0 ** -24
+
+
+def record_add(kernelwatch_accuracy, request, result, a, b, kernel):
+    """The add's errors against the float64 sum, recorded with the run (its exactness is asserted apart)."""
+    from kernelwatch.metrics import relative_error
+
+    errors = relative_error(result, a.astype(np.float64) + b.astype(np.float64))
+    kernelwatch_accuracy.record(errors, tolerance=ADD_TOLERANCE, shape="x".join(map(str, a.shape)),
+                                kind="uniform [-1, 1)", seed=seed_for(request.node.nodeid), kernel=kernel,
+                                measure="relative", fail=np.array_equal(result, a + b))
+
+
 def device_add(name, a, b):
     import cupy
 
@@ -39,16 +53,20 @@ def device_add(name, a, b):
 
 @pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("name", elementwise_kernels(ndim=2))
-def test_matrix_add_is_exact(name, shape, request):
+def test_matrix_add_is_exact(name, shape, request, kernelwatch_accuracy):
     a, b = random_pair(request.node.nodeid, shape)
-    assert np.array_equal(device_add(name, a, b), a + b)
+    result = device_add(name, a, b)
+    record_add(kernelwatch_accuracy, request, result, a, b, name)
+    assert np.array_equal(result, a + b)
 
 
 @pytest.mark.parametrize("n", VECTOR_SIZES)
 @pytest.mark.parametrize("name", elementwise_kernels(ndim=1))
-def test_vector_add_is_exact(name, n, request):
+def test_vector_add_is_exact(name, n, request, kernelwatch_accuracy):
     a, b = random_pair(request.node.nodeid, (n,))
-    assert np.array_equal(device_add(name, a, b), a + b)
+    result = device_add(name, a, b)
+    record_add(kernelwatch_accuracy, request, result, a, b, name)
+    assert np.array_equal(result, a + b)
 
 
 @pytest.mark.parametrize("offset", [1, 2, 3])

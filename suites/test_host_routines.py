@@ -14,7 +14,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.mark.parametrize("memory", ["pageable", "pinned"])
 @pytest.mark.parametrize("name", list(MATMUL_KERNELS))
-def test_matmul_host_routine_matches_float64(name, memory, request):
+def test_matmul_host_routine_matches_float64(name, memory, request, kernelwatch_accuracy):
     m, n, k = 65, 33, 129
     rng = np.random.default_rng(seed_for(request.node.nodeid))
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
@@ -27,4 +27,8 @@ def test_matmul_host_routine_matches_float64(name, memory, request):
     out_poisoned[:] = np.nan
     c = matmul_host(name, a, b, out=out_poisoned)
     errors = relative_error(c, a.astype(np.float64) @ b.astype(np.float64))
-    assert errors.max_error <= tolerance(MATMUL_KERNELS[name], k).max_error, errors
+    bound = tolerance(MATMUL_KERNELS[name], k)
+    kernelwatch_accuracy.record(errors, tolerance=(bound.max_error, bound.avg_error), shape=f"{m}x{n}x{k}",
+                                kind="uniform", seed=seed_for(request.node.nodeid), kernel=name, measure="relative",
+                                fail=errors.max_error <= bound.max_error)
+    assert errors.max_error <= bound.max_error, errors

@@ -151,7 +151,7 @@ def test_misuse_is_said_in_one_line(ran):
     results = ran[0]
     assert results["test_no_result_for_the_reference"].startswith("kernelwatch: a reference needs a result: pass out=")
     assert results["test_an_unknown_setting"] == (
-        "@pytest.mark.kernelwatch: takes only the keywords tolerance, scale, flops, bytes, kernel, shape, flush "
+        "@pytest.mark.kernelwatch: takes only the keywords tolerance, scale, flops, bytes, kernel, shape, flush, kind, seed "
         "(given: colour)")
     assert "one timed callable per test" in results["test_twice"]
 

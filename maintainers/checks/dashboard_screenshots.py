@@ -4,8 +4,9 @@ The history is maintainers/support/dashboard_history.py's (five cases, one 3% sl
 from run 7 on, one 4% slower and accepted at run 12, run 15 recorded as failed), recorded in a new
 SQLite store (or the empty one --history names), written by `python -m kernelwatch.history site`, and
 photographed in Debian's headless Chromium (driven by Playwright, as tests/history/test_site_browser.py
-does) in a window 1280 px wide: the index (docs/dashboard-index.png) and the failing case's page
-(docs/dashboard-case.png). Each page is checked first: no console error, nothing fetched, no wider
+does) in a window 1280 px wide: the index (docs/dashboard-index.png), the failing case's page
+(docs/dashboard-case.png) and the page of the case whose correctness check went less accurate at run 7 and was
+accepted at run 8 (docs/dashboard-accuracy.png: its accuracy chart under its time chart). Each page is checked first: no console error, nothing fetched, no wider
 than the window. Run it through `tox exec -e unit -- python -m maintainers.checks.dashboard_screenshots`.
 """
 
@@ -56,7 +57,8 @@ def photograph(site: Path, pages: dict[str, Path], width: int, chromium: str) ->
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {TOOL}", description=summary(__doc__))
     parser.add_argument("--out", type=Path, default=ROOT / "docs",
-                        help="the folder of dashboard-index.png and dashboard-case.png (default docs/)")
+                        help="the folder of dashboard-index.png, dashboard-case.png and dashboard-accuracy.png "
+                             "(default docs/)")
     parser.add_argument("--width", type=int, default=1280, help="the window's width in px (default 1280)")
     parser.add_argument("--history", metavar="URL", help="an empty store to record the history in (default: a new "
                                                          "SQLite file, removed afterwards)")
@@ -73,12 +75,12 @@ def main(argv=None) -> int:
 
     from kernelwatch.history.cli import main as history
     from kernelwatch.history.site import case_page_name
-    from maintainers.support.dashboard_history import STEPPED_CASE, record_dashboard_history
+    from maintainers.support.dashboard_history import ACCURACY_CASE, STEPPED_CASE, record_dashboard_history
     from maintainers.support.synthetic_history import case_name
 
     with tempfile.TemporaryDirectory() as scratch:
         url = args.history or f"sqlite:///{Path(scratch) / 'history.sqlite'}"
-        record_dashboard_history(url)
+        record_dashboard_history(url, accuracy=True)
         site = args.keep_site or Path(scratch) / "site"
         with contextlib.redirect_stdout(io.StringIO()):  # the command prints its index's path: a scratch folder
             status = history(["site", str(site), "--history", url])
@@ -87,7 +89,8 @@ def main(argv=None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         pages = {"index.html": args.out / "dashboard-index.png",
-                 f"cases/{case_page_name(case_name(STEPPED_CASE))}": args.out / "dashboard-case.png"}
+                 f"cases/{case_page_name(case_name(STEPPED_CASE))}": args.out / "dashboard-case.png",
+                 f"cases/{case_page_name(case_name(ACCURACY_CASE))}": args.out / "dashboard-accuracy.png"}
         problems = photograph(site, pages, args.width, chromium)
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -21,11 +21,16 @@
 #                and JSON in the logs, for `python -m maintainers.checks.nightly_time` and the spread between runs)
 #     card       warptile_128x256 with 8-deep k tiles (the tuning table's 3.5%), committed, timed, and
 #                `kernelwatch compare` of this GPU's newest baseline against that run: the cause card
+#     accuracy   in a scratch clone: the correctness suites (matmul, elementwise, host routines; $ACCURACY_K narrows
+#                them with -k) twice with --kernelwatch-history, then per check whether its (max, avg) error pair
+#                repeated bit for bit ($OUT/accuracy-repeat.txt); then kahan_add's compensation removed from
+#                kernels/cuda/common.cuh (tests/plugins/no_compensation.py), committed, and the Kahan kernels' checks
+#                run a third time: naive_kahan and row_shared should read `less accurate` ($OUT/accuracy.md)
 #
 # Needs: .whl/ with the kernelwatch wheel (python3 -m pip wheel --no-deps . -w .whl) and the dependencies the
 # machine lacks, and .gitbundle (git bundle create .gitbundle main) for the commits.
 set -u
-usage() { echo "usage: bash maintainers/device/plugin_on_gpu.sh PART [PART ...]   (parts: suite, examples, record N, nightlies N, card; the header of this file says what each does)"; }
+usage() { echo "usage: bash maintainers/device/plugin_on_gpu.sh PART [PART ...]   (parts: suite, examples, record N, nightlies N, card, accuracy; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -171,9 +176,49 @@ card() {
   git reset -q --hard "$started_at"
 }
 
+accuracy() {
+  local clone="$WORK/accuracy-clone" store="sqlite:///$WORK/accuracy.sqlite" narrow=()
+  [ -n "${ACCURACY_K:-}" ] && narrow=(-k "$ACCURACY_K")
+  rm -rf "$clone" && git clone -q "$REPO" "$clone" || { row accuracy "git clone" "failed" ""; return; }
+  local suites=(suites/test_matmul_correctness.py suites/test_elementwise_correctness.py suites/test_host_routines.py)
+  for n in 1 2; do
+    (cd "$clone" && run_step "accuracy-clean-$n" "${PYTEST[@]}" "${suites[@]}" "${narrow[@]}" --kernelwatch-require-gpu \
+      --kernelwatch-history="$store" --kernelwatch-report="$WORK/accuracy-clean-$n.md")
+    row accuracy "clean run $n (correctness suites)" "exit $rc in ${secs}s" \
+      "$(grep -m1 -E '^accuracy: ' "$WORK/accuracy-clean-$n.log" || grep -E 'passed|failed' "$WORK/accuracy-clean-$n.log" | tail -n 1)"
+  done
+  python3 - "$store" > "$OUT/accuracy-repeat.txt" <<'PY'
+import sys
+from kernelwatch.storage.history import open_store
+with open_store(sys.argv[1], create=False) as store:
+    history = store.accuracy_history(None, any_profile=True)
+same = differ = 0
+for case, checks in sorted(history.items()):
+    pairs = [(c.record.max_error, c.record.avg_error) for c in reversed(checks)][:2]
+    repeated = len(pairs) == 2 and pairs[0] == pairs[1]
+    same += repeated
+    differ += not repeated
+    print(f"{'bit for bit' if repeated else 'DIFFERS    '} {case}: " + " then ".join(
+        f"max {m!r} avg {a!r}" for m, a in pairs))
+print(f"{same} checks repeated their error pair bit for bit, {differ} did not")
+PY
+  row accuracy "error pairs of the two clean runs" "$(tail -n 1 "$OUT/accuracy-repeat.txt")" \
+    "$(grep -m3 '^DIFFERS' "$OUT/accuracy-repeat.txt" | cut -c1-200 | tr '\n' ' ')"
+  (cd "$clone" && python3 -m tests.plugins.no_compensation kernels/cuda/common.cuh \
+    && "${GIT[@]}" commit -qam "kahan_add without its compensation (accuracy part of plugin_on_gpu.sh)") \
+    || { row accuracy "Kahan-less commit" "failed" ""; return; }
+  (cd "$clone" && run_step accuracy-kahan-less "${PYTEST[@]}" suites/test_matmul_correctness.py \
+    -k "test_matmul_matches_float64 and (naive_kahan or row_shared)${ACCURACY_K:+ and ($ACCURACY_K)}" \
+    --kernelwatch-require-gpu --kernelwatch-history="$store" --kernelwatch-report="$OUT/accuracy.md")
+  row accuracy "Kahan-less naive_kahan and row_shared" "exit $rc in ${secs}s (1 expected)" \
+    "$(grep -m1 -E '^accuracy: ' "$WORK/accuracy-kahan-less.log"); e.g. $(grep -m1 -E ': less accurate: ' "$WORK/accuracy-kahan-less.log" | cut -c1-200)"
+  (cd "$clone" && python3 -m kernelwatch.history changes --history "$store" > "$WORK/accuracy-changes.txt" 2>&1)
+  row accuracy "kernelwatch changes" "exit $? (1: open less accurate steps)" "$(tail -n 1 "$WORK/accuracy-changes.txt")"
+}
+
 while [ $# -gt 0 ]; do
   case "$1" in
-    suite|examples|card) "$1";;
+    suite|examples|card|accuracy) "$1";;
     record|nightlies)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "$1 N: N is a whole number of 1 or more, not '${2:-}'" >&2; exit 2; }
       "$1" "$2"; shift;;

@@ -302,7 +302,7 @@ def fake_analysis(monkeypatch, one: Series, steps: list[Step], detectable: float
 
 
 def changes_of(*argv: str) -> int:
-    return cmd_changes.run(main_parser_args("changes", *argv), store=type("Store", (), {"safe_url": "memory"})())
+    return cmd_changes.run(main_parser_args("changes", *argv), store=type("Store", (), {"safe_url": "memory", "accuracy_history": lambda self, *a, **k: {}})())
 
 
 def main_parser_args(*argv: str):

@@ -225,6 +225,7 @@ def _within(seconds: float, work) -> BaseException | None:
 def _store_that_freezes(postgres_url, monkeypatch, timeout_s: int):
     """A PostgreSQL store of one run (id 1), whose server stops answering (FreezingProxy) once that run is in;
     the store gives up after `timeout_s` ($KERNELWATCH_HISTORY_TIMEOUT)."""
+    open_store(postgres_url).close()  # migrated first, outside the timeout: six steps on a loaded runner take a while
     url = make_url(postgres_url)
     proxy = FreezingProxy((url.host, url.port))
     through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
@@ -252,8 +253,9 @@ def frozen_store_fixture(postgres_url, monkeypatch):
     lambda store: store.reference_history([GPU_A], profile="nightly", limit_runs=5),
     lambda store: store.case_series(),
     lambda store: store.case_record(case_name(0), 1),
+    lambda store: store.accuracy_history(None, any_profile=True),
 ], ids=["schema_version", "record_run", "runs", "acknowledge", "acknowledgements", "export_run",
-        "reference_history", "case_series", "case_record"])
+        "reference_history", "case_series", "case_record", "accuracy_history"])
 def test_every_read_and_write_gives_up_on_a_server_that_stops_answering(frozen_store, call):
     raised = _within(5, lambda: call(frozen_store))
     assert isinstance(raised, HistoryError) and "the server did not answer for 1 s" in str(raised)

@@ -5,7 +5,9 @@ after the run. Arrays are NumPy's (kernelwatch then judges them on the host). A 
 compiled for the CPU by the system's C++ compiler, with CUDA's built-in indices as globals, and a launch runs
 its threads one after another: the example's own kernel computes the result, so a wrong kernel gives a wrong
 one. That holds for kernels of independent threads (no shared memory, barriers or atomics: those fail to
-compile here), passed NumPy arrays and NumPy scalars as CuPy wants them.
+compile here), passed NumPy arrays and NumPy scalars as CuPy wants them; a parameter list may be a macro (the
+suite's MATMUL_PARAMS), and float4 and isfinite are there, so the suite's naive kernels
+(kernels/cuda/matmul_01_naive.cu, matmul_02_naive_kahan.cu, through kernels.compile.load_source) compile too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from pathlib import Path
 import numpy as np
 
 PRELUDE = r"""
+#include <cmath>
+using std::isfinite;
+struct float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 struct dim3 { unsigned x, y, z; };
 static dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
@@ -51,7 +57,10 @@ class RawKernel:
             found = re.search(rf"__global__\s+void\s+{re.escape(self.name)}\s*\(([^)]*)\)", self.code)
             if found is None:
                 raise ValueError(f"fake cupy: no __global__ void {self.name}(...) in the source")
-            params = found.group(1)
+            params = found.group(1).strip()
+            macro = re.search(rf"#define\s+{re.escape(params)}\s+((?:[^\n]*\\\n)*[^\n]*)", self.code)
+            if re.fullmatch(r"\w+", params) and macro is not None:  # a parameter list named by a macro
+                params = " ".join(macro.group(1).replace("\\\n", " ").split())
             args = ", ".join(re.findall(r"(\w+)\s*$", p.strip())[0] for p in params.split(","))
             source = PRELUDE + self.code + LAUNCHER.format(params=params, name=self.name, args=args)
             with tempfile.TemporaryDirectory() as folder:

@@ -26,6 +26,7 @@ from kernelwatch.storage.history import HistoryStore
 from kernelwatch.units import p_text
 from kernelwatch.verdict.threshold import THRESHOLD_HELP, judging_floors
 
+from .accuracy import accuracy_series, accuracy_steps, describe_step, is_open
 from .analysis import Analysis, Failing, analyse
 from .bisect import command_line
 from .series import Point, Series
@@ -168,13 +169,33 @@ def too_short_text(analysis: Analysis) -> str | None:
             f"{2 * MIN_RUNS_AT_LEVEL} runs ({runs}); a step needs {MIN_RUNS_AT_LEVEL} runs on each side")
 
 
+def accuracy_changes(args: argparse.Namespace, store: HistoryStore) -> tuple[int, int]:
+    """Print the accuracy steps (src/kernelwatch/history/accuracy.py), newest first: (steps shown, open ones)."""
+    series = accuracy_series(store.accuracy_history(None, any_profile=True))
+    found = []
+    for key, points in series.items():
+        if args.gpu is not None and key.gpu != args.gpu and points[-1].gpu_model != args.gpu:
+            continue
+        for step in accuracy_steps(points, key):
+            if args.since is None or datetime.fromisoformat(step.after.started_at) >= args.since:
+                found.append((step, points))
+    found.sort(key=lambda pair: (pair[0].after.started_at or "", pair[0].key.case), reverse=True)
+    for step, points in found:
+        print("\n".join(describe_step(step, points, args.newest)))
+    return len(found), sum(is_open(step, points, args.newest) for step, points in found)
+
+
 def run(args: argparse.Namespace, store: HistoryStore) -> int:
     analysis = analysed(args, store)
     if analysis is None:
         return 2
+    accuracy_shown, accuracy_open = accuracy_changes(args, store)
+    if accuracy_shown:
+        print(f"{accuracy_shown} accuracy changes; {accuracy_open} open less accurate steps")
     if not analysis.series:
-        print(f"no run in {store.safe_url}" + (f" on {args.gpu}" if args.gpu else ""))
-        return 0
+        if not accuracy_shown:
+            print(f"no run in {store.safe_url}" + (f" on {args.gpu}" if args.gpu else ""))
+        return 1 if accuracy_open else 0
     recent: set[Step] = set()
     shown: list[Step] = []
     for one in analysis.series:
@@ -198,4 +219,4 @@ def run(args: argparse.Namespace, store: HistoryStore) -> int:
           f"{f' since {args.since:%Y-%m-%d %H:%M}' if args.since else ''}; "
           f"{len(open_steps)} open slower steps in the newest {args.newest} runs"
           + (f"; {len(unheld)} cases failing, not yet a step" if unheld else ""))
-    return 1 if open_steps or unheld else 0
+    return 1 if open_steps or unheld or accuracy_open else 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kernelwatch.storage.history import HistoryError, HistoryStore
 
+from .accuracy import accuracy_series
 from .cmd_changes import add_series_arguments, analysed
 from .site import write_site
 
@@ -24,8 +25,10 @@ def run(args: argparse.Namespace, store: HistoryStore) -> int:
     if analysis is None:
         return 2
     try:
+        accuracy = {key: points for key, points in accuracy_series(store.accuracy_history(None, any_profile=True)).items()
+                    if args.gpu is None or key.gpu == args.gpu or points[-1].gpu_model == args.gpu}
         index = write_site(args.out, analysis.series, analysis.steps, acknowledged=analysis.acknowledged,
-                           reason=analysis.reason)
+                           reason=analysis.reason, accuracy=accuracy)
     except OSError as error:
         raise HistoryError(f"cannot write the site into {args.out}: {error.strerror or error}") from None
     print(index)

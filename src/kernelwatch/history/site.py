@@ -42,6 +42,8 @@ from pathlib import Path
 
 from kernelwatch.units import format_joules, p_text
 
+from .accuracy import accuracy_steps
+from .accuracy_chart import accuracy_index, accuracy_section
 from .analysis import Failing, failing_stretch
 from .chart import case_plot, legend, mark_key, precise, short_uuid
 from .reference import EARLIER_RUNS, Reference, reference_of
@@ -213,7 +215,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
                acknowledged: Mapping[tuple[str, str], str] | None = None,
                references: Mapping[SeriesKey, float] | None = None,
                reason: Callable[[Step], str | None] | None = None,
-               title: str = "kernelwatch: history") -> Path:
+               title: str = "kernelwatch: history", accuracy: Mapping | None = None) -> Path:
     """Write index.html and one page per case into `out_dir`; returns the index's path.
 
     `steps`: each series' detected steps (kernelwatch.history.steps.detect_all).
@@ -221,6 +223,8 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
     `reason`: why a step was accepted, or None (default: its acknowledgement); `changes`'s
     Analysis.reason also counts a slowdown accepted at a run of the step's new level.
     `references`: a reference median (seconds) per series, where one is known.
+    `accuracy`: each check's stored errors (src/kernelwatch/history/accuracy.py: accuracy_series), drawn under
+    the case's time chart (or alone, for a check that is not timed) and listed in the index.
     """
     out = Path(out_dir)
     (out / "cases").mkdir(parents=True, exist_ok=True)
@@ -234,10 +238,17 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
     for one in every:
         by_case.setdefault(one.key.case, []).append(one)
 
+    accuracy = accuracy or {}
+    checks: dict[str, str] = {}
+    for key, points in accuracy.items():
+        checks[key.case] = checks.get(key.case, "") + accuracy_section(points, accuracy_steps(points, key))
     for case, group in by_case.items():
         body = (f'<p><a href="../index.html">&larr; all cases</a></p><h1>{_e(case)}</h1>'
-                f"{case_plot(case, group, steps)}{legend(group)}<h2>Steps</h2>"
+                f"{case_plot(case, group, steps)}{legend(group)}{checks.pop(case, '')}<h2>Steps</h2>"
                 f"{_steps_table(group, steps, reason)}{_energy_section(group)}<h2>Runs</h2>{_runs_table(group)}")
+        (out / "cases" / case_page_name(case)).write_text(_page(case, body), encoding="utf-8")
+    for case, section in checks.items():  # checks that are not timed: their accuracy alone
+        body = f'<p><a href="../index.html">&larr; all cases</a></p><h1>{_e(case)}</h1>{section}'
         (out / "cases" / case_page_name(case)).write_text(_page(case, body), encoding="utf-8")
 
     rows = []
@@ -284,7 +295,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
             "else those since the latest step (a reference given for a series takes their place); a failed run is "
             f"never a reference. History: each run's median over that reference (the dashed line), every row on "
             f"one scale, ±{scale:.0%} from top to bottom (a run beyond it at the edge).</p>"
-            f'<p class="legend">{mark_key(passed=False)}</p>')
+            f'<p class="legend">{mark_key(passed=False)}</p>' + accuracy_index(accuracy, case_page_name))
     index = out / "index.html"
     index.write_text(_page(title, body, FILTER_SCRIPT), encoding="utf-8")
     return index

@@ -58,6 +58,7 @@ from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
+from kernelwatch.verdict.accuracy import ACCURACY_KEY
 from kernelwatch.verdict.against_baseline import Baseline, history_of
 
 pytest_plugins = ["kernelwatch.plugin.fixtures"]
@@ -295,7 +296,8 @@ def pytest_sessionfinish(session):
     export_results(config, state)  # in an xdist worker: results go to the controller
     if worker_id() is None:
         record_session(config, state)  # first, so that the report can name this run; a failure loses no report
-    if worker_id() is None and state.comparing:
+    judged_checks = state.ref is None and any(record.verdict for record in state.accuracy)
+    if worker_id() is None and (state.comparing or judged_checks):  # a run of correctness checks only, too
         write_stored_report(state)
     if state.ref is not None:
         write_ref_report(state)
@@ -308,6 +310,14 @@ def pytest_testnodedown(node, error):
     """xdist controller: a worker finished; take over its benchmarks, records and verdicts."""
     if session_of(node.config) is not None:
         import_results(node.config, node.config.stash[STATE], getattr(node, "workeroutput", {}))
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    """Every correctness check's errors go into the run's document beside its timed cases: a saved baseline,
+    --benchmark-json and the run the history store records (src/kernelwatch/verdict/accuracy.py)."""
+    state = config.stash.get(STATE, None)
+    if state is not None and state.accuracy:
+        output_json[ACCURACY_KEY] = [record.as_dict() for record in state.accuracy]
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -98,8 +98,12 @@ def run_document(config) -> dict:
     machine_info = session.get_machine_info()
     commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
     config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
-    return config.hook.pytest_benchmark_generate_json(config=config, benchmarks=session.benchmarks, include_data=True,
-                                                      machine_info=machine_info, commit_info=commit_info)
+    document = config.hook.pytest_benchmark_generate_json(config=config, benchmarks=session.benchmarks,
+                                                          include_data=True, machine_info=machine_info,
+                                                          commit_info=commit_info)
+    # as pytest-benchmark's own save and --benchmark-json do: the correctness checks' errors join here
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=session.benchmarks, output_json=document)
+    return document
 
 
 class NumberedStorage(FileStorage):

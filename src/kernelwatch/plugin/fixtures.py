@@ -58,9 +58,20 @@ def kernelwatch(kernelwatch_bench, request):
     """`kernelwatch(launch, out=..., reference=..., tolerance=..., flops=..., bytes=...)`: checks a callable that
     launches GPU work against a float64 reference, then times and judges it (kernelwatch.plugin.launch,
     docs/adopting.md). Settings also come from `@pytest.mark.kernelwatch(...)`."""
+    from kernelwatch.plugin.accuracy import AccuracyChecks
     from kernelwatch.plugin.launch import Launch
 
-    return Launch(kernelwatch_bench, request.config.stash[STATE].device, request.node)
+    return Launch(kernelwatch_bench, request.config.stash[STATE].device, request.node,
+                  AccuracyChecks(request.config.stash[STATE], request.node))
+
+
+@pytest.fixture
+def kernelwatch_accuracy(request):
+    """`kernelwatch_accuracy.record(errors, tolerance=..., shape=..., kind=..., seed=...)`: a correctness check's
+    errors recorded with the run and judged against this GPU's history (kernelwatch.plugin.accuracy)."""
+    from kernelwatch.plugin.accuracy import AccuracyChecks
+
+    return AccuracyChecks(request.config.stash[STATE], request.node)
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from kernelwatch.metrics import relative_error, scaled_error
 from kernelwatch.plugin.benchmark import mark_not_timed
 
 # what the marker and the call both take; `out` and `reference` only the call
-SETTINGS = ("tolerance", "scale", "flops", "bytes", "kernel", "shape", "flush")
+SETTINGS = ("tolerance", "scale", "flops", "bytes", "kernel", "shape", "flush", "kind", "seed")
 # a tolerance of the maximum (and average) error per element where the test names none, by the output's type:
 # an elementwise result's rounding, with room; a sum over many terms wants its own
 DEFAULT_TOLERANCE = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
@@ -46,8 +46,9 @@ class Launch:
     """The `kernelwatch` fixture: `kernelwatch(launch, out=..., reference=..., **settings)`, `launch` launching on
     the current stream (the `kernelwatch_stream` fixture's, for a callable that names its stream)."""
 
-    def __init__(self, bench, device, node):
+    def __init__(self, bench, device, node, checks):
         self._bench, self._device, self._node = bench, device, node
+        self._checks = checks  # kernelwatch.plugin.accuracy.AccuracyChecks: the check's errors go with the run
         self._stream = bench.timer.stream
         self._called = False
         self._errors: dict = {}  # the check's figures, kept in the case's record
@@ -64,7 +65,9 @@ class Launch:
             chosen = {**marked, **settings_of((), settings, "kernelwatch(...)")}
             prepared = launch if is_prepared_case(launch) else None
             call = (lambda: prepared.run(self._stream)) if prepared is not None else launch
-            result = self._checked(call, out, reference, chosen) if reference is not None else None
+            base = self._base_side(prepared) if reference is not None else None
+            base_call = (lambda: base.run(self._stream)) if base is not None else None
+            result = self._checked(call, out, reference, chosen, base_call) if reference is not None else None
         except pytest.fail.Exception:
             mark_not_timed(self._bench.benchmark, "not timed: the kernelwatch fixture failed the test first")
             raise
@@ -75,16 +78,56 @@ class Launch:
 
         kernel = chosen.get("kernel") or self._node.originalname.removeprefix("test_")
         shape = chosen.get("shape") or shape_of(out if out is not None else result)
-        return self._bench.time(prepared if prepared is not None else run, kernel=kernel, shape=shape, flops=chosen.get("flops"),
-                                bytes_moved=chosen.get("bytes"), flush=chosen.get("flush", True),
-                                params=self._errors)
+        measured = self._bench.time(prepared if prepared is not None else run, kernel=kernel, shape=shape,
+                                    flops=chosen.get("flops"), bytes_moved=chosen.get("bytes"),
+                                    flush=chosen.get("flush", True), params=self._errors)
+        accuracy = getattr(self, "_accuracy", None)
+        if accuracy is not None and accuracy.fails:
+            from kernelwatch.plugin.accuracy import failure_message
 
-    def _checked(self, launch, out, reference, chosen):
-        """Poison, launch once, compare: fails the test on a miss; returns the result."""
+            fail(failure_message(accuracy))
+        return measured
+
+    def _checked(self, launch, out, reference, chosen, base_launch=None):
+        """Poison, launch once, compare: fails the test on a miss; returns the result. With `base_launch` (the
+        base side of --kernelwatch-compare-ref), the base is checked first on the same inputs and outputs, and
+        head's errors are judged against base's."""
         references = as_tuple(reference() if callable(reference) else reference)
         scale = chosen.get("scale")
         scale = scale() if callable(scale) else scale
         outputs = as_tuple(out)
+        base = None
+        if base_launch is not None:
+            base_errors, base_misses, *_ = self._launched_errors(base_launch, outputs, references, scale, chosen)
+            base = (base_errors["max_error"], base_errors["avg_error"])
+        self._errors, misses, bounds, measure, results = self._launched_errors(launch, outputs, references, scale,
+                                                                               chosen)
+        ref = self._bench.state.ref
+        self._accuracy = self._checks.record(
+            (self._errors["max_error"], self._errors["avg_error"]), tolerance=bounds,
+            shape=chosen.get("shape") or shape_of(results[0]), kind=chosen.get("kind"), seed=chosen.get("seed"),
+            measure=measure, kernel=chosen.get("kernel") or self._node.originalname.removeprefix("test_"),
+            base=base, base_ref=ref.reference if ref is not None else None,
+            fail=False)  # a less accurate case is still timed; it fails after
+        if misses:
+            fail(misses[0])
+        return results[0]
+
+    def _base_side(self, prepared):
+        """Under --kernelwatch-compare-ref, the same case prepared by the base's kernel library (None where there is
+        no ref, the case is no prepared case, or the base does not know its kernel: a new kernel)."""
+        ref = self._bench.state.ref
+        if ref is None or prepared is None:
+            return None
+        try:
+            return prepared.same_case_in(ref.base)
+        except ValueError as error:
+            if str(error).startswith("unknown"):
+                return None
+            raise
+
+    def _launched_errors(self, launch, outputs, references, scale, chosen):
+        """Poison, launch once, compare every output: (worst errors, misses, bounds, measure, results)."""
         for array in outputs:
             poison(array)
         self._device.synchronize()  # the inputs the test made on its own stream are complete
@@ -97,12 +140,16 @@ class Launch:
                  "result from the callable")
         if len(results) != len(references):
             fail(f"kernelwatch: {len(results)} result(s) against {len(references)} reference(s)")
+        worst: dict = {}
+        misses, bounds, measure = [], None, None
         for index, (result, ref) in enumerate(zip(results, references, strict=True)):
             which = f" (output {index + 1} of {len(results)})" if len(results) > 1 else ""
-            self._check_one(result, ref, scale, chosen.get("tolerance"), which)
-        return results[0]
+            miss, bounds, measure = self._check_one(result, ref, scale, chosen.get("tolerance"), which, worst)
+            misses += [miss] if miss else []
+        return worst, misses, bounds, measure, results
 
-    def _check_one(self, result, reference, scale, tolerance, which: str) -> None:
+    def _check_one(self, result, reference, scale, tolerance, which: str, worst: dict):
+        """One output against its reference: (why it misses or None, the (max, avg) bounds, the measure)."""
         dtype = dtype_name(result)
         result, reference, scale = same_place(float_view(result), float_view(reference),
                                               None if scale is None else float_view(scale))
@@ -111,18 +158,18 @@ class Launch:
                  f"{tuple(reference.shape)}")
         bound_max, bound_avg = tolerance_of(tolerance, dtype)
         if scale is None:
-            errors, measure = relative_error(result, reference), "relative error |out - ref| / |ref|"
+            errors, measure, kind = relative_error(result, reference), "relative error |out - ref| / |ref|", "relative"
         else:
-            errors, measure = scaled_error(result, reference, scale), "error |out - ref| / scale"
-        worst = self._errors  # of several outputs, the worst figures
-        worst.update(max_error=max(errors.max_error, worst.get("max_error", 0.0)),
+            errors, measure, kind = scaled_error(result, reference, scale), "error |out - ref| / scale", "scaled"
+        worst.update(  # of several outputs, the worst figures
+            max_error=max(errors.max_error, worst.get("max_error", 0.0)),
                      avg_error=max(errors.avg_error, worst.get("avg_error", 0.0)))
-        self._node.user_properties += [("max_error", errors.max_error), ("avg_error", errors.avg_error)]
         if not (errors.max_error <= bound_max and errors.avg_error <= bound_avg):
             bound = f"{bound_max:.3g}" if bound_avg == bound_max else f"{bound_max:.3g} (average {bound_avg:.3g})"
-            fail(f"kernelwatch: {self._node.name}{which} misses its float64 reference: max error "
-                 f"{errors.max_error:.3g}, average error {errors.avg_error:.3g}, tolerance {bound} ({measure}, "
-                 f"{dtype} output; worst at {errors.worst_index})")
+            return (f"kernelwatch: {self._node.name}{which} misses its float64 reference: max error "
+                    f"{errors.max_error:.3g}, average error {errors.avg_error:.3g}, tolerance {bound} ({measure}, "
+                    f"{dtype} output; worst at {errors.worst_index})"), (bound_max, bound_avg), kind
+        return None, (bound_max, bound_avg), kind
 
 
 def settings_of(args, kwargs: dict, where: str) -> dict:

@@ -34,6 +34,7 @@ def read_history(state) -> None:
                                               limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
         state.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
                              for case, entries in found.items()}
+        state.accuracy_history = state.store.accuracy_history([state.gpu.uuid], profile=state.profile.name)
     except HistoryError as error:
         state.store.close()
         state.store = None
@@ -42,7 +43,7 @@ def read_history(state) -> None:
 
 def record_session(config, state) -> None:
     """Record this run in the store (the controller or the only process; a run with timed cases)."""
-    if state.store is None or session_of(config) is None or not state.records:
+    if state.store is None or session_of(config) is None or not (state.records or state.accuracy):
         return
     outcome = "failed" if state.failures else "passed"
     try:

@@ -32,7 +32,7 @@ from kernelwatch.verdict.labels import ACCEPTED, SLOWER, ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
 
-def _window_of(state, base: str | None) -> Window:
+def window_of(state, base: str | None) -> Window:
     if state.head is None:
         state.head = head_of(state.repo)
     if base not in state.windows:
@@ -41,7 +41,7 @@ def _window_of(state, base: str | None) -> Window:
     return state.windows[base]
 
 
-def _acceptances(state, found: Window) -> list[Acceptance]:
+def acceptances_of(state, found: Window) -> list[Acceptance]:
     """The window's trailers as acceptances; a trailer that cannot be read is a problem of the run."""
     result = []
     for sha, value in found.acceptances:
@@ -59,9 +59,9 @@ def _acceptances(state, found: Window) -> list[Acceptance]:
 
 def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[Window, Acceptance | None]:
     """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
-    found = _window_of(state, newest.commit)
+    found = window_of(state, newest.commit)
     code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
-    return found, first_accepting(_acceptances(state, found), record.case, code_changed)
+    return found, first_accepting(acceptances_of(state, found), record.case, code_changed)
 
 
 def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:

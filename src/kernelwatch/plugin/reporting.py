@@ -10,15 +10,17 @@ from __future__ import annotations
 from kernelwatch.plugin.energy import energy_section
 from kernelwatch.plugin.regression import is_failing_record, is_followed_record, window_lines
 from kernelwatch.plugin.state import SuiteState
+from kernelwatch.report.accuracy import accuracy_counts, accuracy_section
 from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from kernelwatch.report.phases import phases_section
+from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, row_words
 from kernelwatch.verdict.energy import interval_text
 from kernelwatch.verdict.labels import ACCEPTED
 
 
 def write_stored_report(state: SuiteState) -> None:
     """The report of a run judged against the stored baseline (and history)."""
-    if not state.verdicts:
+    if not state.verdicts and not any(record.verdict for record in state.accuracy):
         return
     baseline = state.baseline
     if baseline is not None:
@@ -37,8 +39,9 @@ def write_stored_report(state: SuiteState) -> None:
             text += "\n" + "\n".join(window_lines(record, state.profile.name, state.recorded_run, markdown=True)) + "\n"
             if record.case in state.cards:
                 text += "\n" + "\n".join(state.cards[record.case])
-    text += energy_section(state.records) + phases_section(state.records)
-    publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts)))
+    text += energy_section(state.records) + phases_section(state.records) + accuracy_section(state.accuracy)
+    publish(state, text, counts_text(verdict_counts(v.label for v in state.verdicts))
+            or accuracy_counts(state.accuracy))
 
 
 def followed_records(state: SuiteState) -> list:
@@ -71,7 +74,8 @@ def write_ref_report(state: SuiteState) -> None:
     if ref.cards:
         text += "\n## Why the slower cases are slower\n\n" + "\n".join(
             line for case in sorted(ref.cards) for line in ref.cards[case])
-    text += energy_section(state.records) + phases_section(state.records)
+    text += (energy_section(state.records) + phases_section(state.records)
+             + accuracy_section(state.accuracy, against=f"`{ref.ref}` on the same inputs in this run"))
     counts = counts_text(verdict_counts(v.label for v in ref.verdicts)) or "no cases"
     publish(state, text, f"against {ref.ref} ({ref.tree.sha[:10]}): {counts}")
 
@@ -84,6 +88,8 @@ def publish(state: SuiteState, text: str, counts: str) -> None:
         state.problems.append(f"could not write the report {state.report_path}: {error}")
         return
     state.notices.append(f"{counts}; report: {state.report_path}")
+    if accuracy_counts(state.accuracy) and accuracy_counts(state.accuracy) != counts:
+        state.notices.append(f"{accuracy_counts(state.accuracy)} (the report's Accuracy section)")
 
 
 def terminal_summary(terminalreporter, state: SuiteState) -> None:
@@ -97,6 +103,23 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
         for record in followed:
             for line in window_lines(record, state.profile.name, state.recorded_run, markdown=False):
                 terminalreporter.write_line(line)
+    changed = [r for r in state.accuracy if r.verdict in (LESS_ACCURATE, MORE_ACCURATE, ACCEPTED)]
+    if changed:
+        terminalreporter.section("kernelwatch: accuracy changes")
+        for record in sorted(changed, key=lambda r: (r.verdict != LESS_ACCURATE, r.case)):
+            terminalreporter.write_line(f"{record.case}: {record.verdict}: {row_words(record)}",
+                                        red=record.verdict == LESS_ACCURATE)
+            if record.window is not None:
+                from kernelwatch.ab.commits import Window
+
+                found = Window.from_dict(record.window)
+                terminalreporter.write_line(f"  commits {found.range_text}: {len(found.commits)} commit(s) since "
+                                            f"{record.reference}")
+                for one in found.commits:
+                    terminalreporter.write_line(f"    {one.sha[:12]} {one.subject}")
+            if record.verdict == LESS_ACCURATE and state.recorded_run is not None:
+                terminalreporter.write_line(f"  if meant: python -m kernelwatch.history acknowledge '{record.case}' "
+                                            f"{state.recorded_run} --reason TEXT")
     measured = sorted((r for r in state.records if r.energy), key=lambda r: r.case)
     if measured:
         terminalreporter.section("kernelwatch: energy per launch")

@@ -43,6 +43,10 @@ class SuiteState:
     recorded_run: int | None = None  # this run's id in the store, once recorded
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
     verdicts: list[Verdict] = field(default_factory=list)  # every judged case, against a stored reference
+    # every correctness check's errors (src/kernelwatch/verdict/accuracy.py: AccuracyRecord), and per case this GPU's
+    # stored checks (StoredAccuracy, newest first) under --kernelwatch-history
+    accuracy: list = field(default_factory=list)
+    accuracy_history: dict = field(default_factory=dict)
     failures: int = 0
     failed_tests: list[str] = field(default_factory=list)  # node ids of the failed tests
     repo: Path | None = None  # the checkout the run is in (its git history gives a slower case's window)
@@ -71,13 +75,19 @@ class SuiteState:
         an error): they fail the run whole."""
         slower = {verdict.case for verdict in self.verdicts if verdict.fails}
         judged = {record.case for record in self.records if record.fails_beside_time}
-        return len(set(self.failed_tests) - slower - judged)
+        less_accurate = {record.case for record in self.accuracy if record.fails and record.passed}
+        return len(set(self.failed_tests) - slower - judged - less_accurate)
 
     def add(self, record: CaseRecord, verdict: Verdict | None) -> None:
         """Keep one timed case's record and, when it was judged against a stored reference, its verdict."""
         self.records.append(record)
         if verdict is not None:
             self.verdicts.append(verdict)
+
+
+    def add_accuracy(self, record) -> None:
+        """Keep one correctness check's AccuracyRecord."""
+        self.accuracy.append(record)
 
 
 STATE = pytest.StashKey[SuiteState]()

@@ -28,6 +28,7 @@ import types
 from pathlib import Path
 
 from kernelwatch.plugin.benchmark import benchmarks_as_dicts, session_of
+from kernelwatch.verdict.accuracy import AccuracyRecord
 from kernelwatch.verdict.labels import ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
@@ -85,7 +86,7 @@ def export_results(config, state) -> None:
     payload = {"benchmarks": benchmarks_as_dicts(config),
                "records": [dataclasses.asdict(record) for record in state.records],
                "verdicts": [dataclasses.asdict(verdict) for verdict in state.verdicts],
-               "cards": state.cards}
+               "cards": state.cards, "accuracy": [record.as_dict() for record in getattr(state, "accuracy", [])]}
     config.workeroutput[PAYLOAD_KEY] = json.dumps(payload)
 
 
@@ -111,6 +112,8 @@ def import_results(config, state, workeroutput: dict) -> None:
     state.verdicts += [Verdict(**{**fields, "references": tuple(ReferenceRun(**run) for run in fields.get(
         "references", ()))}) for fields in payload.get("verdicts", [])]
     state.cards.update(payload.get("cards", {}))
+    if payload.get("accuracy"):
+        state.accuracy += [AccuracyRecord.from_dict(fields) for fields in payload["accuracy"]]
 
 
 def prepare_worker_session(config) -> None:

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from . import queries
 from .connection import HistoryError, deadline
 from .rows import Removal
-from .schema import ACKNOWLEDGEMENTS, CASES, REMOVED_RUNS, RUNS
+from .schema import ACCURACY, ACKNOWLEDGEMENTS, CASES, REMOVED_RUNS, RUNS
 
 
 def answered(doing: str):
@@ -70,7 +70,8 @@ class Amendments:
                     raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}; "
                                        f"{queries.runs_there(conn)}")
                 held = sa.select(CASES.c.id).where(CASES.c.run_id == run_id, CASES.c.node_id == case)
-                if conn.execute(held).first() is None:
+                checked = sa.select(ACCURACY.c.id).where(ACCURACY.c.run_id == run_id, ACCURACY.c.node_id == case)
+                if conn.execute(held).first() is None and conn.execute(checked).first() is None:
                     names = conn.execute(sa.select(CASES.c.node_id).where(CASES.c.run_id == run_id)
                                          .order_by(CASES.c.position)).scalars().all()
                     near = difflib.get_close_matches(case, names, n=3, cutoff=0.6)
@@ -114,7 +115,7 @@ class Amendments:
                 removal_id = conn.execute(sa.insert(REMOVED_RUNS).values(
                     run_id=run_id, content_hash=row["content_hash"], reason=reason.strip(), who=who,
                     removed_at=_now(), run=run)).inserted_primary_key[0]
-                for table in (ACKNOWLEDGEMENTS, CASES):
+                for table in (ACKNOWLEDGEMENTS, CASES, ACCURACY):
                     conn.execute(sa.delete(table).where(table.c.run_id == run_id))
                 conn.execute(sa.delete(RUNS).where(RUNS.c.id == run_id))
         self._wrote = True

@@ -18,6 +18,7 @@ import statistics
 from datetime import UTC, datetime
 
 from kernelwatch.storage.runs import BaselineError, load_run, stored_runs, write_text_atomically
+from kernelwatch.verdict.accuracy import ACCURACY_KEY, AccuracyRecord
 from kernelwatch.verdict.labels import ACCEPTED, SLOWER
 from kernelwatch.verdict.record import CaseRecord, records_of
 
@@ -25,7 +26,7 @@ from .samples import SamplesError, encode_samples
 from .validation import DocumentError, checked_run, current, started_at
 
 __all__ = ["BaselineError", "DocumentError", "load_run", "stored_runs", "write_text_atomically",
-           "benchmark_from_row", "case_rows", "checked_run", "content_hash", "current", "document_from_rows",
+           "accuracy_rows", "benchmark_from_row", "case_rows", "checked_run", "content_hash", "current", "document_from_rows",
            "run_row"]
 
 # The keys of a benchmark in pytest-benchmark's order; extra_info and stats are stored apart.
@@ -60,7 +61,8 @@ def run_row(doc: dict, *, outcome: str, profile: str | None, label: str | None, 
         "driver": gpu.get("driver"), "cuda": gpu.get("cuda_runtime"), "cupy": gpu.get("cupy"),
         "case_count": len(benchmarks),
         "machine_info": doc.get("machine_info"), "commit_info": doc.get("commit_info"),
-        "document_rest": {k: v for k, v in doc.items() if k not in ("machine_info", "commit_info", "benchmarks")},
+        "document_rest": {k: v for k, v in doc.items()
+                          if k not in ("machine_info", "commit_info", "benchmarks", ACCURACY_KEY)},
     }
 
 
@@ -124,6 +126,22 @@ def case_rows(doc: dict) -> list[dict]:
     return rows
 
 
+def accuracy_rows(doc: dict) -> list[dict]:
+    """The ``accuracy`` rows of a document that `checked_run` gave (without run_id), in the document's order."""
+    gpu = _gpu(doc)
+    rows = []
+    for position, check in enumerate(doc.get(ACCURACY_KEY) or []):
+        record = AccuracyRecord.from_dict(check)
+        rows.append({
+            "position": position, "node_id": record.case, "gpu_uuid": record.gpu_uuid or gpu.get("uuid"),
+            "max_error": record.max_error, "avg_error": record.avg_error, "tolerance_max": record.tolerance_max,
+            "tolerance_avg": record.tolerance_avg, "shape": record.shape, "input_kind": record.input_kind,
+            "seed": record.seed, "outcome": record.outcome(), "verdict": record.verdict,
+            "accepted_reason": record.accepted_reason, "record": check,
+        })
+    return rows
+
+
 def benchmark_from_row(node_id: str, benchmark: dict, record: dict, stats: dict, samples) -> dict:
     """One benchmark of pytest-benchmark's JSON, back from its stored parts."""
     parts = {**benchmark, "fullname": node_id, "extra_info": record, "stats": {**stats, "data": list(samples)}}
@@ -131,9 +149,12 @@ def benchmark_from_row(node_id: str, benchmark: dict, record: dict, stats: dict,
     return {**ordered, **parts}
 
 
-def document_from_rows(machine_info, commit_info, rest: dict, benchmarks: list[dict]) -> dict:
-    """The run's document in pytest-benchmark's key order."""
+def document_from_rows(machine_info, commit_info, rest: dict, benchmarks: list[dict],
+                       accuracy: list[dict] | None = None) -> dict:
+    """The run's document in pytest-benchmark's key order (its correctness checks last, where it has any)."""
     parts = {"machine_info": machine_info, "commit_info": commit_info, "benchmarks": benchmarks, **(rest or {})}
+    if accuracy:
+        parts[ACCURACY_KEY] = accuracy
     if machine_info is None:
         del parts["machine_info"]
     if commit_info is None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from .schema import ACKNOWLEDGEMENTS, CASES, RUNS
+from .schema import ACCURACY, ACKNOWLEDGEMENTS, CASES, RUNS
 
 
 def acknowledgement_of(cases: sa.Table) -> sa.Select:
@@ -68,6 +68,31 @@ def series_query(by: str, gpu: str | None, case: str | None, timer: str | None, 
             query = query.where(column == value)
     if cases is not None:
         query = query.where(CASES.c.node_id.in_(list(cases)))
+    return query
+
+
+def _accuracy_acknowledgement() -> sa.ScalarSelect:
+    """The newest acknowledgement of an accuracy row's case at its run (`acknowledge` names a check as a case)."""
+    return (acknowledgement_of(ACCURACY).with_only_columns(ACKNOWLEDGEMENTS.c.reason)
+            .order_by(ACKNOWLEDGEMENTS.c.acknowledged_at.desc(), ACKNOWLEDGEMENTS.c.id.desc()).limit(1)
+            .scalar_subquery())
+
+
+def accuracy_query(uuids: Sequence[str] | None, profile: str | None, case: str | None = None,
+                   any_profile: bool = False) -> sa.Select:
+    """Every stored check on these GPUs (None: all), newest first, with its run and its acknowledgement
+    (HistoryStore.accuracy_history and accuracy_series)."""
+    query = (sa.select(ACCURACY.c.node_id, RUNS.c.id, RUNS.c.started_at, RUNS.c.commit, ACCURACY.c.gpu_uuid,
+                       ACCURACY.c.outcome, sa.func.coalesce(_accuracy_acknowledgement(), ACCURACY.c.accepted_reason),
+                       ACCURACY.c.record, RUNS.c.profile, RUNS.c.branch, RUNS.c.gpu_model)
+             .join(RUNS, RUNS.c.id == ACCURACY.c.run_id)
+             .order_by(ACCURACY.c.node_id, RUNS.c.started_at.desc(), RUNS.c.id.desc()))
+    if uuids is not None:
+        query = query.where(ACCURACY.c.gpu_uuid.in_(list(uuids)))
+    if not any_profile:
+        query = query.where(RUNS.c.profile.is_(None) if profile is None else RUNS.c.profile == profile)
+    if case is not None:
+        query = query.where(ACCURACY.c.node_id == case)
     return query
 
 

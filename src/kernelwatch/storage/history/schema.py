@@ -152,6 +152,29 @@ def _removed_runs_v5(meta: sa.MetaData) -> sa.Table:
     )
 
 
+# Version 6: every correctness check's errors (src/kernelwatch/verdict/accuracy.py), a row per check and run: the
+# maximum and average error, the tolerance, the inputs' identity, the check's own outcome and accuracy verdict,
+# and its record whole (the run document's kernelwatch_accuracy entry, given back by export).
+def _accuracy_v6(meta: sa.MetaData) -> sa.Table:
+    return sa.Table(
+        "accuracy", meta,
+        sa.Column("id", sa.Integer, sa.Identity(), primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("position", sa.Integer, nullable=False),  # in the run's list of checks
+        sa.Column("node_id", sa.Text, nullable=False),
+        sa.Column("gpu_uuid", sa.Text),
+        sa.Column("max_error", sa.Double), sa.Column("avg_error", sa.Double),  # None: not finite
+        sa.Column("tolerance_max", sa.Double), sa.Column("tolerance_avg", sa.Double),
+        sa.Column("shape", sa.Text), sa.Column("input_kind", sa.Text), sa.Column("seed", sa.BigInteger),
+        sa.Column("outcome", sa.String(8), nullable=False),  # passed, failed (tolerance or less accurate), accepted
+        sa.Column("verdict", sa.Text), sa.Column("accepted_reason", sa.Text),
+        sa.Column("record", JSON, nullable=False),
+        sa.UniqueConstraint("run_id", "node_id", name="accuracy_one_per_run"),
+        sa.Index("accuracy_by_gpu", "gpu_uuid", "node_id"),
+        sqlite_autoincrement=True,
+    )
+
+
 @dataclass(frozen=True)
 class Step:
     """One migration: the tables it creates, the columns it adds to tables of earlier steps
@@ -173,6 +196,7 @@ STEPS = (
     # older rows measured no energy: the new columns stay empty there
     Step(4, "a case's energy per launch and its windows", columns=(("cases", _energy_j_v4), ("cases", _energy_windows_v4))),
     Step(5, "a log of the runs removed, each with its reason", (_removed_runs_v5,)),
+    Step(6, "every correctness check's errors, tolerance, inputs and accuracy verdict", (_accuracy_v6,)),
 )
 CURRENT_VERSION = STEPS[-1].version
 assert [step.version for step in STEPS] == list(range(1, CURRENT_VERSION + 1)), "steps are numbered 1, 2, ..."
@@ -190,8 +214,8 @@ def tables(version: int = CURRENT_VERSION) -> sa.MetaData:
 
 
 META = tables()
-RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION, REMOVED_RUNS = (
-    META.tables[name] for name in ("runs", "cases", "acknowledgements", "schema_version", "removed_runs"))
+RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION, REMOVED_RUNS, ACCURACY = (
+    META.tables[name] for name in ("runs", "cases", "acknowledgements", "schema_version", "removed_runs", "accuracy"))
 
 
 class SchemaError(Exception):

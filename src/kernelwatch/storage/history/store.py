@@ -9,15 +9,24 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
+from kernelwatch.verdict.accuracy import AccuracyRecord, StoredAccuracy
 from kernelwatch.verdict.noise import StoredResult, stored_phases
 
 from . import queries, schema
 from .amendments import Amendments, answered
 from .connection import HistoryError, check_folder, create_engine, deadline, resolve_url, safe_url, translated_errors
-from .documents import DocumentError, benchmark_from_row, case_rows, checked_run, document_from_rows, run_row
+from .documents import (
+    DocumentError,
+    accuracy_rows,
+    benchmark_from_row,
+    case_rows,
+    checked_run,
+    document_from_rows,
+    run_row,
+)
 from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
-from .schema import CASES, RUNS, SchemaError
+from .schema import ACCURACY, CASES, RUNS, SchemaError
 from .validation import INT32
 
 OUTCOMES = ("passed", "failed")
@@ -108,6 +117,7 @@ class HistoryStore(Amendments):
             run = dict(run_row(document, outcome=outcome, profile=profile, label=label, source=source),
                        other_failures=other_failures)
             cases = case_rows(document)
+            checks = accuracy_rows(document)
         except DocumentError as exc:
             raise RefusedRun(f"cannot record {source or 'the run'}: {exc}") from None
         try:
@@ -123,7 +133,10 @@ class HistoryStore(Amendments):
                         raise AlreadyRecorded(f"{source or 'this run'} is already recorded as "
                                               f"run {existing} in {self.safe_url}", existing)
                     run_id = conn.execute(sa.insert(RUNS).values(run)).inserted_primary_key[0]
-                    conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
+                    if cases:
+                        conn.execute(sa.insert(CASES), [{**case, "run_id": run_id} for case in cases])
+                    if checks:
+                        conn.execute(sa.insert(ACCURACY), [{**check, "run_id": run_id} for check in checks])
                 self._wrote = True
                 return run_id
         except AlreadyRecorded:
@@ -169,9 +182,11 @@ class HistoryStore(Amendments):
             if run is None:
                 raise HistoryError(f"there is no run {run_id} in the history store {self.safe_url}")
             cases = conn.execute(cases_query).all()
+            checks = conn.execute(sa.select(ACCURACY.c.record).where(ACCURACY.c.run_id == run_id)
+                                  .order_by(ACCURACY.c.position)).scalars().all()
         benchmarks = [benchmark_from_row(row.node_id, row.benchmark, row.record, row.stats, decode_samples(row.samples))
                       for row in cases]
-        return document_from_rows(run.machine_info, run.commit_info, run.document_rest, benchmarks)
+        return document_from_rows(run.machine_info, run.commit_info, run.document_rest, benchmarks, list(checks))
 
     @answered("read")
     def reference_history(self, gpu_uuids: Iterable[str], *, profile: str | None,
@@ -231,6 +246,25 @@ class HistoryStore(Amendments):
                     gpu_uuid=row[7], outcome=row[14], verdict=row[15], accepted_reason=row[16],
                     run_failed=bool(row[17]), sass=row[8], throttled=bool(row[13]), energy_j=row[19]))
         return series
+
+    @answered("read")
+    def accuracy_history(self, gpu_uuids: Iterable[str] | None, *, profile: str | None = None,
+                         case: str | None = None, any_profile: bool = False) -> dict[str, list[StoredAccuracy]]:
+        """Per case, its stored correctness checks on these GPUs (None: every GPU) in runs of ``profile`` (unless
+        ``any_profile``), newest first, each with its outcome and the reason of an acceptance or acknowledgement
+        (src/kernelwatch/verdict/accuracy.py judges a check against them)."""
+        query = queries.accuracy_query(None if gpu_uuids is None else sorted(set(gpu_uuids)), profile, case,
+                                       any_profile)
+        history: dict[str, list[StoredAccuracy]] = {}
+        with self._errors("read"), self.engine.connect() as conn:
+            for row in conn.execute(query):
+                record = AccuracyRecord.from_dict(row[7])
+                record.gpu_uuid = record.gpu_uuid or row[4]
+                history.setdefault(row[0], []).append(StoredAccuracy(
+                    run_id=row[1], commit=row[3], started_at=_utc(row[2]).isoformat(timespec="seconds"),
+                    record=record, outcome=row[5], accepted_reason=row[6], profile=row[8], branch=row[9],
+                    gpu_model=row[10]))
+        return history
 
     @answered("read")
     def case_record(self, case: str, run_id: int) -> dict | None:

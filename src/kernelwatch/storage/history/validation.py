@@ -36,6 +36,18 @@ import math
 from datetime import UTC, datetime
 
 from kernelwatch.storage.schema import SchemaError, migrated
+from kernelwatch.verdict.accuracy import ACCURACY_KEY
+
+from .validation_accuracy import accuracy_problems
+from .validation_fields import (
+    CASE_NAME_BYTES,
+    GPU_UUID_BYTES,
+    is_number,
+    object_or_none,
+    shown,
+    text_or_none,
+    window_problems,
+)
 
 MAX_DEPTH = 32  # objects and lists in one another; a stored run nests 7 (a reference's fields in a case's record)
 MIN_TIME_S = 1e-12  # a picosecond: a thousandth of a GPU clock's tick
@@ -45,8 +57,6 @@ MAX_RSD = 1e6
 INT64 = 2**63
 INT32 = 2**31  # PostgreSQL's integer column holds -2^31 .. 2^31 - 1
 LIMITS = {"commit": 64, "profile": 32}  # the widths of their columns (PostgreSQL holds them; SQLite does not)
-CASE_NAME_BYTES = 2000  # PostgreSQL's btree index entry holds at most about 2700 bytes: the name and
-GPU_UUID_BYTES = 200  # the GPU UUID share one (cases_by_gpu)
 
 # the record's fields stored in columns of their own, and the type each column takes
 RECORD_TEXT = ("timer", "sass", "verdict", "reference", "accepted_reason", "gpu_uuid")
@@ -127,22 +137,13 @@ def json_problem(value, where: str, depth: int = 1) -> str | None:
     return None
 
 
-def _shown(name) -> str:
-    """A case's name as an error names it: repr (escapes control characters), cut to 80 characters."""
-    return repr(str(name)[:80])
-
-
 def _first(problems) -> str | None:
     """The first problem a checker's generator yields (it yields None for each thing it found right)."""
     return next((problem for problem in problems if problem), None)
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _time_problem(value, where: str) -> str | None:
-    if not _is_number(value) or not MIN_TIME_S <= value <= MAX_TIME_S:
+    if not is_number(value) or not MIN_TIME_S <= value <= MAX_TIME_S:
         return f"{where} is {value!r}, not a time in seconds from {MIN_TIME_S:g} to {MAX_TIME_S:g}"
     return None
 
@@ -154,22 +155,8 @@ def _times_problem(values, where: str) -> str | None:
 
 
 def _joules_problem(value, where: str) -> str | None:
-    if not _is_number(value) or not 0 < value <= MAX_JOULES:
+    if not is_number(value) or not 0 < value <= MAX_JOULES:
         return f"{where} is {value!r}, not an energy in joules above 0 and up to {MAX_JOULES:g}"
-    return None
-
-
-def _text_or_none(value, where: str, max_bytes: int | None = None) -> str | None:
-    if value is not None and not isinstance(value, str):
-        return f"{where} is {value!r}, not text"
-    if value is not None and max_bytes is not None and len(value.encode("utf-8")) > max_bytes:
-        return f"{where} is {len(value.encode('utf-8'))} bytes, more than {max_bytes}"
-    return None
-
-
-def _object_or_none(value, where: str) -> str | None:
-    if value is not None and not isinstance(value, dict):
-        return f"{where} is a {type(value).__name__}, not an object"
     return None
 
 
@@ -182,7 +169,7 @@ def _list_of(value, kind: type, where: str, words: str) -> str | None:
 def _record_problems(info: dict, where: str):
     """What in a case's record (extra_info) a column or a later command cannot take."""
     for key in RECORD_TEXT:
-        yield _text_or_none(info.get(key), f"{where}.{key}", GPU_UUID_BYTES if key == "gpu_uuid" else None)
+        yield text_or_none(info.get(key), f"{where}.{key}", GPU_UUID_BYTES if key == "gpu_uuid" else None)
     for key in (*RECORD_CLOCKS, "reference_runs"):
         value = info.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < INT32):
@@ -190,22 +177,22 @@ def _record_problems(info: dict, where: str):
     for key in RECORD_TIMES:
         yield None if info.get(key) is None else _time_problem(info[key], f"{where}.{key}")
     rsd = info.get("rsd")
-    if rsd is not None and (not _is_number(rsd) or not 0 <= rsd <= MAX_RSD):
+    if rsd is not None and (not is_number(rsd) or not 0 <= rsd <= MAX_RSD):
         yield f"{where}.rsd is {rsd!r}, not a relative spread from 0 to {MAX_RSD:g}"
     yield _list_of(info.get("throttle_reasons"), str, f"{where}.throttle_reasons", "text")
-    yield _object_or_none(info.get("energy_verdict"), f"{where}.energy_verdict")
+    yield object_or_none(info.get("energy_verdict"), f"{where}.energy_verdict")
     for key in ("phase_verdicts", "references"):
         yield _list_of(info.get(key), dict, f"{where}.{key}", "objects")
     yield from _energy_problems(info.get("energy"), f"{where}.energy")
     phases = info.get("phases")
-    yield _object_or_none(phases, f"{where}.phases")
+    yield object_or_none(phases, f"{where}.phases")
     for name, values in (phases.items() if isinstance(phases, dict) else ()):
         yield _times_problem(values, f"{where}.phases.{_key_text(name)}")
-    yield from _window_problems(info.get("window"), f"{where}.window")
+    yield from window_problems(info.get("window"), f"{where}.window")
 
 
 def _energy_problems(energy, where: str):
-    yield _object_or_none(energy, where)
+    yield object_or_none(energy, where)
     windows = energy.get("window_joules_per_launch") if isinstance(energy, dict) else None
     if windows:  # the energy columns are filled (else the rest is JSON only)
         if not isinstance(windows, list):
@@ -214,18 +201,6 @@ def _energy_problems(energy, where: str):
         for index, value in enumerate(windows):
             yield _joules_problem(value, f"{where}.window_joules_per_launch[{index}]")
         yield _joules_problem(energy.get("joules_per_launch"), f"{where}.joules_per_launch")
-
-
-def _window_problems(window, where: str):
-    yield _object_or_none(window, where)
-    if isinstance(window, dict):
-        for key in ("base", "head", "link"):
-            yield _text_or_none(window.get(key), f"{where}.{key}")
-        commits = window.get("commits")
-        if commits is not None and (not isinstance(commits, list) or not all(
-                isinstance(c, list | tuple) and len(c) == 2 and all(isinstance(part, str) for part in c)
-                for c in commits)):
-            yield f"{where}.commits is not a list of [commit, subject] pairs of text"
 
 
 def _case_problems(bench: dict):
@@ -237,14 +212,17 @@ def _case_problems(bench: dict):
         return
     yield _times_problem(data, "benchmark.stats.data")
     info = bench.get("extra_info")
-    yield _object_or_none(info, "benchmark.extra_info")
+    yield object_or_none(info, "benchmark.extra_info")
     if isinstance(info, dict):
         yield from _record_problems(info, "benchmark.extra_info")
 
 
 def _benchmarks(doc: dict) -> list[dict]:
-    """The benchmarks of a document, each an object with its own name (a DocumentError naming the first that is not)."""
+    """The benchmarks of a document, each an object with its own name (a DocumentError naming the first that is not).
+    A run of correctness checks only (ACCURACY_KEY) may have none."""
     benchmarks = doc.get("benchmarks")
+    if isinstance(benchmarks, list) and not benchmarks and doc.get(ACCURACY_KEY):
+        return benchmarks
     if not isinstance(benchmarks, list) or not benchmarks:
         raise DocumentError('the run has no timed case (an empty or missing "benchmarks" list)')
     names: set[str] = set()
@@ -254,7 +232,7 @@ def _benchmarks(doc: dict) -> list[dict]:
         name = bench.get("fullname")
         if not isinstance(name, str) or not name or name in names:
             raise DocumentError('every benchmark needs its own "fullname"'
-                                + (f" (benchmarks[{index}] has {_shown(name)})" if name is not None else ""))
+                                + (f" (benchmarks[{index}] has {shown(name)})" if name is not None else ""))
         names.add(name)
     return benchmarks
 
@@ -262,14 +240,14 @@ def _benchmarks(doc: dict) -> list[dict]:
 def _run_problems(doc: dict):
     """What in the run's own fields (machine_info, commit_info, datetime) its columns cannot take."""
     for key in ("machine_info", "commit_info"):
-        yield _object_or_none(doc.get(key), key)
+        yield object_or_none(doc.get(key), key)
     machine, commit = doc.get("machine_info") or {}, doc.get("commit_info") or {}
     gpu = machine.get("gpu")
-    yield _object_or_none(gpu, "machine_info.gpu")
-    yield _text_or_none(machine.get("node"), "machine_info.node")
+    yield object_or_none(gpu, "machine_info.gpu")
+    yield text_or_none(machine.get("node"), "machine_info.node")
     for key in GPU_TEXT:
-        yield _text_or_none((gpu or {}).get(key), f"machine_info.gpu.{key}", GPU_UUID_BYTES if key == "uuid" else None)
-    yield _text_or_none(commit.get("id"), "commit_info.id") or _text_or_none(commit.get("branch"), "commit_info.branch")
+        yield text_or_none((gpu or {}).get(key), f"machine_info.gpu.{key}", GPU_UUID_BYTES if key == "uuid" else None)
+    yield text_or_none(commit.get("id"), "commit_info.id") or text_or_none(commit.get("branch"), "commit_info.branch")
     if isinstance(commit.get("id"), str) and len(commit["id"]) > LIMITS["commit"]:
         yield f"commit_info.id is {len(commit['id'])} characters, more than {LIMITS['commit']}"
     if commit.get("dirty") is not None and not isinstance(commit["dirty"], bool):
@@ -311,10 +289,10 @@ def checked_run(doc, *, profile: str | None = None, label: str | None = None, so
         raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
     for bench in _benchmarks(doc):
         problem = (json_problem(bench, "benchmark", depth=3)
-                   or _object_or_none(bench.get("extra_info"), "benchmark.extra_info")
-                   or _text_or_none(bench["fullname"], "its name", CASE_NAME_BYTES))
+                   or object_or_none(bench.get("extra_info"), "benchmark.extra_info")
+                   or text_or_none(bench["fullname"], "its name", CASE_NAME_BYTES))
         if problem:
-            raise DocumentError(f"case {_shown(bench['fullname'])}: {problem}")
+            raise DocumentError(f"case {shown(bench['fullname'])}: {problem}")
     problem = _first(json_problem(key, "a key") or json_problem(value, _key_text(key), depth=2)
                      for key, value in doc.items() if key != "benchmarks")
     if problem:
@@ -324,8 +302,8 @@ def checked_run(doc, *, profile: str | None = None, label: str | None = None, so
         problem = (json_problem(bench.get("extra_info"), "benchmark.extra_info", depth=4)
                    or _first(_case_problems(bench)))
         if problem:
-            raise DocumentError(f"case {_shown(bench['fullname'])}: {problem}")
-    problem = _first(_run_problems(doc))
+            raise DocumentError(f"case {shown(bench['fullname'])}: {problem}")
+    problem = _first(_run_problems(doc)) or _first(accuracy_problems(doc))
     if problem:
         raise DocumentError(problem)
     return doc
