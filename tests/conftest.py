@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_plugin_end_to_end import SUITE
+from tests.fake_suite import SUITE
 
 
 @pytest.fixture

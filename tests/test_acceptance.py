@@ -30,13 +30,9 @@ from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting
 from kernelwatch.verdict.labels import ACCEPTED, FASTER, SAME, SLOWER, THROTTLED, UNCHANGED, ReferenceRun, Verdict
 from kernelwatch.verdict.phases import phase_fields
 from kernelwatch.verdict.record import CaseRecord
+from tests.git_repos import git
 
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
-
-
-def git(repo, *args) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 @pytest.fixture

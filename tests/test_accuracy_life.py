@@ -22,9 +22,10 @@ import pytest
 
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import open_store
+from tests.fake_suite import output, run
+from tests.git_repos import git
 from tests.history.backends import fresh_postgres_database
-from tests.test_plugin_end_to_end import output, run
-from tests.test_regression_life import _sqlite, commit, git
+from tests.test_regression_life import _sqlite, commit
 
 pytestmark = pytest.mark.slow  # fourteen runs of the plugin, each compiling the kernel with g++
 

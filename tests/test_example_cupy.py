@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
-import subprocess
 
 import pytest
 
 from kernelwatch.history.cli import main
+from tests.git_repos import git
 from tests.history.backends import fresh_postgres_database
 from tests.pytest_runs import ROOT, run_pytest
 
@@ -30,11 +30,6 @@ CASE = "test_saxpy.py::test_saxpy"
 FAKE_GPU = ["-p", "tests.plugins.fake_gpu", "--fake-gpu-cupy"]
 SLOWER = "--fake-gpu-slowdown=*test_saxpy*:1.03"
 TRAILER = "Accept-Slowdown: cases=*test_saxpy* 128 threads a block, for the older GPUs of the fleet"
-
-
-def git(folder, *args) -> str:
-    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 def commit(folder, message: str) -> str:

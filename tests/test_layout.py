@@ -142,6 +142,78 @@ def test_the_test_file_rule_refuses_a_file_named_after_a_pass(tmp_path):
         test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(tmp_path / "test_undocumented.py")
 
 
+# Where the tests of a module live when no test file is named after it (tests/**/test_<module>.py or
+# test_<room>_<module>.py): the files, and why there. Every module of the package is named by a file or here.
+TESTED_ELSEWHERE = {
+    "ab.commits": ("tests/test_acceptance.py", "a commit window is what an acceptance trailer is looked up in"),
+    "cause.card": ("tests/cause/test_static_card.py tests/cause/test_dynamic_card.py", "the card of each kind of cause"),
+    "cause.dynamic": ("tests/cause/test_dynamic_card.py", "an ncu profile is read for the dynamic card"),
+    "cause.static": ("tests/cause/test_static_card.py", "the static card is its product"),
+    "history.accuracy_chart": ("tests/test_accuracy_life.py", "the chart is checked on the accuracy step's page"),
+    "history.bisect_checks": ("tests/history/test_bisect.py", "the checks bisect makes before building"),
+    "history.cmd_bisect": ("tests/history/test_bisect.py", "the command is bisect's front door"),
+    "history.cmd_export": ("tests/history/test_cli.py tests/history/test_committed_runs_round_trip.py",
+                           "export is read back against import"),
+    "history.cmd_remove_run": ("tests/history/test_remove_run.py", "the command and the store's amendment together"),
+    "history.cmd_runs": ("tests/history/test_cli.py", "one listing among the store's commands"),
+    "history.cmd_site": ("tests/history/test_site.py tests/history/test_site_browser.py", "the dashboard it writes"),
+    "history.reference": ("tests/history/test_site.py", "the dashboard's reference line"),
+    "history.sparklines": ("tests/history/test_site.py", "the index page's sparklines"),
+    "plugin.device": ("tests/test_plugin_options.py tests/test_front_door_options.py",
+                      "the GPU a run takes, through the options that choose it"),
+    "plugin.hookspecs": ("tests/test_plugin_options.py", "the device hook a test plugin implements"),
+    "plugin.recording": ("tests/test_plugin_history.py tests/history/test_gpu_runs_replay.py",
+                         "recording into the store is a plugin run's end"),
+    "plugin.regression": ("tests/test_acceptance.py tests/test_stored_slower_cards.py",
+                          "a slower case's window, acceptance and cards"),
+    "plugin.state": ("tests/test_plugin_reporting.py tests/test_timed_case.py",
+                     "the session's state has no behaviour of its own"),
+    "storage.history.amendments": ("tests/history/test_remove_run.py tests/history/test_record_and_export.py",
+                                   "acknowledgements and removals of stored runs"),
+    "storage.history.connection": ("tests/history/test_locks.py tests/history/test_errors.py",
+                                   "a connection's locks and errors"),
+    "storage.history.documents": ("tests/history/test_record_and_export.py", "a run's document in and out"),
+    "storage.history.rows": ("tests/history/test_series.py", "the rows a series is read from"),
+    "storage.history.schema": ("tests/history/test_migrations.py", "the store's schema is its migrations"),
+    "storage.history.validation_accuracy": ("tests/history/test_validation.py tests/test_accuracy_life.py",
+                                            "a document's accuracy list, with the rest of its validation"),
+    "storage.history.validation_fields": ("tests/history/test_validation.py", "the field checks validation shares"),
+    "timing.ceilings": ("tests/test_timer_and_ceiling_setup.py", "the ceilings are set up beside the timer"),
+    "timing.cupti": ("tests/test_timer.py tests/test_timing_rules.py", "the timer is CUPTI's user"),
+    "timing.profile": ("tests/test_timing_rules.py", "a profile is the sampling and stop rules"),
+    "timing.wall": ("tests/test_timing_rules.py tests/test_phases.py", "wall-clock timing among the timing rules"),
+    "verdict.labels": ("tests/test_stats.py tests/test_markdown.py", "the words every verdict and report uses"),
+    "verdict.threshold": ("tests/test_against_baseline.py tests/test_compare.py", "the floors every judging command takes"),
+}
+
+
+def named_test_files(module: str) -> list[Path]:
+    """The test files named after `module` (kernelwatch.ROOM.NAME): test_NAME.py or test_ROOM_NAME.py anywhere in tests/."""
+    parts = module.split(".")[1:]
+    return [path for path in TEST_FILES if path.stem in {f"test_{parts[-1]}", f"test_{'_'.join(parts)}"}]
+
+
+PRODUCT_MODULES = sorted(m for m, path in MODULES.items() if path.name not in ("__init__.py", "__main__.py"))
+
+
+@pytest.mark.parametrize("module", PRODUCT_MODULES)
+def test_every_module_has_a_test_file_named_after_it_or_says_where_its_tests_live(module):
+    short = module.removeprefix("kernelwatch.")
+    named = named_test_files(module)
+    if short not in TESTED_ELSEWHERE:
+        assert named, f"{module} has no tests/**/test_{short.rsplit('.', 1)[-1]}.py: add one, or a TESTED_ELSEWHERE line"
+        return
+    assert not named, f"{module} has {named[0].relative_to(TESTS.parent)}: drop its TESTED_ELSEWHERE line"
+    files, why = TESTED_ELSEWHERE[short]
+    assert why, f"{module}'s TESTED_ELSEWHERE line says where, not why"
+    for name in files.split():
+        assert (TESTS.parent / name).is_file(), f"{module}'s tests are said to live in {name}, which does not exist"
+
+
+def test_every_tested_elsewhere_line_names_a_module_that_exists():
+    assert set(TESTED_ELSEWHERE) <= {m.removeprefix("kernelwatch.") for m in PRODUCT_MODULES}
+
+
 # The files the repository's root may hold: the layout the README names. A store or log written into the
 # root by a mistyped command (a SQLite file named `200` once was committed) is refused here.
 ROOT_FILES = {".gitignore", "README.md", "conftest.py", "pyproject.toml", "tox.ini"}

@@ -16,43 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_suite import FAILING, FOLDER, SUITE, output, run, saved
+from tests.git_repos import git_init
 from tests.pytest_runs import clean_environment, no_gpu_conftest, run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDER = "Fake_GPU_9000"
-
-SUITE = '''
-import pytest
-
-pytestmark = [pytest.mark.gpu, pytest.mark.perf]
-
-
-@pytest.mark.parametrize("name", ["alpha", "beta", "gamma"])
-def test_time(kernelwatch_bench, name):
-    kernelwatch_bench.time(lambda stream: None, kernel=name, shape="1x1", flops=1e9)
-'''
-
-FAILING = '''
-def test_broken():
-    assert False, "a real failure"
-'''
-
-
-def run(folder: Path, *args: str, env: dict | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
-    """The suite's pytest on `folder` (tests/pytest_runs.py: in this process unless `fresh`), its baselines
-    and report inside it."""
-    return run_pytest(folder, ["-p", "no:cacheprovider", "-q", f"--benchmark-storage=file://{folder / 'baselines'}",
-                               f"--kernelwatch-report={folder / 'report.md'}", *args], env=env, fresh=fresh)
-
-
-def saved(folder: Path) -> list[str]:
-    return sorted(p.name for p in (folder / "baselines" / FOLDER).glob("*.json"))
-
-
-def output(result) -> str:
-    return result.stdout + result.stderr
-
-
 def test_a_saved_run_compares_clean_with_itself_on_a_rerun(suite):
     assert run(suite, "--benchmark-save=first").returncode == 0
     assert saved(suite) == ["0001_first.json"]
@@ -205,16 +173,6 @@ def test_a_device_hook_of_the_suites_own_conftest_answers_before_the_plugins_def
     result = run(tmp_path, "--kernelwatch-require-gpu")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, output(result)
     assert "--kernelwatch-require-gpu: no usable CUDA GPU on this machine: the conftest's own device" in output(result)
-
-
-def git_init(folder):
-    """`folder` as a git repository with one commit of what it holds."""
-    import subprocess
-
-    git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "the suite"], check=True)
 
 
 def with_kernel_library(suite):

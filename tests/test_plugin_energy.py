@@ -12,9 +12,9 @@ from kernelwatch.plugin.energy import energy_wanted, with_paired_energy
 from kernelwatch.storage.history import open_store
 from kernelwatch.timing.profile import PROFILES
 from kernelwatch.verdict.record import CaseRecord
+from tests.fake_suite import output, run
 from tests.plugins.fake_gpu import FakeEnergyMeter
 from tests.pytest_runs import no_gpu_conftest
-from tests.test_plugin_end_to_end import output, run
 
 MORE = "--fake-gpu-energy=*beta*:1.05"
 

@@ -21,7 +21,7 @@ def test_a_correctness_test_gets_the_sessions_timer(kernelwatch_timer):
 def test_gpu_timer_makes_the_timer_where_no_timed_test_made_it(suite):
     # src/kernelwatch/plugin/fixtures.py: with no perf test in the run the session made no timer at collection;
     # a test outside the perf marker that asks for one gets one made then
-    from tests.test_plugin_end_to_end import output, run
+    from tests.fake_suite import output, run
 
     (suite / "test_fake_suite.py").write_text(TIMER_SUITE)
     result = run(suite)
@@ -68,7 +68,7 @@ def test_a_timed_test_takes_it_exclusive():
 
 
 def test_on_a_gpu_a_gpu_test_holds_the_lock_shared_a_timed_one_exclusive_and_a_cpu_test_none(suite):
-    from tests.test_plugin_end_to_end import output, run
+    from tests.fake_suite import output, run
 
     (suite / "test_fake_suite.py").write_text(LOCK_SUITE)
     result = run(suite, "-p", "no:randomly")

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from kernelwatch.storage.history import open_store
-from tests.test_plugin_end_to_end import FAILING, output, run
+from tests.fake_suite import FAILING, output, run
 
 OTHER_HOST = "--fake-gpu-uuid=GPU-another-host-of-the-model"
 

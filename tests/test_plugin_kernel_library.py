@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from tests.test_plugin_end_to_end import git_init, output, run
+from tests.fake_suite import output, run
+from tests.git_repos import git_init
 
 KERNEL = 'extern "C" __global__ void {name}(float *x) {{ x[threadIdx.x] = x[threadIdx.x] {operation}; }}\n'
 

@@ -11,7 +11,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.test_plugin_end_to_end import output, run
+from tests.fake_suite import output, run
 
 CASES = '''
 import numpy as np

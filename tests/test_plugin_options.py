@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kernelwatch.plugin.options import check_named_things, refuse_requests_without_a_gpu
+from tests.fake_suite import output, run
 from tests.plugins.fake_gpu import fake_info
-from tests.test_plugin_end_to_end import output, run
 
 
 def config(compare):

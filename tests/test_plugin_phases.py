@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from kernelwatch.storage.history import open_store
-from tests.test_plugin_end_to_end import output, run
+from tests.fake_suite import output, run
 
 HOST_SUITE = '''
 import time
@@ -87,7 +87,8 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
 
 @pytest.mark.slow  # seven plugin runs and a git repository: CI's second pass (tox -e unit -- -m slow)
 def test_a_slower_phase_names_its_window_and_a_trailer_naming_the_routine_accepts_it_from_then_on(tmp_path):
-    from tests.test_regression_life import commit, git
+    from tests.git_repos import git
+    from tests.test_regression_life import commit
 
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
     (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)

@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from kernelwatch.ab.ref_tree import RefError, RefTree
+from tests.git_repos import git
 
 ALIAS = "kernelwatch_base_kernels"
-
-
-def git(repo, *args):
-    command = ["git", "-C", str(repo), "-c", "user.name=Suite Test", "-c", "user.email=suite@example.com",
-               "-c", "commit.gpgsign=false", *args]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def write_fake_kernels(repo: Path, tile: int) -> None:

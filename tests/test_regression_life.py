@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import pytest
 
 from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name
 from kernelwatch.storage.history import open_store
+from tests.fake_suite import SUITE, output, run
+from tests.git_repos import git
 from tests.history.backends import fresh_postgres_database
-from tests.test_plugin_end_to_end import SUITE, output, run
 
 CLEAN, SLOW_AT, RUNS = 6, 7, 12
 CASE = "test_fake_suite.py::test_time[{}]"
@@ -35,11 +35,6 @@ TRAILER = "Accept-Slowdown: cases=*beta* beta's new tiles trade 3% for the edge 
 
 
 pytestmark = pytest.mark.slow  # eighteen runs of the plugin: run by CI's second pass (tox -e unit -- -m slow)
-
-
-def git(folder, *args) -> str:
-    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 def commit(folder, number: int, message: str | None = None) -> str:

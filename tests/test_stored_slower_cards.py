@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 import types
 from pathlib import Path
@@ -19,14 +18,10 @@ import kernelwatch.cause.stored  # noqa: F401
 from kernelwatch.plugin.regression import card_against_stored, close_reference_trees
 from kernelwatch.verdict.labels import SLOWER, ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
+from tests.git_repos import git
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile_128x256]"
-
-
-def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 class Case:

@@ -124,11 +124,11 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
 }
 
 # the tests that judge mutants of src/kernelwatch/timing/ and metrics.py (step mutation)
-TIMING_CPU_TESTS="tests/test_gpu_queries.py tests/test_cuda_available.py tests/test_timing_rules.py
-  tests/test_cupti_spans.py tests/test_timed_case.py tests/test_timer.py tests/test_timer_and_ceiling_setup.py
+TIMING_CPU_TESTS="tests/test_gpu.py tests/test_cuda_available.py tests/test_timing_rules.py
+  tests/test_spans.py tests/test_timed_case.py tests/test_timer.py tests/test_timer_and_ceiling_setup.py
   tests/test_registry.py tests/test_identity.py tests/test_against_baseline.py tests/test_record.py
-  tests/test_stored_run_schema.py tests/test_units.py tests/test_paired.py tests/test_verdict.py tests/test_noise.py
-  tests/test_against_ref.py tests/test_stored_runs.py tests/test_streams_plan.py tests/test_metrics.py
+  tests/test_storage_schema.py tests/test_units.py tests/test_paired.py tests/test_stats.py tests/test_noise.py
+  tests/test_against_ref.py tests/test_runs.py tests/test_streams_plan.py tests/test_metrics.py
   tests/test_tolerances.py tests/test_checks.py"
 HARNESS_GPU_TESTS="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
 replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: maintainers.mutation.replay over FILE, CPU then GPU tests

@@ -12,6 +12,7 @@ import pytest
 from kernelwatch import compare
 from kernelwatch.storage.runs import BaselineError
 from kernelwatch.verdict.record import TIMER_WALL
+from tests.git_repos import git
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"
@@ -142,11 +143,6 @@ def test_a_report_that_cannot_be_written_is_exit_status_two_with_the_reason(tmp_
                            "--report", str(tmp_path)])
     assert status == compare.EXIT_UNUSABLE
     assert "could not write the report" in capsys.readouterr().err
-
-
-def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 @pytest.mark.slow  # git worktrees and static builds in a subprocess: CI's second pass (tox -e unit -- -m slow)
