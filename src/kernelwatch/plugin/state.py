@@ -51,7 +51,7 @@ class SuiteState:
     failed_tests: list[str] = field(default_factory=list)  # node ids of the failed tests
     repo: Path | None = None  # the checkout the run is in (its git history gives a slower case's window)
     head: tuple | None = None  # (commit, dirty) of that checkout, read once (kernelwatch.ab.commits.head_of)
-    windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
+    windows: dict = field(default_factory=dict)  # a reference commit -> its CommitWindow up to `head`
     # a case slower than its stored reference -> its cause card (markdown lines; src/kernelwatch/plugin/regression.py)
     cards: dict = field(default_factory=dict)
     # the kernel library at the reference runs' commits, checked out for the cards (src/kernelwatch/cause/stored.py)
