@@ -220,22 +220,22 @@ RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION, REMOVED_RUNS, ACCURACY = (
     META.tables[name] for name in ("runs", "cases", "acknowledgements", "schema_version", "removed_runs", "accuracy"))
 
 
-class SchemaError(Exception):
+class StoreSchemaError(Exception):
     """The database holds no schema this code can use (newer, or not a history store)."""
 
 
 def stored_version(conn: sa.Connection) -> int:
-    """The schema version of the database (0: empty). SchemaError for a foreign or newer schema."""
+    """The schema version of the database (0: empty). StoreSchemaError for a foreign or newer schema."""
     names = set(sa.inspect(conn).get_table_names())
     if "schema_version" not in names:
         ours = names & set(META.tables)
         if ours:
-            raise SchemaError(f"it holds tables ({', '.join(sorted(ours))}) but no schema_version: "
+            raise StoreSchemaError(f"it holds tables ({', '.join(sorted(ours))}) but no schema_version: "
                               f"not a history store this code made")
         return 0
     version = conn.execute(sa.select(sa.func.max(SCHEMA_VERSION.c.version))).scalar() or 0
     if version > CURRENT_VERSION:
-        raise SchemaError(f"its schema is version {version}, newer than this code's {CURRENT_VERSION}: "
+        raise StoreSchemaError(f"its schema is version {version}, newer than this code's {CURRENT_VERSION}: "
                           f"use a newer checkout of the suite to read it")
     return version
 
