@@ -5,7 +5,7 @@ fixture's reference check) makes one `AccuracyRecord`: the maximum and average e
 float64 reference, the tolerance, and the identity of the inputs (shape, input kind, seed, the measure). The
 records of a run go into its JSON document under ACCURACY_KEY (pytest-benchmark's `update_json` hook writes
 them beside the timed cases: saved baselines, `--benchmark-json` files and the run the history store records
-alike) and into the store's `accuracy` table (schema step 6).
+alike) and into the store's `accuracy` table (added by the store's migration 6).
 
 `judge_accuracy` judges a record against the same case's records of this GPU's history (newest first, up to
 the newest accepted one: an acceptance starts a new level), on the same inputs only:

@@ -65,7 +65,7 @@ class Point:
     run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
     sass: str | None = None  # the machine code it ran (kernelwatch.ab.identity)
     throttled: bool = False  # NVML reported throttling while it was timed: no series reads it
-    energy_j: float | None = None  # joules per launch where its energy was measured (schema step 4)
+    energy_j: float | None = None  # joules per launch where its energy was measured (added by migration 4)
 
     @property
     def failed(self) -> bool:
