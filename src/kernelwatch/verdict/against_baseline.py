@@ -73,6 +73,10 @@ ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test
 # Stored runs pooled into one case's reference, the baseline included: five processes take
 # the reference's own offset down to 1/sqrt(5) of one run's, and keep it to recent runs.
 REFERENCE_RUNS = 5
+# The newest stored runs read as a case's history, for the noise model's spread between processes (and, the
+# newest REFERENCE_RUNS of them, its reference): baseline files of the GPU model (src/kernelwatch/plugin/__init__.py)
+# or runs of this GPU in the history store (src/kernelwatch/plugin/recording.py).
+NOISE_HISTORY_RUNS = 20
 
 
 def run_gpu_uuid(doc: dict) -> str | None:
