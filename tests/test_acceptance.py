@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernelwatch.ab.commits import Commit, Window, head_of, window
+from kernelwatch.ab.commits import Commit, CommitWindow, head_of, window
 from kernelwatch.plugin.regression import (
     bisect_command,
     failure_words,
@@ -112,7 +112,7 @@ def test_the_window_lists_first_parent_commits_oldest_first_and_every_trailer_of
     assert [value for _, value in found.acceptances] == ["8-deep k tiles, 3% at 4096³",
                                                          "cases=*blocktile* the branch's own"]
     assert found.unknown == "" and found.link is None
-    assert Window.from_dict(found.as_dict()) == found
+    assert CommitWindow.from_dict(found.as_dict()) == found
     assert found.lines()[0] == (f"commits {base[:12]}..{head[:12]}: 2 commits (first parent, oldest first)")
 
 
@@ -135,7 +135,7 @@ def test_a_reference_commit_that_is_not_in_the_checkout_is_said_not_guessed(repo
 
 def test_a_long_window_shows_its_ends_and_counts_the_rest():
     commits = tuple(SimpleNamespace(sha=f"{i:040x}", subject=f"c{i}") for i in range(30))
-    lines = Window("a" * 40, "b" * 40, commits).lines(limit=6)
+    lines = CommitWindow("a" * 40, "b" * 40, commits).lines(limit=6)
     assert [line.split()[-1] for line in lines[1:]] == ["c0", "c1", "c2", "more", "c27", "c28", "c29"]
     assert lines[4] == "  ... 24 more"
 
@@ -150,16 +150,16 @@ def test_head_of_tells_a_dirty_tree_and_a_folder_outside_git(repo, tmp_path):
 
 
 def test_a_window_of_one_commit_or_none_says_so_in_words():
-    one = Window("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),))
+    one = CommitWindow("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),))
     assert one.lines() == [f"commits {'a' * 12}..{'b' * 12}: 1 commit (first parent, oldest first)",
                            f"  {'c' * 12} tiles"]
-    assert Window("a" * 40, "a" * 40).lines() == [f"commits {'a' * 12}..{'a' * 12}: 0 commits (first parent, "
+    assert CommitWindow("a" * 40, "a" * 40).lines() == [f"commits {'a' * 12}..{'a' * 12}: 0 commits (first parent, "
                                                   f"oldest first)"]
 
 
 def test_a_window_of_up_to_twelve_commits_is_listed_whole_by_default_and_a_longer_one_is_cut():
     def listed(count: int) -> list[str]:
-        return Window("a" * 40, "b" * 40, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(count))).lines()
+        return CommitWindow("a" * 40, "b" * 40, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(count))).lines()
 
     assert [line.split()[-1] for line in listed(12)[1:]] == [f"c{i}" for i in range(12)]
     assert [line.split()[-1] for line in listed(13)[1:]] == [*(f"c{i}" for i in range(6)), "more",
@@ -167,14 +167,14 @@ def test_a_window_of_up_to_twelve_commits_is_listed_whole_by_default_and_a_longe
 
 
 def test_a_window_that_was_not_listed_reads_back_from_its_dict_with_its_reason():
-    unlisted = Window("f" * 40, "b" * 40, unknown="unknown git ref: a shallow clone?", head_dirty=True)
-    assert Window.from_dict(unlisted.as_dict()) == unlisted
-    assert Window.from_dict(unlisted.as_dict()).lines() == [f"commits {'f' * 12}..{'b' * 12}: not listed "
+    unlisted = CommitWindow("f" * 40, "b" * 40, unknown="unknown git ref: a shallow clone?", head_dirty=True)
+    assert CommitWindow.from_dict(unlisted.as_dict()) == unlisted
+    assert CommitWindow.from_dict(unlisted.as_dict()).lines() == [f"commits {'f' * 12}..{'b' * 12}: not listed "
                                                             f"(unknown git ref: a shallow clone?)"]
 
 
 def test_a_window_and_its_commits_are_values_equal_ones_hash_alike_and_they_cannot_be_changed():
-    one, same = (Window("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),)) for _ in range(2))
+    one, same = (CommitWindow("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),)) for _ in range(2))
     assert one == same and len({one, same}) == 1 and len({one.commits[0], same.commits[0]}) == 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         one.unknown = "edited"  # state.windows shares one window among the cases of its reference commit
@@ -208,11 +208,11 @@ def test_a_subject_holding_gits_old_separators_is_one_commit_and_a_trailer_value
 @pytest.mark.parametrize("limit, first, last", [(5, 2, 3), (4, 2, 2), (1, 0, 1), (0, 0, 0)])
 def test_a_window_longer_than_the_limit_shows_limit_commits_and_counts_the_others(limit, first, last):
     commits = tuple(Commit(f"{i:040x}", f"c{i}") for i in range(30))
-    listed = [line.split()[-1] for line in Window("a" * 40, "b" * 40, commits).lines(limit)[1:]]
+    listed = [line.split()[-1] for line in CommitWindow("a" * 40, "b" * 40, commits).lines(limit)[1:]]
     assert listed == [*(f"c{i}" for i in range(first)), "more", *(f"c{i}" for i in range(30 - last, 30))]
-    assert f"... {30 - limit} more" in "\n".join(Window("a" * 40, "b" * 40, commits).lines(limit))
+    assert f"... {30 - limit} more" in "\n".join(CommitWindow("a" * 40, "b" * 40, commits).lines(limit))
     with pytest.raises(ValueError, match="limit must be 0 or more, got -1"):
-        Window("a" * 40, "b" * 40, commits).lines(-1)
+        CommitWindow("a" * 40, "b" * 40, commits).lines(-1)
 
 
 def git_on_path(tmp_path, monkeypatch, body: str) -> None:
@@ -274,7 +274,7 @@ def test_a_trailer_in_the_window_accepts_a_case_whose_machine_code_changed_and_i
     assert record.accepted_reason.startswith("8-deep k tiles, 3% at 4096³, by the Accept-Slowdown trailer of ")
     assert re.fullmatch(r"8-deep k tiles, 3% at 4096³, by the Accept-Slowdown trailer of [0-9a-f]{12}",
                         record.accepted_reason)
-    assert Window.from_dict(record.window).head == head and record.references[0]["name"] == "history run 6"
+    assert CommitWindow.from_dict(record.window).head == head and record.references[0]["name"] == "history run 6"
 
 
 def test_without_a_change_of_machine_code_only_a_pattern_accepts_and_the_failure_says_why(repo):
@@ -327,8 +327,9 @@ def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_a
     assert lines[5] == (f"- bisect: `python -m kernelwatch.history bisect '{CASE}' {base[:12]}..{head[:12]} "
                         f"--profile nightly`")
     assert f"`python -m kernelwatch.history acknowledge '{CASE}' 17 --reason TEXT`" in lines[6]
-    assert bisect_command(CASE, Window(None, head, unknown="no"), "nightly") is None
-    assert bisect_command(CASE, Window(head, head), "nightly") is None  # no commit in the window: nothing to bisect
+    assert bisect_command(CASE, CommitWindow(None, head, unknown="no"), "nightly") is None
+    # no commit in the window: nothing to bisect
+    assert bisect_command(CASE, CommitWindow(head, head), "nightly") is None
 
 
 def test_an_acceptance_is_a_value_equal_ones_hash_alike_and_it_cannot_be_changed():
@@ -365,13 +366,14 @@ def test_a_slower_verdict_read_back_from_json_is_accepted():
 BASE, OLDER_BASE, HEAD = "ba5e" * 10, "01de" * 10, "4ead" * 10
 
 
-def state_listing(*found: Window) -> SimpleNamespace:
+def state_listing(*found: CommitWindow) -> SimpleNamespace:
     return SimpleNamespace(repo=None, head=(HEAD, False), windows={one.base: one for one in found}, problems=[])
 
 
 def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_trailer_still_accepts():
     bad, good = "b1" * 20, "c2" * 20
-    found = Window(BASE, HEAD, (Commit(bad, "oops"), Commit(good, "tiles")), ((bad, "cases=*tile*"), (good, "meant")))
+    found = CommitWindow(BASE, HEAD, (Commit(bad, "oops"), Commit(good, "tiles")),
+                         ((bad, "cases=*tile*"), (good, "meant")))
     state = state_listing(found)
     record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
     record, verdict = follow_slower(state, record, slower_verdict(BASE))
@@ -388,7 +390,7 @@ def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_
 ])
 def test_a_reason_alone_accepts_a_slower_case_only_when_its_machine_code_differs_from_the_references(
         sass, reference_sass, code_changed):
-    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
+    found = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
     record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass=sass)
     record, verdict = follow_slower(state_listing(found), record, slower_verdict(BASE, reference_sass))
     assert verdict.label == (ACCEPTED if code_changed else SLOWER)
@@ -396,7 +398,7 @@ def test_a_reason_alone_accepts_a_slower_case_only_when_its_machine_code_differs
 
 
 def test_a_slower_verdict_whose_label_was_read_back_from_json_is_followed_like_any():
-    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
+    found = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "meant"),))
     slower = dataclasses.replace(slower_verdict(BASE), label=from_json(SLOWER))
     record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
     record, verdict = follow_slower(state_listing(found), record, slower)
@@ -413,7 +415,8 @@ def phase_verdict(phase: str, label: str, reference: ReferenceRun | None) -> Ver
 
 def test_a_host_routine_without_a_slower_phase_against_stored_runs_gets_no_window():
     reference = ReferenceRun("history run 6", "2026-12-02T10:00:00", BASE)
-    state = state_listing(Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "cases=*tiled16* meant"),)))
+    state = state_listing(CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),),
+                                       (("c" * 40, "cases=*tiled16* meant"),)))
     record = CaseRecord(case=ROUTINE, median_s=5e-4, samples=[5e-4])
     verdicts = {"kernel": phase_verdict("kernel", SAME, reference), "copy": phase_verdict("copy", THROTTLED, reference),
                 "host": phase_verdict("host", FASTER, reference), "wait": phase_verdict("wait", SLOWER, None)}
@@ -423,8 +426,8 @@ def test_a_host_routine_without_a_slower_phase_against_stored_runs_gets_no_windo
 def test_a_host_routines_slower_phases_follow_the_window_of_their_newest_reference_run():
     older = ReferenceRun("history run 5", "2026-12-01T10:00:00", OLDER_BASE)
     newer = ReferenceRun("history run 6", "2026-12-02T10:00:00", BASE)
-    newest_window = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "cases=*tiled16* meant"),))
-    state = state_listing(Window(OLDER_BASE, HEAD, (Commit("d" * 40, "other"), Commit("c" * 40, "tiles"))),
+    newest_window = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),), (("c" * 40, "cases=*tiled16* meant"),))
+    state = state_listing(CommitWindow(OLDER_BASE, HEAD, (Commit("d" * 40, "other"), Commit("c" * 40, "tiles"))),
                           newest_window)
     record = CaseRecord(case=ROUTINE, median_s=5e-4, samples=[5e-4])
     # phase verdicts as labelled by a stored record: equal strings, not the same objects
@@ -443,14 +446,14 @@ def test_a_host_routines_slower_phases_follow_the_window_of_their_newest_referen
     (3, 2, "(3 commits, 2 Accept-Slowdown trailers in it, none naming this case)"),
 ])
 def test_the_failure_counts_the_windows_commits_and_trailers_in_words(commits, trailers, words):
-    found = Window(BASE, HEAD, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(commits)),
+    found = CommitWindow(BASE, HEAD, tuple(Commit(f"{i:040x}", f"c{i}") for i in range(commits)),
                    tuple((f"{i:040x}", "cases=*blocktile* meant") for i in range(trailers)))
     record = CaseRecord(case=CASE, median_s=1e-3, verdict=SLOWER, window=found.as_dict())
     assert failure_words(record).startswith(f"; window {BASE[:12]}..{HEAD[:12]} {words}: if the slowdown is meant")
 
 
 def test_only_a_slower_case_or_a_failing_phase_fails_and_only_a_record_with_a_window_is_followed():
-    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict()
+    found = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict()
     for label in (SAME, FASTER, ACCEPTED, THROTTLED, UNCHANGED, None):
         record = CaseRecord(case=CASE, median_s=1e-3, verdict=label, window=found)
         assert not is_failing_record(record)
@@ -465,7 +468,7 @@ def test_only_a_slower_case_or_a_failing_phase_fails_and_only_a_record_with_a_wi
 def test_the_terminal_block_names_every_reference_run_and_the_newest_and_indents_the_commits():
     runs = [ReferenceRun("history run 5", "2026-12-01T09:00:00", OLDER_BASE),
             ReferenceRun("history run 6", "2026-12-02T10:30:00", BASE)]
-    found = Window(BASE, HEAD, (Commit("c" * 40, "tiles"), Commit("d" * 40, "merge topic")))
+    found = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"), Commit("d" * 40, "merge topic")))
     record = CaseRecord(case=CASE, median_s=1.03e-3, verdict=SLOWER, ratio=1.03,
                         references=[run.as_dict() for run in runs], window=found.as_dict())
     lines = window_lines(record=record, profile="nightly", run_id=None, markdown=False)
@@ -486,7 +489,7 @@ def test_a_host_routines_block_lists_its_followed_phases_against_the_first_ones_
               phase_fields("kernel", phase_verdict("kernel", SLOWER, first)),
               phase_fields("copy", phase_verdict("copy", ACCEPTED, second))]
     record = CaseRecord(case=ROUTINE, median_s=5e-4, verdict=SAME, phase_verdicts=phases,
-                        window=Window(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict())
+                        window=CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict())
     lines = window_lines(record, "nightly", 17, markdown=False)
     assert lines[:2] == [f"{ROUTINE}: kernel phase slower x1.100; copy phase accepted x1.100",
                          f"  against history run 6 (newest: 2026-12-02 10:00 UTC, commit {BASE[:12]})"]

@@ -60,7 +60,7 @@ def baseline(timer, uuid="GPU-A", median=1e-3, throttle_reasons=()):
 def judged(timer, factor, current_uuid, baseline_uuid="GPU-A", base_timer=None, throttle_reasons=(), history=()):
     record = CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1), timer=timer)
     base = baseline(base_timer or timer, baseline_uuid, throttle_reasons=throttle_reasons)
-    record = record.judged(judge_record(record, base, current_gpu_uuid=current_uuid, history=history))
+    record = record.judged(judge_record(record, base, gpu_uuid=current_uuid, history=history))
     return record
 
 
@@ -105,7 +105,7 @@ def test_a_case_that_copies_to_the_host_is_judged_only_against_its_own_machine()
     def streams(factor, current_uuid):
         record = CaseRecord(case=CASE, median_s=factor * 1e-3, samples=samples(factor * 1e-3, seed=1),
                             timer=TIMER_CUPTI, host_copies=True)
-        return judge_record(record, baseline(TIMER_CUPTI), current_gpu_uuid=current_uuid)
+        return judge_record(record, baseline(TIMER_CUPTI), gpu_uuid=current_uuid)
 
     other = streams(1.06, "GPU-B")
     assert other.label == OTHER_HOST and "host and device memory" in other.reason
@@ -122,12 +122,12 @@ def test_a_wall_clock_case_on_another_gpu_of_the_baselines_host_is_other_gpu_and
     base = dataclasses.replace(baseline(TIMER_WALL), host="".join(["node", "-a"]))  # a name read, not a literal
 
     def label(host):
-        return judge_record(record, base, current_gpu_uuid="GPU-B", current_host=host).label
+        return judge_record(record, base, gpu_uuid="GPU-B", current_host=host).label
 
     assert label("node-a") == OTHER_GPU
     assert label("node-b") == OTHER_HOST
     assert label(None) == OTHER_HOST and label("") == OTHER_HOST  # no name: not known to be the same host
-    assert judge_record(record, dataclasses.replace(base, host=None), current_gpu_uuid="GPU-B",
+    assert judge_record(record, dataclasses.replace(base, host=None), gpu_uuid="GPU-B",
                         current_host="node-a").label == OTHER_HOST
 
 @pytest.mark.parametrize("timer, base_timer, factor, as_one_timer", [
@@ -150,7 +150,7 @@ def test_a_baseline_case_of_another_timer_is_reported_not_judged(timer, base_tim
 
 def test_a_baseline_case_without_a_timer_is_another_timer():
     record = CaseRecord(case=CASE, median_s=1e-3, samples=samples(1e-3, seed=1), timer=TIMER_CUPTI)
-    record = record.judged(judge_record(record, baseline(None), current_gpu_uuid="GPU-A"))
+    record = record.judged(judge_record(record, baseline(None), gpu_uuid="GPU-A"))
     assert record.verdict == OTHER_TIMER
     assert "timed by an unknown timer and this run by cupti" in record.verdict_reason
 
@@ -220,7 +220,7 @@ def judged_against_stored(stored: dict[str, dict], current_median: float, baseli
     baseline = Baseline.from_doc(Path(name), stored[name])
     record = CaseRecord(case=CASE, median_s=current_median, timer=TIMER_CUPTI,
                         samples=samples(current_median, noise=0.001, seed=99))
-    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
+    record = record.judged(judge_record(record, baseline, gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
     return record
 
 
@@ -320,9 +320,9 @@ def test_a_case_run_on_an_xdist_workers_gpu_is_that_gpus():
     name = list(stored)[-1]
     baseline = Baseline.from_doc(Path(name), stored[name])
     record = CaseRecord(case=CASE, median_s=1.03e-3, timer=TIMER_CUPTI, samples=samples(1.03e-3, noise=0.001))
-    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-B", history=history_of(stored)[CASE]))
+    record = record.judged(judge_record(record, baseline, gpu_uuid="GPU-B", history=history_of(stored)[CASE]))
     assert record.reference_runs == 5 and record.detectable < 0.05, "judged as the same GPU, not against 5%"
-    record = record.judged(judge_record(record, baseline, current_gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
+    record = record.judged(judge_record(record, baseline, gpu_uuid="GPU-A", history=history_of(stored)[CASE]))
     assert record.detectable == 0.05, "GPU-A is another GPU for this case"
 
 
@@ -334,7 +334,7 @@ def test_a_1_9_percent_move_of_a_case_with_host_copies_is_within_its_floor(host_
     base = Baseline(Path("0005_x.json"), "GPU-A", {CASE: CaseRecord(case=CASE, median_s=1.737e-3,
                                                                      samples=samples(1.737e-3, n=500), timer=TIMER_CUPTI,
                                                                      host_copies=host_copies)})
-    record = record.judged(judge_record(record, base, current_gpu_uuid="GPU-A"))
+    record = record.judged(judge_record(record, base, gpu_uuid="GPU-A"))
     assert record.verdict == verdict
     if host_copies:
         assert record.detectable == 0.06 and "6% floor, host copies" in record.verdict_reason
@@ -529,13 +529,13 @@ def test_each_pooled_run_gives_the_smallest_runs_count_of_values_and_at_least_th
 
 def test_a_case_missing_from_the_baseline_or_without_samples_there_is_new():
     base = baseline_of(record_of(1e-3, case=OTHER_CASE))
-    assert judge_record(record_of(1e-3), base, current_gpu_uuid=fresh("GPU-A")).label == NEW
+    assert judge_record(record_of(1e-3), base, gpu_uuid=fresh("GPU-A")).label == NEW
     assert judge_record(record_of(1e-3), baseline_of(dataclasses.replace(record_of(1e-3), samples=[])),
-                        current_gpu_uuid=fresh("GPU-A")).label == NEW
+                        gpu_uuid=fresh("GPU-A")).label == NEW
 
 
 def test_a_reference_pooled_from_two_runs_says_so_and_names_the_baseline_file():
-    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), gpu_uuid=fresh("GPU-A"),
                            history=[stored("GPU-A", 5, run="0001_x.json")])
     assert (verdict.reference, verdict.reference_runs) == (BASELINE_FILE, 2)
     assert "reference pooled from 2 runs of this code" in verdict.reason
@@ -544,14 +544,14 @@ def test_a_reference_pooled_from_two_runs_says_so_and_names_the_baseline_file():
 @pytest.mark.parametrize("others", [2, 3])
 def test_fewer_other_runs_than_the_pool_holds_are_all_pooled(others):
     history = history_runs("GPU-A", others)
-    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), gpu_uuid=fresh("GPU-A"),
                            history=history)
     assert verdict.reference_runs == 1 + others
 
 
 def test_the_baseline_file_itself_in_the_history_is_not_pooled_twice():
     history = [stored("GPU-A", 0, run=BASELINE_FILE)]
-    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), gpu_uuid=fresh("GPU-A"),
                            history=history)
     assert verdict.reference_runs == 1
 
@@ -563,30 +563,30 @@ def test_the_baseline_file_itself_in_the_history_is_not_pooled_twice():
 ])
 def test_only_runs_of_this_gpu_timer_and_code_are_pooled(what, run):
     history = [stored(**{"gpu": "GPU-A", "i": 0, **run})]
-    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+    verdict = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), gpu_uuid=fresh("GPU-A"),
                            history=history)
     assert verdict.reference_runs == 1, what
-    pooled = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), current_gpu_uuid=fresh("GPU-A"),
+    pooled = judge_record(record_of(1e-3), baseline_of(record_of(1e-3, seed=0)), gpu_uuid=fresh("GPU-A"),
                           history=[stored("GPU-A", 0)])
     assert pooled.reference_runs == 2
 
 
 def test_records_of_an_unknown_timer_on_both_sides_are_judged():
     base = baseline_of(record_of(1e-3, timer=None, seed=0))
-    assert judge_record(record_of(1.1e-3, timer=None), base, current_gpu_uuid=fresh("GPU-A")).label == SLOWER
+    assert judge_record(record_of(1.1e-3, timer=None), base, gpu_uuid=fresh("GPU-A")).label == SLOWER
 
 
 def test_a_wall_clock_case_read_from_files_is_judged_at_thirty_percent_and_only_on_its_machine():
     base = baseline_of(record_of(1e-3, timer=TIMER_WALL, seed=0))
     runs = history_runs("GPU-A", HISTORY_MIN_RUNS_WALL - 1, timer=TIMER_WALL)
-    same = judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-A"), history=runs)
+    same = judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, gpu_uuid=fresh("GPU-A"), history=runs)
     assert (same.label, same.detectable) == (SAME, pytest.approx(0.30))
-    assert judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, current_gpu_uuid=fresh("GPU-B")).label == OTHER_HOST
+    assert judge_record(record_of(1.25e-3, timer=TIMER_WALL), base, gpu_uuid=fresh("GPU-B")).label == OTHER_HOST
 
 
 def test_one_timer_read_from_two_files_is_one_timer():
     base = baseline_of(record_of(1e-3, timer=TIMER_EVENTS, seed=0))
-    assert judge_record(record_of(1.1e-3, timer=TIMER_EVENTS), base, current_gpu_uuid=fresh("GPU-A")).label == SLOWER
+    assert judge_record(record_of(1.1e-3, timer=TIMER_EVENTS), base, gpu_uuid=fresh("GPU-A")).label == SLOWER
 
 
 def test_another_gpus_runs_never_make_up_this_gpus_history():

@@ -1,5 +1,5 @@
 """The plugin's choice of the baseline's history (src/kernelwatch/plugin/__init__.py `_load_baseline`): the
-noise model sees the newest HISTORY_RUNS stored runs of the GPU model, the baseline among them once,
+noise model sees the newest NOISE_HISTORY_RUNS stored runs of the GPU model, the baseline among them once,
 whichever run --benchmark-compare names. Called directly: a pytest run per case would take a minute."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_the_history_is_the_newest_twenty_runs_with_the_newest_as_the_baseline(f
     state = load(folder, True)
     assert state.baseline.path.name == "0025_run.json"
     names = [result.run for result in state.baseline_runs[QUIET]]
-    assert sorted(names) == [f"{n:04d}_run.json" for n in range(6, 26)]  # HISTORY_RUNS = 20, no run twice
+    assert sorted(names) == [f"{n:04d}_run.json" for n in range(6, 26)]  # NOISE_HISTORY_RUNS = 20, no run twice
 
 
 def test_an_older_baseline_keeps_the_newest_runs_as_its_history(folder):

@@ -248,12 +248,12 @@ class _Meter:
 
     def measure(self, run, stream, launch_s, case="", enough=None):
         from kernelwatch.timing.energy import EnergyMeasurement
-        from kernelwatch.timing.power_trace import Window
+        from kernelwatch.timing.power_trace import PowerWindow
 
         self.calls.append((launch_s, case, enough))
         if self.error:
             raise self.error
-        windows = tuple(Window(i, i + 0.5, 150.0 * (1 + 0.01 * i), 500.0) for i in range(4))
+        windows = tuple(PowerWindow(i, i + 0.5, 150.0 * (1 + 0.01 * i), 500.0) for i in range(4))
         return EnergyMeasurement(windows, "r", None, (None, None), None)
 
     def measure_interleaved(self, *args, **kwargs):

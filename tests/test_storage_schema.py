@@ -7,7 +7,7 @@ import pytest
 from kernelwatch.storage.schema import (
     SCHEMA_KEY,
     SCHEMA_VERSION,
-    SchemaError,
+    RunSchemaError,
     migrated,
     schema_version,
     short_timer_name,
@@ -27,13 +27,13 @@ def test_a_current_document_comes_back_as_it_is():
 
 
 def test_a_document_of_a_newer_schema_is_refused_naming_both_versions():
-    with pytest.raises(SchemaError, match="schema version 3 by a newer version.*up to version 2"):
+    with pytest.raises(RunSchemaError, match="schema version 3 by a newer version.*up to version 2"):
         migrated(version_doc(3))
 
 
 @pytest.mark.parametrize("version", [0, -1, True, "2", 1.0])
 def test_a_schema_version_that_is_not_a_positive_integer_is_refused(version):
-    with pytest.raises(SchemaError, match="not a schema version"):
+    with pytest.raises(RunSchemaError, match="not a schema version"):
         schema_version(version_doc(version))
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import kernelwatch.timing.energy as energy
 from kernelwatch.timing.energy import EnergyError, EnergyPlan, NvmlPower, Replay, open_power
-from kernelwatch.timing.power_trace import COUNTER_PERIOD_S, Trace, Window
+from kernelwatch.timing.power_trace import COUNTER_PERIOD_S, PowerWindow, Trace
 
 
 class FakeNvml:
@@ -193,7 +193,7 @@ class BatchedMeter(energy.EnergyMeter):
 
 def cut(trace, ticks_per_window, count=None):
     """windows_of for a BatchedMeter's trace: one 0.5 s window of ten launches per listed value."""
-    return [Window(i * 0.5, (i + 1) * 0.5, 10 * value, 10) for i, value in enumerate(trace.values[:count])]
+    return [PowerWindow(i * 0.5, (i + 1) * 0.5, 10 * value, 10) for i, value in enumerate(trace.values[:count])]
 
 
 class Power:
@@ -384,7 +384,7 @@ def test_a_replay_without_a_window_names_a_case_without_a_name_and_counts_every_
     with pytest.raises(EnergyError, match=r"^a case: no energy window in its replay \(4 polls, 2 counter changes, "
                                           r"0 replays finished\)$"):
         energy._found([], trace, "")
-    window = Window(0.0, 0.1, 30.0, 10)
+    window = PowerWindow(0.0, 0.1, 30.0, 10)
     assert energy._found([window], trace, "") == (window,)
 
 
@@ -396,7 +396,7 @@ def test_samples_within_a_second_of_the_epoch_clock_are_on_it_and_a_second_off_a
 
 
 def test_a_measurements_launch_time_is_its_windows_seconds_over_their_launches():
-    windows = (Window(0.0, 0.5, 1.0, 100), Window(0.5, 2.0, 1.0, 200))
+    windows = (PowerWindow(0.0, 0.5, 1.0, 100), PowerWindow(0.5, 2.0, 1.0, 200))
     m = energy.EnergyMeasurement(windows, "r", None, (None, None), None)
     assert m.launch_s == pytest.approx(2.0 / 300) and m.joules_per_launch == [0.01, 0.005]
 
@@ -506,7 +506,7 @@ def test_energy_needs_both_nvml_and_a_device_handle(monkeypatch):
 
 
 def test_a_measurement_without_its_conditions_says_nothing_waited_and_its_traces_stay_out_of_its_repr():
-    m = energy.EnergyMeasurement((Window(0.0, 0.5, 150.0, 500.0),), "r", None, (None, None), None,
+    m = energy.EnergyMeasurement((PowerWindow(0.0, 0.5, 150.0, 500.0),), "r", None, (None, None), None,
                                  traces=(Trace(polls=[(0.0, 1), (0.1, 2)]),))
     assert (m.starved_s, m.windows_added, m.sm_clock_mhz, m.throttle) == (0.0, 0, (), ())
     assert "traces" not in repr(m) and "polls" not in repr(m)  # thousands of polls: never printed

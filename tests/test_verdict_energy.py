@@ -11,7 +11,7 @@ from scipy import stats
 
 import kernelwatch.verdict.energy as energy_verdict
 from kernelwatch.timing.energy import EnergyMeasurement
-from kernelwatch.timing.power_trace import Window
+from kernelwatch.timing.power_trace import PowerWindow
 from kernelwatch.verdict.energy import (
     ENERGY_FLOOR,
     LESS_ENERGY,
@@ -61,7 +61,7 @@ def test_joules_per_launch_that_are_no_energies_are_refused(values):
 
 
 def measurement(idle=250.0) -> EnergyMeasurement:
-    found = tuple(Window(i * 0.5, (i + 1) * 0.5, 300.0 * (1 + 0.001 * i), 1000.0, 301.0, 299.0) for i in range(6))
+    found = tuple(PowerWindow(i * 0.5, (i + 1) * 0.5, 300.0 * (1 + 0.001 * i), 1000.0, 301.0, 299.0) for i in range(6))
     return EnergyMeasurement(found, "a CUDA graph of 10 launches", idle, (40.0, 43.0), 700.0, (1980, 1975))
 
 
@@ -326,7 +326,7 @@ def test_an_ab_of_less_energy_reports_the_means_and_the_default_floor():
 
 
 def test_the_block_totals_the_windows_and_keeps_the_conditions():
-    found = (Window(0.0, 0.5, 150.0, 500.0), Window(0.5, 1.25, 300.0, 1000.0, instant_w=400.0))
+    found = (PowerWindow(0.0, 0.5, 150.0, 500.0), PowerWindow(0.5, 1.25, 300.0, 1000.0, instant_w=400.0))
     block = energy_block(EnergyMeasurement(found, "replay", None, (40.0, None), 700.0, (), ("sw power cap",), 0.25))
     assert (block["total_joules"], block["measured_seconds"], block["launches"]) == (450.0, 1.25, 1500.0)
     assert block["window_seconds"] == [0.5, 0.75] and block["active_watts_mean"] == 360.0
@@ -344,7 +344,7 @@ def test_the_block_totals_the_windows_and_keeps_the_conditions():
 
 
 def test_one_windows_block_spreads_between_runs_by_the_prior_alone():
-    block = energy_block(EnergyMeasurement((Window(0.0, 1.0, 100.0, 400.0),), "r", None, (None, None), None))
+    block = energy_block(EnergyMeasurement((PowerWindow(0.0, 1.0, 100.0, 400.0),), "r", None, (None, None), None))
     spread = stats.t.ppf(0.975, 12) * 0.0062
     assert block["joules_per_launch"] == 0.25
     assert block["between_runs_low"] == pytest.approx(0.25 * math.exp(-spread), rel=1e-12)
@@ -360,7 +360,7 @@ def test_the_interval_text_in_joules_without_between_runs():
 
 def test_two_windows_give_the_interval_the_between_runs_spread_and_its_text():
     # 0.30 and 0.32 J a launch: mean 0.31, sample sd 0.01 x sqrt 2, standard error 0.01
-    found = (Window(0.0, 0.5, 150.0, 500.0), Window(0.5, 1.0, 160.0, 500.0))
+    found = (PowerWindow(0.0, 0.5, 150.0, 500.0), PowerWindow(0.5, 1.0, 160.0, 500.0))
     block = energy_block(EnergyMeasurement(found, "r", None, (None, None), None))
     half = stats.t.ppf(0.975, 1) * 0.01
     assert block["joules_per_launch"] == pytest.approx(0.31, rel=1e-12)

@@ -43,7 +43,7 @@ def judge_against(stored: dict[str, dict], judged: list[tuple[dict, bool]], coun
             base = baseline.cases.get(record.case)
             if base is None or base.median_s < min_s:
                 continue
-            verdict = judge_record(record, baseline, current_gpu_uuid=run_gpu_uuid(doc),
+            verdict = judge_record(record, baseline, gpu_uuid=run_gpu_uuid(doc),
                                    history=history.get(record.case, []), floors=floors)
             tally = counts.setdefault(record.case, [0, 0, 0, 0])
             flagged = verdict.label == SLOWER

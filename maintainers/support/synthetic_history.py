@@ -66,15 +66,15 @@ def write_document(folder: Path, number: int, doc: dict) -> Path:
 
 
 # a history with one step: STEPPED_CASE (30 µs, so the 1.5% same-GPU floor decides) 3% slower from run STEP_AT on
-HISTORY_RUNS = 24
-HISTORY_CASES = 5
+STEPPED_HISTORY_RUNS = 24
+STEPPED_HISTORY_CASES = 5
 STEPPED_CASE = 2
 STEP_AT = 21  # the first slow run: the 3rd newest
 STEP = 1.03
 
 
-def record_stepped_history(url: str, *, runs: int = HISTORY_RUNS, cases: int = HISTORY_CASES, step_at: int = STEP_AT,
-                           stepped=(STEPPED_CASE,)) -> list[int]:
+def record_stepped_history(url: str, *, runs: int = STEPPED_HISTORY_RUNS, cases: int = STEPPED_HISTORY_CASES,
+                           step_at: int = STEP_AT, stepped=(STEPPED_CASE,)) -> list[int]:
     """Record runs 0..runs-1 (profile quick, GPU_A), the cases `stepped` 3% slower from run `step_at` on; their ids."""
     with open_store(url) as store:
         return [store.record_run(make_document(index, cases=cases, case_slower={

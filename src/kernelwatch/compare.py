@@ -60,7 +60,7 @@ def compare_runs(old_path: Path, new_path: Path, repository: Path = Path("."),
     uuid = run_gpu_uuid(new_doc)
     records = records_of(new_doc)
     host = run_host(new_doc)
-    verdicts = [judge_record(record, baseline, current_gpu_uuid=uuid, current_host=host, floors=floors)
+    verdicts = [judge_record(record, baseline, gpu_uuid=uuid, current_host=host, floors=floors)
                 for record in records]
     recorded_on = SimpleNamespace(name=gpu.get("name", "unknown GPU"), uuid=uuid, host=gpu.get("host", "unknown host"))
     title = f"kernelwatch on {where(recorded_on)} vs `{old_path}`"

@@ -15,7 +15,7 @@ import pytest
 
 from kernelwatch.cause import dynamic
 from kernelwatch.cause.card import merged
-from kernelwatch.cause.dynamic import STALL_METRIC, Profile, dynamic_causes, parse_csv, stall_shares
+from kernelwatch.cause.dynamic import STALL_METRIC, NcuProfile, dynamic_causes, parse_csv, stall_shares
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -41,14 +41,14 @@ def test_the_csv_rows_become_metrics_in_base_units():
     assert parse_csv("==PROF== nothing profiled") == {}
 
 
-def profile_of(**metrics: float) -> Profile:
+def profile_of(**metrics: float) -> NcuProfile:
     base = {"smsp__inst_issued.sum": 1e6, "sm__inst_executed_pipe_lsu.sum": 1e5,
             "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
             "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0,
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4e5, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1e5,
             "dram__bytes.sum": 1e8, "lts__t_bytes.sum": 4e8, STALL_METRIC.format("long_scoreboard"): 2.0,
             STALL_METRIC.format("barrier"): 0.2}
-    return Profile("k", {**base, **metrics})
+    return NcuProfile("k", {**base, **metrics})
 
 
 @pytest.mark.parametrize("head, key", [
@@ -118,7 +118,7 @@ def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_pr
     for variant in VARIANTS:
         sides = recorded["variants"][variant.name]
         causes = [*static_causes(original_profile(variant, "sm_90"), variant_profile(variant, "sm_90")),
-                  *dynamic_causes(Profile("k", sides["base"]), Profile("k", sides["head"]))]
+                  *dynamic_causes(NcuProfile("k", sides["base"]), NcuProfile("k", sides["head"]))]
         right.append(merged(causes)[0].key == variant.cause)
     assert all(right), [v.name for v, ok in zip(VARIANTS, right, strict=True) if not ok]
 
@@ -248,20 +248,20 @@ def test_dram_and_l2_traffic_are_causes_from_1_3_times_each():
 def test_stalls_that_did_not_change_explain_nothing_and_a_profile_without_stalls_has_no_shares():
     rows = stall_shares(profile_of(), profile_of())
     assert {explained for *_, explained in rows} == {0.0}
-    empty = Profile("k", {})
+    empty = NcuProfile("k", {})
     assert {(base, head) for _, base, head, _ in stall_shares(empty, empty)} == {(0.0, 0.0)}
 
 
 def test_the_figures_are_the_metrics_named_ncu_and_the_duration_in_microseconds():
-    assert dynamic.figures(Profile("k", {"gpu__time_duration.sum": 2.5e-6, "dram__bytes.sum": 7.0})) == {
+    assert dynamic.figures(NcuProfile("k", {"gpu__time_duration.sum": 2.5e-6, "dram__bytes.sum": 7.0})) == {
         "ncu dram__bytes.sum": 7.0, "ncu duration (µs)": pytest.approx(2.5)}
-    assert dynamic.figures(Profile("k", {})) == {"ncu duration (µs)": 0.0}
+    assert dynamic.figures(NcuProfile("k", {})) == {"ncu duration (µs)": 0.0}
 
 
 def test_the_figures_of_ncus_csv_are_every_metric_but_the_duration_which_is_in_microseconds():
     found = parse_csv("\n".join([HEADER, row("dram__bytes.sum", "Kbyte", "3"), row("gpu__time_duration.sum", "ms", "1.5"),
                                   row("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "61.5")]))
-    assert dynamic.figures(Profile("k", found)) == {
+    assert dynamic.figures(NcuProfile("k", found)) == {
         "ncu dram__bytes.sum": 3e3, "ncu sm__throughput.avg.pct_of_peak_sustained_elapsed": 61.5,
         "ncu duration (µs)": pytest.approx(1500.0, rel=1e-12)}
 
@@ -309,7 +309,7 @@ def test_a_row_without_a_number_is_passed_over_and_the_rows_after_it_read():
 
 
 def test_a_profile_is_a_value_that_took_no_time_unless_told():
-    made = Profile("k", {"dram__bytes.sum": 1.0})
+    made = NcuProfile("k", {"dram__bytes.sum": 1.0})
     assert made.seconds == 0.0 and made.dropped == () and made.notes == ()
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.kernel = "other"  # type: ignore[misc]

@@ -428,7 +428,7 @@ def test_a_case_card_with_ncu_launches_each_side_under_it_and_adds_the_dynamic_c
         calls.append((command, kernel, ncu))
         side = "head" if command[3].endswith("head.cu") else "base"
         active = 45.0 if side == "head" else 90.0
-        return dynamic.Profile(kernel, {"sm__warps_active.avg.pct_of_peak_sustained_active": active,
+        return dynamic.NcuProfile(kernel, {"sm__warps_active.avg.pct_of_peak_sustained_active": active,
                                         "gpu__time_duration.sum": 2e-6})
 
     monkeypatch.setattr(dynamic, "profile", profile)

@@ -19,8 +19,8 @@ from kernelwatch.history.steps import CREEP, FASTER, MIN_RUNS_AT_LEVEL, Step
 from kernelwatch.storage.history import open_store
 from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians
 from maintainers.support.synthetic_history import GPU_A, GPU_B, STEP, STEP_AT, STEPPED_CASE, case_name, make_document
-from maintainers.support.synthetic_history import HISTORY_CASES as CASES
-from maintainers.support.synthetic_history import HISTORY_RUNS as RUNS
+from maintainers.support.synthetic_history import STEPPED_HISTORY_CASES as CASES
+from maintainers.support.synthetic_history import STEPPED_HISTORY_RUNS as RUNS
 from maintainers.support.synthetic_history import record_stepped_history as record_history
 from tests.history.made_series import KEY, a_point, a_series, a_step
 

@@ -23,14 +23,19 @@ from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 from kernelwatch.plugin.recording import read_history
 from kernelwatch.storage.history import open_store
 from kernelwatch.storage.runs import load_run, stored_runs
-from kernelwatch.verdict.against_baseline import HISTORY_MIN_RUNS_WALL, Baseline, history_of, judge_against_stored
+from kernelwatch.verdict.against_baseline import (
+    HISTORY_MIN_RUNS_WALL,
+    NOISE_HISTORY_RUNS,
+    Baseline,
+    history_of,
+    judge_against_stored,
+)
 from kernelwatch.verdict.labels import OTHER_HOST, SAME, SLOWER
 from kernelwatch.verdict.record import TIMER_WALL, CaseRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "history_gpu"
 BASELINES = ROOT / "baselines" / "NVIDIA_H200"
-HISTORY_RUNS = 20  # as src/kernelwatch/plugin/__init__.py reads the baseline folder
 
 
 pytestmark = pytest.mark.slow  # 400 recorded verdicts replayed on both backends: run by CI's second pass (tox -e unit -- -m slow)
@@ -43,7 +48,8 @@ def host_runs(host: str) -> list[dict]:
 
 def committed_baseline():
     paths = stored_runs(BASELINES)
-    docs = {path.name: load_run(path, expected_gpu="NVIDIA H200") for path in paths[-HISTORY_RUNS:]}
+    # the newest runs, as src/kernelwatch/plugin/__init__.py reads the baseline folder
+    docs = {path.name: load_run(path, expected_gpu="NVIDIA H200") for path in paths[-NOISE_HISTORY_RUNS:]}
     newest = paths[-1]
     return Baseline.from_doc(newest, docs[newest.name]), history_of(docs)
 

@@ -1,4 +1,4 @@
-"""The store's schema: built by its ordered steps from empty and from version 1, refused when newer or foreign."""
+"""The store's schema: built by its ordered migrations from empty and from version 1, refused when newer or foreign."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from kernelwatch.storage.history.schema import (
     ACKNOWLEDGEMENTS,
     CASES,
     META,
+    MIGRATIONS,
     RUNS,
     SCHEMA_VERSION,
-    STEPS,
     migrate,
     stored_version,
     tables,
@@ -131,7 +131,7 @@ def test_what_an_export_or_an_acknowledgement_needs_is_never_null(column):
 
 
 def test_a_schema_version_table_without_a_row_reads_as_an_empty_store(history_url):
-    """No applied step is version 0, as for a database without the table, not 1 nor any other number."""
+    """No applied migration is version 0, as for a database without the table, not 1 nor any other number."""
     engine = create_engine(resolve_url(history_url))
     with engine.begin() as conn:
         SCHEMA_VERSION.create(conn)
@@ -139,22 +139,22 @@ def test_a_schema_version_table_without_a_row_reads_as_an_empty_store(history_ur
     engine.dispose()
 
 
-def test_a_migration_step_is_frozen():
-    """The steps are the history of every store's schema: none can be renumbered in place."""
+def test_a_migration_is_frozen():
+    """The migrations are the history of every store's schema: none can be renumbered in place."""
     with pytest.raises(dataclasses.FrozenInstanceError):
-        STEPS[0].version = 2
+        MIGRATIONS[0].version = 2
 
 
-def test_a_schema_version_is_the_number_of_its_step_never_one_the_database_counts(history_url):
-    """Its column has no default on either backend (no sequence on PostgreSQL): each row names its step."""
+def test_a_schema_version_is_the_number_of_its_migration_never_one_the_database_counts(history_url):
+    """Its column has no default on either backend (no sequence on PostgreSQL): each row names its migration."""
     with open_store(history_url) as store:
         [version] = [c for c in sa.inspect(store.engine).get_columns("schema_version") if c["name"] == "version"]
         assert version["default"] is None
 
 
-def test_a_step_is_recorded_once_in_the_schema_version_table(history_url):
-    """The version is the table's key: a second row for an applied step is refused, so `stored_version`
-    never reads a step twice."""
+def test_a_migration_is_recorded_once_in_the_schema_version_table(history_url):
+    """The version is the table's key: a second row for an applied migration is refused, so `stored_version`
+    never reads a migration twice."""
     with open_store(history_url) as store, pytest.raises(sa.exc.IntegrityError), store.engine.begin() as conn:
         conn.execute(sa.insert(SCHEMA_VERSION).values(version=CURRENT_VERSION, summary="applied again"))
 

@@ -34,14 +34,14 @@ from maintainers.support.dashboard_history import (
 from maintainers.support.dashboard_history import RUNS as DASH_RUNS
 from maintainers.support.dashboard_history import STEPPED_CASE as DASH_STEPPED
 from maintainers.support.h200_histories import gpu_timed_profiles, relative_medians, synthetic_series
+from maintainers.support.synthetic_history import STEP_AT as STORE_STEP_AT
 from maintainers.support.synthetic_history import (
-    HISTORY_CASES,
-    HISTORY_RUNS,
     STEPPED_CASE,
+    STEPPED_HISTORY_CASES,
+    STEPPED_HISTORY_RUNS,
     case_name,
     record_stepped_history,
 )
-from maintainers.support.synthetic_history import STEP_AT as STORE_STEP_AT
 
 CHROMIUM = os.environ.get("KERNELWATCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -174,17 +174,17 @@ def test_a_site_built_from_a_store_loads_and_marks_its_step(chromium, history_ur
     out = tmp_path / "site"
     assert main(["site", str(out), "--history", history_url]) == 0
     pages = [out / "index.html", *sorted((out / "cases").glob("*.html"))]
-    assert len(pages) == 1 + HISTORY_CASES
+    assert len(pages) == 1 + STEPPED_HISTORY_CASES
     backend = history_url.split(":", 1)[0]
     for path in pages:
         page, problems = _open(chromium, path)
         assert problems == [], path.name
         if path.name == "index.html":
-            assert page.locator("tr.case-row").count() == HISTORY_CASES
+            assert page.locator("tr.case-row").count() == STEPPED_HISTORY_CASES
             assert page.locator("tr.case-row").first.get_attribute("data-kernel") == case_name(STEPPED_CASE)
             page.screenshot(path=str(artifacts / f"store-{backend}-index.png"), full_page=True)
         else:
-            assert page.locator("svg.case-plot circle.point").count() == HISTORY_RUNS
+            assert page.locator("svg.case-plot circle.point").count() == STEPPED_HISTORY_RUNS
         page.close()
     page, _ = _open(chromium, out / "cases" / case_page_name(case_name(STEPPED_CASE)))
     mark = page.locator("line.step.slower")

@@ -28,7 +28,7 @@ import pytest
 
 from kernelwatch.timing.energy import DEFAULT_PLAN, EnergyMeasurement
 from kernelwatch.timing.gpu import ClockState, GpuInfo
-from kernelwatch.timing.power_trace import Window
+from kernelwatch.timing.power_trace import PowerWindow
 from kernelwatch.timing.timer import TIMER_CUPTI, Measurement
 
 FAKE_NAME = "Fake GPU 9000"
@@ -110,7 +110,7 @@ class FakeEnergyMeter:
         rng = np.random.default_rng([zlib.crc32(case.encode()), self.seed, salt])
         per_launch = self.WATTS * launch_s * factor_of(case, self.factors)
         launches = 0.5 / launch_s
-        found = tuple(Window(i * 0.5, (i + 1) * 0.5, per_launch * launches * (1 + self.noise * noise),
+        found = tuple(PowerWindow(i * 0.5, (i + 1) * 0.5, per_launch * launches * (1 + self.noise * noise),
                              launches) for i, noise in enumerate(rng.standard_normal(windows)))
         return EnergyMeasurement(found, "a fake replay", 60.0, (40.0, 41.0), 700.0, (1980,), windows_added=added)
 

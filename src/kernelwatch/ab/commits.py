@@ -23,7 +23,7 @@ from pathlib import Path
 from kernelwatch.ab.ref_tree import RefError, resolve_ref
 from kernelwatch.verdict.acceptance import TRAILER
 
-__all__ = ["Commit", "RefError", "Window", "head_of", "resolve_ref", "window"]
+__all__ = ["Commit", "CommitWindow", "RefError", "head_of", "resolve_ref", "window"]
 
 SHORT = 12  # characters of a commit id shown
 
@@ -35,7 +35,7 @@ class Commit:
 
 
 @dataclass(frozen=True)
-class Window:
+class CommitWindow:
     """The commits that may have slowed a case: after `base` (excluded), up to `head` (included)."""
 
     base: str | None  # the newest reference run's commit
@@ -56,7 +56,7 @@ class Window:
                 "head_dirty": self.head_dirty, "link": self.link}
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> Window:
+    def from_dict(cls, data: Mapping) -> CommitWindow:
         return cls(data.get("base"), data.get("head"),
                    tuple(Commit(str(sha), str(subject)) for sha, subject in data.get("commits") or ()),
                    tuple((str(sha), str(value)) for sha, value in data.get("acceptances") or ()),
@@ -104,17 +104,17 @@ def _compare_link(base: str, head: str, env: Mapping[str, str]) -> str | None:
 
 
 def window(repo: Path, base: str | None, head: str | None, *, head_dirty: bool = False,
-           env: Mapping[str, str] | None = None) -> Window:
+           env: Mapping[str, str] | None = None) -> CommitWindow:
     """The window from `base` to `head` in the checkout at `repo` (module docstring)."""
     env = os.environ if env is None else env
     if not base or not head:
         missing = "the reference runs name no commit" if not base else "this run's commit is not known (no git checkout)"
-        return Window(base, head, unknown=missing, head_dirty=head_dirty)
+        return CommitWindow(base, head, unknown=missing, head_dirty=head_dirty)
     repo = Path(repo)
     try:
         base_sha, head_sha = resolve_ref(repo, base), resolve_ref(repo, head)
     except RefError as error:
-        return Window(base, head, unknown=f"{error}: a shallow clone? (actions/checkout with fetch-depth: 0 has "
+        return CommitWindow(base, head, unknown=f"{error}: a shallow clone? (actions/checkout with fetch-depth: 0 has "
                                           f"every commit)", head_dirty=head_dirty)
     try:
         # records end in NUL and a record's fields are lines: a subject holds neither, nor does a trailer's value
@@ -124,11 +124,11 @@ def window(repo: Path, base: str | None, head: str | None, *, head_dirty: bool =
                         f"--format=%H%n%(trailers:key={TRAILER},valueonly,unfold,separator=%x0a)",
                         f"{base_sha}..{head_sha}")
     except (RefError, OSError, subprocess.TimeoutExpired) as error:
-        return Window(base_sha, head_sha, unknown=str(error), head_dirty=head_dirty)
+        return CommitWindow(base_sha, head_sha, unknown=str(error), head_dirty=head_dirty)
     commits = tuple(Commit(*record.split("\n", 1)) for record in listed.split("\0") if record)
     acceptances = []
     for record in trailers.split("\0"):
         sha, *values = record.split("\n")
         acceptances += [(sha, value.strip()) for value in values if value.strip()]
-    return Window(base_sha, head_sha, commits, tuple(acceptances), head_dirty=head_dirty,
+    return CommitWindow(base_sha, head_sha, commits, tuple(acceptances), head_dirty=head_dirty,
                   link=_compare_link(base_sha, head_sha, env))

@@ -74,7 +74,9 @@ class ProfilerMissing(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Profile:
+class NcuProfile:
+    """Nsight Compute's counters for one launch of one side's kernel (not a sampling plan: timing/profile.py)."""
+
     kernel: str
     metrics: dict[str, float]
     dropped: tuple[str, ...] = ()  # metrics this ncu did not know
@@ -105,7 +107,7 @@ def parse_csv(text: str) -> dict[str, float]:
 
 
 def profile(command: Sequence[str], kernel: str, *, metrics: Sequence[str] = METRICS, ncu: str | None = None,
-            timeout: float = 300) -> Profile:
+            timeout: float = 300) -> NcuProfile:
     """`command` under ncu, the second launch of `kernel` (a regex of its name) profiled."""
     import time
 
@@ -127,18 +129,18 @@ def profile(command: Sequence[str], kernel: str, *, metrics: Sequence[str] = MET
         if not values:
             tail = " / ".join((done.stdout + done.stderr).strip().splitlines()[-4:])
             raise ProfilerMissing(f"ncu profiled nothing (exit {done.returncode}): {tail[:400]}")
-        return Profile(kernel, values, tuple(dropped), time.perf_counter() - started)
+        return NcuProfile(kernel, values, tuple(dropped), time.perf_counter() - started)
     raise ProfilerMissing(f"ncu kept refusing metrics: {', '.join(dropped)}")
 
 
-def _share_of_stalls(p: Profile, reason: str) -> float:
+def _share_of_stalls(p: NcuProfile, reason: str) -> float:
     total = sum(p.get(STALL_METRIC.format(r)) for r in STALLS)
     return p.get(STALL_METRIC.format(reason)) / total if total else 0.0
 
 
-def stall_shares(base: Profile, head: Profile) -> list[tuple[str, float, float, float]]:
+def stall_shares(base: NcuProfile, head: NcuProfile) -> list[tuple[str, float, float, float]]:
     """(reason, base share, head share, fraction of the change of stalled cycles it explains), largest first."""
-    def cycles(p: Profile, reason: str) -> float:
+    def cycles(p: NcuProfile, reason: str) -> float:
         return p.get(STALL_METRIC.format(reason)) * p.get("smsp__inst_issued.sum")
 
     changes = {reason: cycles(head, reason) - cycles(base, reason) for reason in STALLS}
@@ -152,7 +154,7 @@ def _ratio(head: float, base: float) -> float:
     return (head + 1e-12) / (base + 1e-12)
 
 
-def dynamic_causes(base: Profile, head: Profile) -> list[Cause]:
+def dynamic_causes(base: NcuProfile, head: NcuProfile) -> list[Cause]:
     """What the counters say changed from `base` to `head`, scored (module docstring)."""
     found: list[Cause] = []
     conflicts = [p.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
@@ -191,7 +193,7 @@ def dynamic_causes(base: Profile, head: Profile) -> list[Cause]:
     return found
 
 
-def figures(p: Profile) -> dict[str, float]:
+def figures(p: NcuProfile) -> dict[str, float]:
     """The card table's rows of one profile (time in µs)."""
     values = {f"ncu {name}": value for name, value in p.metrics.items() if name != "gpu__time_duration.sum"}
     values["ncu duration (µs)"] = p.get("gpu__time_duration.sum") * 1e6

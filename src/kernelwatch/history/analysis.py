@@ -68,7 +68,7 @@ class Failing:
 
     `first` is the first run of that stretch and `before` the run before it (None: the series
     starts failed); `window` is the stored window of the first failed run (src/kernelwatch/ab/commits.py's
-    `Window.as_dict`, None for a run recorded before windows were), `step` the detected slower step
+    `CommitWindow.as_dict`, None for a run recorded before windows were), `step` the detected slower step
     that holds it, if any.
     """
 

@@ -3,43 +3,20 @@
 A series is what change-point detection (src/kernelwatch/history/steps.py) and the
 dashboard (src/kernelwatch/history/site.py) read: one case, timed by one timer in one
 profile, on one GPU model or one physical GPU (UUID), its runs oldest first.
-A point is the store's own type for a case of a run in a series
-(src/kernelwatch/storage/history/rows.py: `Point`, what `case_series` gives); where the
-points come from (the history store, a synthetic test history) is no concern of
-this module: it holds no database code.
+A point and a series' key are the store's own types (src/kernelwatch/storage/history/rows.py:
+`Point` and `SeriesKey`, what `case_series` gives); where the points come from (the
+history store, a synthetic test history) is no concern of this module: it holds no
+database code.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kernelwatch.storage.history.rows import Point
+from kernelwatch.storage.history.rows import Point, SeriesKey
 
 __all__ = ["Point", "Series", "SeriesKey", "commit_range", "gpu_uuids", "series_from_rows"]
-
-
-@dataclass(frozen=True)
-class SeriesKey:
-    """What one series is the history of."""
-
-    gpu: str  # a GPU model ("NVIDIA H200") or one physical GPU's UUID
-    case: str  # pytest node id
-    timer: str  # short timer name (kernelwatch.record.normalized_timer)
-    profile: str  # "full", "quick", ...
-
-    @property
-    def kernel(self) -> str:
-        """The case's parameters in brackets, or its test name: what the dashboard filters on."""
-        name = self.case.rsplit("::", 1)[-1]
-        return name[name.index("[") + 1:-1] if "[" in name and name.endswith("]") else name
-
-    def slug(self) -> str:
-        """A file name for this series: safe characters only, unique per key."""
-        text = "|".join((self.gpu, self.case, self.timer, self.profile))
-        readable = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.case.rsplit("::", 1)[-1])[:60]
-        return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 @dataclass(frozen=True)

@@ -59,11 +59,9 @@ from kernelwatch.plugin.xdist import export_results, import_results, prepare_wor
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
 from kernelwatch.verdict.accuracy import ACCURACY_KEY
-from kernelwatch.verdict.against_baseline import Baseline, history_of
+from kernelwatch.verdict.against_baseline import NOISE_HISTORY_RUNS, Baseline, history_of
 
 pytest_plugins = ["kernelwatch.plugin.fixtures"]
-
-HISTORY_RUNS = 20  # stored runs read for the noise model's history: the newest of this GPU model
 
 
 def pytest_addhooks(pluginmanager):
@@ -193,7 +191,7 @@ def _load_baseline(state: SuiteState, bs) -> None:
                 f"file it writes there")
             return
         doc = load_run(path, expected_gpu=state.gpu.name)
-        history_paths = [p for p in stored_runs(folder)[-HISTORY_RUNS:] if p != path]
+        history_paths = [p for p in stored_runs(folder)[-NOISE_HISTORY_RUNS:] if p != path]
         runs = {path.name: doc} | {p.name: load_run(p, expected_gpu=state.gpu.name) for p in history_paths}
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None

@@ -98,11 +98,11 @@ def follow_less_accurate(state, record: AccuracyRecord) -> AccuracyRecord:
 
 
 def failure_message(record: AccuracyRecord) -> str:
-    from kernelwatch.ab.commits import Window
+    from kernelwatch.ab.commits import CommitWindow
 
     window = ""
     if record.window is not None:
-        found = Window.from_dict(record.window)
+        found = CommitWindow.from_dict(record.window)
         window = (f"; window {found.range_text}: if meant, land a commit with the trailer "
                   f"'Accept-Slowdown: cases=PATTERN REASON' naming this case, or `kernelwatch acknowledge` it")
     return (f"less accurate than {record.reference or 'its reference'}: {record.verdict_reason} "

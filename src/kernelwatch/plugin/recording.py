@@ -17,11 +17,7 @@ from __future__ import annotations
 
 from kernelwatch.plugin.benchmark import run_document, session_of
 from kernelwatch.storage.history import HistoryError
-from kernelwatch.verdict.against_baseline import REFERENCE_RUNS
-
-# Passed runs read per case for the noise model's spread; the newest REFERENCE_RUNS of them
-# pool into the reference.
-HISTORY_WINDOW = 20
+from kernelwatch.verdict.against_baseline import NOISE_HISTORY_RUNS, REFERENCE_RUNS
 
 
 def read_history(state) -> None:
@@ -31,7 +27,7 @@ def read_history(state) -> None:
         return
     try:
         found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
-                                              limit_runs=max(HISTORY_WINDOW, REFERENCE_RUNS))
+                                              limit_runs=max(NOISE_HISTORY_RUNS, REFERENCE_RUNS))
         state.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
                              for case, entries in found.items()}
         state.accuracy_history = state.store.accuracy_history([state.gpu.uuid], profile=state.profile.name)

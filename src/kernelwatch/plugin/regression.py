@@ -25,14 +25,14 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from kernelwatch.ab.commits import Window, head_of, window
+from kernelwatch.ab.commits import CommitWindow, head_of, window
 from kernelwatch.history.bisect import command_line
 from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
 from kernelwatch.verdict.labels import ACCEPTED, SLOWER, ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
 
-def window_of(state, base: str | None) -> Window:
+def window_of(state, base: str | None) -> CommitWindow:
     if state.head is None:
         state.head = head_of(state.repo)
     if base not in state.windows:
@@ -41,7 +41,7 @@ def window_of(state, base: str | None) -> Window:
     return state.windows[base]
 
 
-def acceptances_of(state, found: Window) -> list[Acceptance]:
+def acceptances_of(state, found: CommitWindow) -> list[Acceptance]:
     """The window's trailers as acceptances; a trailer that cannot be read is a problem of the run."""
     result = []
     for sha, value in found.acceptances:
@@ -57,7 +57,7 @@ def acceptances_of(state, found: Window) -> list[Acceptance]:
     return result
 
 
-def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[Window, Acceptance | None]:
+def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[CommitWindow, Acceptance | None]:
     """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
     found = window_of(state, newest.commit)
     code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
@@ -93,7 +93,7 @@ def follow_slower_phases(state, record: CaseRecord,
             {phase: accepted(verdict, acceptance) for phase, verdict in verdicts.items()})
 
 
-def bisect_command(case: str, found: Window, profile: str) -> str | None:
+def bisect_command(case: str, found: CommitWindow, profile: str) -> str | None:
     """The `bisect` command line for `case` over the window, ready to paste (None without a listed window, or
     for a window of no commits: nothing to bisect)."""
     if found.unknown or not found.base or not found.head or not found.commits:
@@ -105,7 +105,7 @@ def failure_words(record: CaseRecord) -> str:
     """What a slower case's failure adds to its message: its window, and how to accept it if meant."""
     if record.window is None:
         return ""
-    found = Window.from_dict(record.window)
+    found = CommitWindow.from_dict(record.window)
     if found.unknown:
         return f"; the commits since the reference could not be listed ({found.unknown})"
     trailers = len(found.acceptances)
@@ -151,7 +151,7 @@ def _reference_words(references: list[dict]) -> str:
 def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdown: bool) -> list[str]:
     """A slower (or accepted) case's block: its reference runs, its window's commits, the bisect line, and how
     to accept it; markdown for the report, plain text for the terminal."""
-    found = Window.from_dict(record.window or {})
+    found = CommitWindow.from_dict(record.window or {})
     code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
     bullet = "- " if markdown else "  "
     if is_followed(record.verdict):

@@ -110,9 +110,9 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
             terminalreporter.write_line(f"{record.case}: {record.verdict}: {row_words(record)}",
                                         red=record.verdict == LESS_ACCURATE)
             if record.window is not None:
-                from kernelwatch.ab.commits import Window
+                from kernelwatch.ab.commits import CommitWindow
 
-                found = Window.from_dict(record.window)
+                found = CommitWindow.from_dict(record.window)
                 terminalreporter.write_line(f"  commits {found.range_text}: {len(found.commits)} commit(s) since "
                                             f"{record.reference}")
                 for one in found.commits:

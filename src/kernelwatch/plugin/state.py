@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,26 +20,37 @@ from kernelwatch.verdict.labels import Verdict
 from kernelwatch.verdict.noise import NoiseFloors
 from kernelwatch.verdict.record import CaseRecord
 
+if TYPE_CHECKING:  # for the annotations only: several of these import CuPy, NVML or SQLAlchemy when loaded
+    from kernelwatch.ab.against_ref import RefComparison
+    from kernelwatch.ab.library import Library
+    from kernelwatch.cause.stored import PackagesAtCommits
+    from kernelwatch.plugin.device import CudaDevice
+    from kernelwatch.storage.history import HistoryStore
+    from kernelwatch.timing.energy import EnergyMeter
+    from kernelwatch.timing.gpu import GpuInfo
+    from kernelwatch.timing.timer import GpuTimer
+
 
 @dataclass(eq=False)  # registered as a plugin: pytest hashes it by identity
 class SuiteState:
     """What one pytest process knows about its GPU, its references and its problems."""
 
-    device: object  # kernelwatch.plugin.device.CudaDevice or another device layer (hookspecs)
+    device: CudaDevice  # or another device layer with its methods (src/kernelwatch/plugin/hookspecs.py)
     profile: Profile
     floors: NoiseFloors
     report_path: Path
-    compare_spec: object = None  # --benchmark-compare's value, taken from pytest-benchmark
+    # --benchmark-compare's value, taken from pytest-benchmark: its default [] when not given, True without a value
+    compare_spec: bool | str | list | None = None
     comparing: bool = False
-    gpu: object = None  # GpuInfo of the device in use
-    timer: object = None  # the session's GpuTimer (made at session start where cases can be timed)
-    ref: object = None  # kernelwatch.ab.against_ref.RefComparison under --kernelwatch-compare-ref
-    # the project's kernel library (kernelwatch.ab.library.Library: the kernelwatch_kernels ini key), imported where a
-    # GPU is; None where the project names none: no machine-code identity, cause cards nor --kernelwatch-compare-ref
-    library: object = None
+    gpu: GpuInfo | None = None  # of the device in use
+    timer: GpuTimer | None = None  # the session's (made at session start where cases can be timed)
+    ref: RefComparison | None = None  # under --kernelwatch-compare-ref
+    # the project's kernel library (the kernelwatch_kernels ini key), imported where a GPU is; None where the
+    # project names none: no machine-code identity, cause cards nor --kernelwatch-compare-ref
+    library: Library | None = None
     baseline: Baseline | None = None
     baseline_runs: dict = field(default_factory=dict)  # case -> StoredResults of the baseline folder's runs
-    store: object = None  # the history store under --kernelwatch-history (kernelwatch.storage.history.HistoryStore)
+    store: HistoryStore | None = None  # the history store under --kernelwatch-history
     own_history: dict = field(default_factory=dict)  # case -> StoredResults of this GPU's reference runs in it
     recorded_run: int | None = None  # this run's id in the store, once recorded
     records: list[CaseRecord] = field(default_factory=list)  # every timed case of this process (and its workers)
@@ -51,15 +63,15 @@ class SuiteState:
     failed_tests: list[str] = field(default_factory=list)  # node ids of the failed tests
     repo: Path | None = None  # the checkout the run is in (its git history gives a slower case's window)
     head: tuple | None = None  # (commit, dirty) of that checkout, read once (kernelwatch.ab.commits.head_of)
-    windows: dict = field(default_factory=dict)  # a reference commit -> its Window up to `head`
+    windows: dict = field(default_factory=dict)  # a reference commit -> its CommitWindow up to `head`
     # a case slower than its stored reference -> its cause card (markdown lines; src/kernelwatch/plugin/regression.py)
     cards: dict = field(default_factory=dict)
     # the kernel library at the reference runs' commits, checked out for the cards (src/kernelwatch/cause/stored.py)
-    reference_packages: object = None
+    reference_packages: PackagesAtCommits | None = None
     diagnose: bool = False  # --kernelwatch-diagnose: a slower case's cause card has its dynamic half (ncu) too
     energy: str = "profile"  # --kernelwatch-energy: all, profile (the profile's energy cases) or none
     energy_fails: bool = True  # --kernelwatch-energy-verdict fail: a case judged "more energy" fails its test
-    energy_meter: object = None  # kernelwatch.timing.energy.EnergyMeter (or a device layer's stand-in), where measured
+    energy_meter: EnergyMeter | None = None  # (or a device layer's stand-in), where measured
     skipped_gpu_tests: int = 0  # GPU tests skipped for want of a GPU (said at the end, under -q too)
     problems: list[str] = field(default_factory=list)  # errors shown at the end; they fail the run
     notices: list[str] = field(default_factory=list)  # plain information shown at the end

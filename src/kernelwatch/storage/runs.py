@@ -31,7 +31,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from kernelwatch.storage.schema import SchemaError, migrated
+from kernelwatch.storage.schema import RunSchemaError, migrated
 from kernelwatch.timing.gpu import safe_name
 from kernelwatch.verdict.stats import checked_samples
 
@@ -215,7 +215,7 @@ def load_run(path: Path, expected_gpu: str | None = None, *, migrate: bool = Tru
     _check_benchmarks(path, doc.get("benchmarks"))
     try:
         doc = migrated(doc) if migrate else doc
-    except SchemaError as error:
+    except RunSchemaError as error:
         raise BaselineError(f"{path}: {error}") from None
     if expected_gpu is not None:
         recorded = _recorded_gpu(doc)

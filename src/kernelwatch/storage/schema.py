@@ -34,16 +34,16 @@ RETIRED_KEYS = frozenset({"tflops", "gbps", "datasheet_tflops", "regression_thre
                           "samples", "base_median_s"})
 
 
-class SchemaError(ValueError):
+class RunSchemaError(ValueError):
     """A stored run's schema version is not one this code can read."""
 
 
 def schema_version(doc: dict) -> int:
-    """The schema version a document says (1 when it says none); SchemaError for a malformed one."""
+    """The schema version a document says (1 when it says none); RunSchemaError for a malformed one."""
     machine = doc.get("machine_info") if isinstance(doc.get("machine_info"), dict) else {}
     version = machine.get(SCHEMA_KEY, 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise SchemaError(f"machine_info.{SCHEMA_KEY} is {version!r}, not a schema version (1, 2, ...)")
+        raise RunSchemaError(f"machine_info.{SCHEMA_KEY} is {version!r}, not a schema version (1, 2, ...)")
     return version
 
 
@@ -68,7 +68,7 @@ def _migrated_info(info: dict) -> dict:
     """A version-1 record in the current form; a value of a type version 1 never wrote is left as it is (the
     history store refuses it by name: src/kernelwatch/storage/history/validation.py)."""
     if not isinstance(info, dict):
-        raise SchemaError(f"a benchmark's extra_info is a {type(info).__name__}, not an object")
+        raise RunSchemaError(f"a benchmark's extra_info is a {type(info).__name__}, not an object")
     info = dict(info)
     tflops = info.get("datasheet_tflops")
     if "datasheet_rate" not in info and isinstance(tflops, int | float) and not isinstance(tflops, bool) and tflops:
@@ -84,19 +84,19 @@ def _migrated_info(info: dict) -> dict:
 
 def migrated(doc: dict) -> dict:
     """`doc` in the current schema: a version-1 document is migrated (a copy; `doc` is left
-    as it is), a current one returned as it is; SchemaError for a newer or malformed version."""
+    as it is), a current one returned as it is; RunSchemaError for a newer or malformed version."""
     version = schema_version(doc)
     if version == SCHEMA_VERSION:
         return doc
     if version > SCHEMA_VERSION:
-        raise SchemaError(f"it was written with schema version {version} by a newer version of the suite; "
+        raise RunSchemaError(f"it was written with schema version {version} by a newer version of the suite; "
                           f"this one reads up to version {SCHEMA_VERSION}: update the suite")
     doc = copy.copy(doc)
     benchmarks, machine = doc.get("benchmarks"), doc.get("machine_info")
     if not isinstance(benchmarks, list) or not all(isinstance(bench, dict) for bench in benchmarks):
-        raise SchemaError('its "benchmarks" is not a list of objects')
+        raise RunSchemaError('its "benchmarks" is not a list of objects')
     if machine is not None and not isinstance(machine, dict):
-        raise SchemaError(f"its machine_info is a {type(machine).__name__}, not an object")
+        raise RunSchemaError(f"its machine_info is a {type(machine).__name__}, not an object")
     doc["benchmarks"] = [dict(bench, extra_info=_migrated_info(bench.get("extra_info") or {}))
                          for bench in benchmarks]
     doc["machine_info"] = dict(doc.get("machine_info") or {}, **{SCHEMA_KEY: SCHEMA_VERSION})

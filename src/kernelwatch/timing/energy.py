@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kernelwatch.timing.gpu import clock_state, nvml_handle, nvml_module
-from kernelwatch.timing.power_trace import COUNTER_PERIOD_S, Trace, Window, idle_power, windows_of
+from kernelwatch.timing.power_trace import COUNTER_PERIOD_S, PowerWindow, Trace, idle_power, windows_of
 
 GRAPH_S = 0.01  # GPU time of one replayed graph
 # Replays kept queued ahead of the GPU: 100 ms of its work and at least three. With 30 ms (three
@@ -81,7 +81,7 @@ PAIRED_PLAN = EnergyPlan(windows=1, ticks_per_window=3, warm_s=0.1)  # one perio
 class EnergyMeasurement:
     """One case's energy windows and the conditions they were taken in."""
 
-    windows: tuple[Window, ...]
+    windows: tuple[PowerWindow, ...]
     replay: str  # how the launch was replayed, in words
     idle_w: float | None
     temperature_c: tuple[float | None, float | None]  # before, after
@@ -198,7 +198,7 @@ class EnergyError(RuntimeError):
     """A replay gave no energy window: the counter did not change, or the GPU's work did not cover a window."""
 
 
-def _found(windows: list[Window], trace: Trace, case: str) -> tuple[Window, ...]:
+def _found(windows: list[PowerWindow], trace: Trace, case: str) -> tuple[PowerWindow, ...]:
     if not windows:
         changes = sum(1 for a, b in zip(trace.polls, trace.polls[1:], strict=False) if a[1] != b[1])
         raise EnergyError(f"{case or 'a case'}: no energy window in its replay ({len(trace.polls)} polls, "

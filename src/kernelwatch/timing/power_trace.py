@@ -1,7 +1,7 @@
 """What NVML showed while a case ran back to back, and the energy windows cut from it.
 
 A pure module (numpy only): the energy meter (src/kernelwatch/timing/energy.py) records a
-`Trace` on the GPU; `windows_of` turns it into `Window`s. Traces recorded on an
+`Trace` on the GPU; `windows_of` turns it into `PowerWindow`s. Traces recorded on an
 H200 are kept under tests/data/energy/ and the CPU tests cut them again.
 
 NVML's total-energy counter (millijoules) changes about every 100 ms on the
@@ -66,7 +66,7 @@ class Trace:
 
 
 @dataclass(frozen=True)
-class Window:
+class PowerWindow:
     """Energy between two counter changes: joules, seconds, and the launches the GPU finished in it."""
 
     start_s: float
@@ -137,7 +137,7 @@ def on_grid(changes) -> np.ndarray:
     return ~((size > limit) & furthest)
 
 
-def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) -> list[Window]:
+def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) -> list[PowerWindow]:
     """The windows of `ticks_per_window` counter periods each (one more where a window would end at a
     change off the counter's grid: `on_grid`), one after another from the first change on the grid
     after `trace.warm_until` (at most `count` of them). A window of a busy period ends no later than
@@ -160,7 +160,7 @@ def windows_of(trace: Trace, ticks_per_window: int, count: int | None = None) ->
         if times.size and (t0 < times[0] or t1 > times[-1]):
             continue  # the GPU's work did not cover this window
         finished = float(np.interp(t1, times, launches) - np.interp(t0, times, launches)) if times.size else 0.0
-        windows.append(Window(t0, t1, (e1 - e0) / 1e3, finished, _mean_inside(trace.instant, t0, t1),
+        windows.append(PowerWindow(t0, t1, (e1 - e0) / 1e3, finished, _mean_inside(trace.instant, t0, t1),
                               _mean_inside(trace.samples, t0, t1)))
     return windows
 

@@ -5,7 +5,7 @@ fixture's reference check) makes one `AccuracyRecord`: the maximum and average e
 float64 reference, the tolerance, and the identity of the inputs (shape, input kind, seed, the measure). The
 records of a run go into its JSON document under ACCURACY_KEY (pytest-benchmark's `update_json` hook writes
 them beside the timed cases: saved baselines, `--benchmark-json` files and the run the history store records
-alike) and into the store's `accuracy` table (schema step 6).
+alike) and into the store's `accuracy` table (added by the store's migration 6).
 
 `judge_accuracy` judges a record against the same case's records of this GPU's history (newest first, up to
 the newest accepted one: an acceptance starts a new level), on the same inputs only:
@@ -37,7 +37,7 @@ MORE_ACCURATE = "more accurate"
 ACCURACY_LABELS = (LESS_ACCURATE, MORE_ACCURATE, ACCEPTED, NEW, SAME)
 ACCURACY_KEY = "kernelwatch_accuracy"  # the run document's list of accuracy records
 SLACK = 1e-8  # relative growth a bit-for-bit history still allows (see the module's docstring)
-HISTORY_RUNS = 20  # the newest records of a case read as its history
+REFERENCE_CHECKS = 20  # at most this many of a case's newest stored checks (same inputs) make its reference band
 MARGIN_FLAG = 0.1  # the index flags a case with less than this fraction of its tolerance left
 
 
@@ -172,7 +172,7 @@ def references_of(record: AccuracyRecord, history: list[StoredAccuracy]) -> list
         chosen.append(stored)
         if stored.accepted_reason is not None or stored.outcome == "accepted":
             break
-        if len(chosen) >= HISTORY_RUNS:
+        if len(chosen) >= REFERENCE_CHECKS:
             break
     return chosen
 

@@ -73,6 +73,10 @@ ALPHA = 0.01  # significance of the one-sided Mann-Whitney U test
 # Stored runs pooled into one case's reference, the baseline included: five processes take
 # the reference's own offset down to 1/sqrt(5) of one run's, and keep it to recent runs.
 REFERENCE_RUNS = 5
+# The newest stored runs read as a case's history, for the noise model's spread between processes (and, the
+# newest REFERENCE_RUNS of them, its reference): baseline files of the GPU model (src/kernelwatch/plugin/__init__.py)
+# or runs of this GPU in the history store (src/kernelwatch/plugin/recording.py).
+NOISE_HISTORY_RUNS = 20
 
 
 def run_gpu_uuid(doc: dict) -> str | None:
@@ -210,7 +214,7 @@ def _not_judged(record: CaseRecord, base: CaseRecord, label: str, reason: str) -
                    f"{reason}; the {ratio:.2f}× ratio was not judged")
 
 
-def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_uuid: str | None,
+def judge_record(record: CaseRecord, baseline: Baseline | None, *, gpu_uuid: str | None,
                  history: list[StoredResult] = (), floors: NoiseFloors = DEFAULT_FLOORS,
                  current_host: str | None = None) -> Verdict:
     """Judge one record against `baseline` (pooled with `history`); returns the verdict, which
@@ -229,7 +233,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
     if record.timer == TIMER_WALL:
         floors = WALL_CLOCK_FLOORS
     base_gpu_uuid = case_gpu_uuid(base, baseline.gpu_uuid) if base is not None else None
-    same_gpu = base is not None and same_physical_gpu(current_gpu_uuid, base_gpu_uuid)
+    same_gpu = base is not None and same_physical_gpu(gpu_uuid, base_gpu_uuid)
     elsewhere = OTHER_GPU if current_host and baseline is not None and current_host == baseline.host else OTHER_HOST
     if base is None or not base.samples:
         verdict = judge(record.case, None, record.samples, detectable=floors.same_gpu, alpha=ALPHA)
@@ -255,7 +259,7 @@ def judge_record(record: CaseRecord, baseline: Baseline | None, *, current_gpu_u
         verdict = _not_judged(record, base, THROTTLED, f"the baseline was throttled (NVML reported "
                               f"{', '.join(base.throttle_reasons)} while it was recorded), so it is no reference")
     else:
-        relevant = relevant_history(list(history), current_gpu_uuid, base_gpu_uuid, record.timer)
+        relevant = relevant_history(list(history), gpu_uuid, base_gpu_uuid, record.timer)
         reference, runs = reference_samples(base, baseline, list(history))
         detectable = detectable_change(reference, record.samples, same_gpu=same_gpu, history=relevant,
                                        reference_runs=runs, host_copies=bool(record.host_copies), floors=floors)
@@ -331,6 +335,6 @@ def judge_against_stored(record: CaseRecord, *, baseline: Baseline | None, basel
     with the baseline folder's other runs (`baseline_runs`), as `judge_record` does."""
     verdict = judge_against_history(record, own_history, gpu_uuid=gpu_uuid, floors=floors)
     if verdict is None:
-        verdict = judge_record(record, baseline, current_gpu_uuid=gpu_uuid, history=baseline_runs, floors=floors,
+        verdict = judge_record(record, baseline, gpu_uuid=gpu_uuid, history=baseline_runs, floors=floors,
                                current_host=current_host)
     return verdict

@@ -169,9 +169,9 @@ class Detectable:
     because: str
 
 
-def same_physical_gpu(current_gpu_uuid: str | None, baseline_gpu_uuid: str | None) -> bool:
+def same_physical_gpu(gpu_uuid: str | None, baseline_gpu_uuid: str | None) -> bool:
     """True when both UUIDs are known and equal: the baseline came from this GPU."""
-    return current_gpu_uuid is not None and current_gpu_uuid == baseline_gpu_uuid
+    return gpu_uuid is not None and gpu_uuid == baseline_gpu_uuid
 
 
 def median_rel_se(samples: Sequence[float]) -> float | None:
@@ -202,7 +202,7 @@ def history_spread(medians: Sequence[float]) -> float | None:
     return float(np.std(logs, ddof=1))
 
 
-def relevant_history(runs: Sequence[StoredResult], current_gpu_uuid: str | None,
+def relevant_history(runs: Sequence[StoredResult], gpu_uuid: str | None,
                      baseline_gpu_uuid: str | None, timer: str) -> list[float]:
     """The stored medians of one case whose spread bears on this comparison.
 
@@ -212,8 +212,8 @@ def relevant_history(runs: Sequence[StoredResult], current_gpu_uuid: str | None,
     counts, since the host-to-host spread is what the comparison is exposed to.
     """
     same_timer = [run for run in runs if run.timer == timer]
-    if same_physical_gpu(current_gpu_uuid, baseline_gpu_uuid):
-        return [run.median for run in same_timer if run.gpu_uuid == current_gpu_uuid]
+    if same_physical_gpu(gpu_uuid, baseline_gpu_uuid):
+        return [run.median for run in same_timer if run.gpu_uuid == gpu_uuid]
     return [run.median for run in same_timer]
 
 

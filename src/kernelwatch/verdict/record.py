@@ -82,7 +82,8 @@ class CaseRecord:
     reference_runs: int | None = None  # stored runs pooled into the reference
     # the stored runs pooled (ReferenceRun.as_dict each, oldest first), for a verdict against stored runs
     references: list[dict] = field(default_factory=list)
-    # a slower case's window (src/kernelwatch/ab/commits.py: Window.as_dict): the commits since its newest reference
+    # a slower case's commit window (src/kernelwatch/ab/commits.py: CommitWindow.as_dict): the commits since its
+    # newest reference
     window: dict | None = None
     accepted_reason: str | None = None  # why a slowdown was accepted (verdict "accepted")
     # joules per launch and the powers behind it (src/kernelwatch/verdict/energy.py: energy_block), where measured

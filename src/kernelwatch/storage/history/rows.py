@@ -1,4 +1,4 @@
-"""The rows the store's queries give back: a run as listed, and a case as a point of a series.
+"""The rows the store's queries give back: a run as listed, and a case as a point of a series and its key.
 
 A case as a reference is the verdict's own type, kernelwatch.verdict.noise.StoredResult
 (`HistoryStore.reference_history` gives those).
@@ -6,6 +6,7 @@ A case as a reference is the verdict's own type, kernelwatch.verdict.noise.Store
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -65,7 +66,7 @@ class Point:
     run_failed: bool = False  # its run failed besides its slower cases (a correctness test)
     sass: str | None = None  # the machine code it ran (kernelwatch.ab.identity)
     throttled: bool = False  # NVML reported throttling while it was timed: no series reads it
-    energy_j: float | None = None  # joules per launch where its energy was measured (schema step 4)
+    energy_j: float | None = None  # joules per launch where its energy was measured (added by migration 4)
 
     @property
     def failed(self) -> bool:
@@ -93,7 +94,23 @@ class Point:
 
 @dataclass(frozen=True)
 class SeriesKey:
-    gpu: str | None  # a UUID, or a GPU model when grouped by model
-    case: str
-    timer: str | None
-    profile: str | None
+    """What one series is the history of: one case, timed by one timer in one profile, on one GPU model or one
+    physical GPU. The store's `case_series` keys hold None for what a run did not record; a series made of them
+    (kernelwatch.history.series.series_from_rows) reads "unknown" there instead."""
+
+    gpu: str | None  # a GPU model ("NVIDIA H200") or one physical GPU's UUID, whichever the series are keyed by
+    case: str  # pytest node id
+    timer: str | None  # short timer name (kernelwatch.storage.schema.short_timer_name)
+    profile: str | None  # "full", "quick", ...
+
+    @property
+    def kernel(self) -> str:
+        """The case's parameters in brackets, or its test name: what the dashboard filters on."""
+        name = self.case.rsplit("::", 1)[-1]
+        return name[name.index("[") + 1:-1] if "[" in name and name.endswith("]") else name
+
+    def slug(self) -> str:
+        """A file name for this series: safe characters only, unique per key."""
+        text = "|".join(str(part) for part in (self.gpu, self.case, self.timer, self.profile))
+        readable = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.case.rsplit("::", 1)[-1])[:60]
+        return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"

@@ -1,20 +1,20 @@
-"""The store's schema: ordered, numbered migration steps, and the tables they give.
+"""The store's schema: ordered, numbered migrations, and the tables they give.
 
-Each `Step` creates the tables of its version (their definitions are frozen
-there; a later change is a later step), so the schema the code queries is, by
-construction, what the steps build: `tables()` replays them into a MetaData
-without touching a database.  ``schema_version`` holds one row per applied
-step.  `migrate` applies the missing steps in one transaction, taken under a
+Each `Migration` creates the tables of its version (their definitions are frozen
+there; a later change is a later migration), so the schema the code queries is,
+by construction, what the migrations build: `tables()` replays them into a
+MetaData without touching a database.  ``schema_version`` holds one row per
+applied migration.  `migrate` applies the missing ones in one transaction, taken under a
 lock (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-level advisory
 lock), so two processes opening a new store at once migrate it once; DDL is
 transactional on both backends, so a migration interrupted midway leaves the
 store at its old version.
 
-Why not Alembic: two backends, a handful of steps, and a store that migrates
+Why not Alembic: two backends, a handful of migrations, and a store that migrates
 itself when opened (on a CI runner nobody runs ``alembic upgrade``).  Alembic
 brings an environment script, revision files and a second configuration for
 that; what it adds beyond this file is autogeneration and downgrades, which an
-append-only history does not need.  A step can run any SQLAlchemy Core
+append-only history does not need.  A migration can run any SQLAlchemy Core
 statement in its ``upgrade`` for data changes, so the route stays open.
 """
 
@@ -176,8 +176,8 @@ def _accuracy_v6(meta: sa.MetaData) -> sa.Table:
 
 
 @dataclass(frozen=True)
-class Step:
-    """One migration: the tables it creates, the columns it adds to tables of earlier steps
+class Migration:
+    """One migration: the tables it creates, the columns it adds to tables of earlier migrations
     ((table name, column factory) pairs), and any statements it runs after."""
 
     version: int
@@ -187,28 +187,30 @@ class Step:
     columns: tuple[tuple[str, Callable[[], sa.Column]], ...] = ()
 
 
-STEPS = (
-    Step(1, "runs, cases and their samples", (_schema_version_v1, _runs_v1, _cases_v1)),
-    Step(2, "acknowledgements of accepted changes", (_acknowledgements_v2,)),
-    Step(3, "an outcome per case (failed, accepted with its reason), a run's failures besides its cases",
-         columns=(("cases", _case_outcome_v3), ("cases", _accepted_reason_v3), ("runs", _other_failures_v3)),
-         upgrade=_case_outcomes_from_verdicts),
+MIGRATIONS = (
+    Migration(1, "runs, cases and their samples", (_schema_version_v1, _runs_v1, _cases_v1)),
+    Migration(2, "acknowledgements of accepted changes", (_acknowledgements_v2,)),
+    Migration(3, "an outcome per case (failed, accepted with its reason), a run's failures besides its cases",
+              columns=(("cases", _case_outcome_v3), ("cases", _accepted_reason_v3), ("runs", _other_failures_v3)),
+              upgrade=_case_outcomes_from_verdicts),
     # older rows measured no energy: the new columns stay empty there
-    Step(4, "a case's energy per launch and its windows", columns=(("cases", _energy_j_v4), ("cases", _energy_windows_v4))),
-    Step(5, "a log of the runs removed, each with its reason", (_removed_runs_v5,)),
-    Step(6, "every correctness check's errors, tolerance, inputs and accuracy verdict", (_accuracy_v6,)),
+    Migration(4, "a case's energy per launch and its windows",
+              columns=(("cases", _energy_j_v4), ("cases", _energy_windows_v4))),
+    Migration(5, "a log of the runs removed, each with its reason", (_removed_runs_v5,)),
+    Migration(6, "every correctness check's errors, tolerance, inputs and accuracy verdict", (_accuracy_v6,)),
 )
-CURRENT_VERSION = STEPS[-1].version
-assert [step.version for step in STEPS] == list(range(1, CURRENT_VERSION + 1)), "steps are numbered 1, 2, ..."
+CURRENT_VERSION = MIGRATIONS[-1].version
+assert [migration.version for migration in MIGRATIONS] == list(range(1, CURRENT_VERSION + 1)), \
+    "migrations are numbered 1, 2, ..."
 
 
 def tables(version: int = CURRENT_VERSION) -> sa.MetaData:
-    """The tables of the schema at ``version``, as the steps up to it define them."""
+    """The tables of the schema at ``version``, as the migrations up to it define them."""
     meta = sa.MetaData()
-    for step in STEPS[:version]:
-        for build in step.tables:
+    for migration in MIGRATIONS[:version]:
+        for build in migration.tables:
             build(meta)
-        for table, column in step.columns:
+        for table, column in migration.columns:
             meta.tables[table].append_column(column())
     return meta
 
@@ -218,22 +220,22 @@ RUNS, CASES, ACKNOWLEDGEMENTS, SCHEMA_VERSION, REMOVED_RUNS, ACCURACY = (
     META.tables[name] for name in ("runs", "cases", "acknowledgements", "schema_version", "removed_runs", "accuracy"))
 
 
-class SchemaError(Exception):
+class StoreSchemaError(Exception):
     """The database holds no schema this code can use (newer, or not a history store)."""
 
 
 def stored_version(conn: sa.Connection) -> int:
-    """The schema version of the database (0: empty). SchemaError for a foreign or newer schema."""
+    """The schema version of the database (0: empty). StoreSchemaError for a foreign or newer schema."""
     names = set(sa.inspect(conn).get_table_names())
     if "schema_version" not in names:
         ours = names & set(META.tables)
         if ours:
-            raise SchemaError(f"it holds tables ({', '.join(sorted(ours))}) but no schema_version: "
+            raise StoreSchemaError(f"it holds tables ({', '.join(sorted(ours))}) but no schema_version: "
                               f"not a history store this code made")
         return 0
     version = conn.execute(sa.select(sa.func.max(SCHEMA_VERSION.c.version))).scalar() or 0
     if version > CURRENT_VERSION:
-        raise SchemaError(f"its schema is version {version}, newer than this code's {CURRENT_VERSION}: "
+        raise StoreSchemaError(f"its schema is version {version}, newer than this code's {CURRENT_VERSION}: "
                           f"use a newer checkout of the suite to read it")
     return version
 
@@ -260,13 +262,13 @@ def migrate(engine: sa.Engine, target: int = CURRENT_VERSION) -> int:
     with engine.connect().execution_options(history_write=True) as conn, conn.begin():
         _lock(conn)
         before = stored_version(conn)  # another process may have migrated meanwhile
-        for step in STEPS[before:target]:
-            meta = tables(step.version)
-            for build in step.tables:
+        for migration in MIGRATIONS[before:target]:
+            meta = tables(migration.version)
+            for build in migration.tables:
                 meta.tables[build(sa.MetaData()).name].create(conn)
-            for table, column in step.columns:
+            for table, column in migration.columns:
                 _add_column(conn, table, column())
-            if step.upgrade is not None:
-                step.upgrade(conn)
-            conn.execute(sa.insert(SCHEMA_VERSION).values(version=step.version, summary=step.summary))
+            if migration.upgrade is not None:
+                migration.upgrade(conn)
+            conn.execute(sa.insert(SCHEMA_VERSION).values(version=migration.version, summary=migration.summary))
     return before

@@ -26,7 +26,7 @@ from .documents import (
 )
 from .rows import Point, RunSummary, SeriesKey
 from .samples import decode_samples
-from .schema import ACCURACY, CASES, RUNS, SchemaError
+from .schema import ACCURACY, CASES, RUNS, StoreSchemaError
 from .validation import INT32
 
 OUTCOMES = ("passed", "failed")
@@ -302,7 +302,7 @@ def open_store(url: str | None = None, *, migrate: bool = True, create: bool = T
                 deadline(resolved, "open", lambda: schema.migrate(engine))
             else:
                 store.schema_version()
-    except SchemaError as exc:
+    except StoreSchemaError as exc:
         engine.dispose()
         raise HistoryError(f"the history store {safe_url(resolved)} cannot be used: {exc}") from None
     except HistoryError:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-from kernelwatch.storage.schema import SchemaError, migrated
+from kernelwatch.storage.schema import RunSchemaError, migrated
 from kernelwatch.verdict.accuracy import ACCURACY_KEY
 
 from .validation_accuracy import accuracy_problems
@@ -75,7 +75,7 @@ def current(doc) -> dict:
         raise DocumentError(f"a run is a JSON object, not a {type(doc).__name__}")
     try:
         return migrated(doc)
-    except SchemaError as exc:
+    except RunSchemaError as exc:
         raise DocumentError(str(exc)) from None
 
 
