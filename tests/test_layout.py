@@ -168,6 +168,7 @@ TESTED_ELSEWHERE = {
                           "a slower case's window, acceptance and cards"),
     "plugin.state": ("tests/test_plugin_reporting.py tests/test_timed_case.py",
                      "the session's state has no behaviour of its own"),
+    "report.energy": ("tests/test_plugin_energy.py", "the section is checked beside the measurement that fills it"),
     "storage.history.amendments": ("tests/history/test_remove_run.py tests/history/test_record_and_export.py",
                                    "acknowledgements and removals of stored runs"),
     "storage.history.connection": ("tests/history/test_locks.py tests/history/test_errors.py",

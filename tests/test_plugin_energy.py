@@ -200,7 +200,7 @@ def _block(**changes) -> dict:
 
 
 def test_the_energy_section_gives_each_measured_case_a_row_and_the_reasons_of_the_verdicts_not_same():
-    from kernelwatch.plugin.energy import energy_lines, energy_section
+    from kernelwatch.report.energy import energy_lines, energy_section
 
     more = CaseRecord(case="s.py::a", median_s=1e-3, energy=_block(),
                       energy_verdict={"label": "more energy", "fails": True, "reason": "1.05x"})

@@ -7,10 +7,10 @@ against stored runs and for a `--kernelwatch-compare-ref` run alike.
 
 from __future__ import annotations
 
-from kernelwatch.plugin.energy import energy_section
 from kernelwatch.plugin.regression import is_failing_record, is_followed_record, window_lines
 from kernelwatch.plugin.state import SuiteState
 from kernelwatch.report.accuracy import accuracy_counts, accuracy_section
+from kernelwatch.report.energy import energy_section
 from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
 from kernelwatch.report.phases import phases_section
 from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, row_words
