@@ -111,7 +111,7 @@ def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monk
 
 
 def test_the_references_line_counts_own_history_baseline_and_none_apart():
-    from kernelwatch.plugin.reporting import references_line
+    from kernelwatch.report.markdown import references_line
     from kernelwatch.verdict.labels import HISTORY_REFERENCE
 
     def judged(reference):

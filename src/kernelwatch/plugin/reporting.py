@@ -11,7 +11,14 @@ from kernelwatch.plugin.regression import is_failing_record, is_followed_record,
 from kernelwatch.plugin.state import SuiteState
 from kernelwatch.report.accuracy import accuracy_counts, accuracy_section
 from kernelwatch.report.energy import energy_section
-from kernelwatch.report.markdown import counts_text, markdown_report, verdict_counts, where, write_report
+from kernelwatch.report.markdown import (
+    counts_text,
+    markdown_report,
+    references_line,
+    verdict_counts,
+    where,
+    write_report,
+)
 from kernelwatch.report.phases import phases_section
 from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, row_words
 from kernelwatch.verdict.energy import interval_text
@@ -48,14 +55,6 @@ def followed_records(state: SuiteState) -> list:
     """The records of the slower and accepted cases judged against stored runs (and the host routines with a
     slower or accepted phase), failing ones first."""
     return sorted((r for r in state.records if is_followed_record(r)), key=lambda r: (not is_failing_record(r), r.case))
-
-
-def references_line(verdicts) -> str:
-    """"References: 62 cases against this GPU's history, 24 against the baseline": which reference each case used."""
-    own = sum(v.against_own_history for v in verdicts)
-    stored = sum(v.reference is not None for v in verdicts) - own
-    return (f"References: {own} cases against this GPU's history, {stored} against the baseline, "
-            f"{len(verdicts) - own - stored} without a reference")
 
 
 def write_ref_report(state: SuiteState) -> None:

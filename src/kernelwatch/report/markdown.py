@@ -112,3 +112,11 @@ def markdown_report(title: str, verdicts: list[Verdict], records: dict[str, Case
 def write_report(path, text: str) -> None:
     """Write `text` to `path` atomically (temporary file, then rename); an existing report is replaced."""
     write_text_atomically(Path(path), text, replace=True)
+
+
+def references_line(verdicts) -> str:
+    """"References: 62 cases against this GPU's history, 24 against the baseline": which reference each case used."""
+    own = sum(v.against_own_history for v in verdicts)
+    stored = sum(v.reference is not None for v in verdicts) - own
+    return (f"References: {own} cases against this GPU's history, {stored} against the baseline, "
+            f"{len(verdicts) - own - stored} without a reference")
