@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import re
 import shutil
+from types import SimpleNamespace
 
 import pytest
 
+from kernelwatch.history.accuracy_chart import accuracy_chart
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import open_store
 from tests.fake_suite import output, run
@@ -184,6 +186,22 @@ def test_the_dashboard_draws_an_accuracy_series_per_check(life, tmp_path):
     assert "Accuracy" in page and 'class="accuracy-chart"' in page
     states = dict(re.findall(r'class="accuracy-point [^"]*" data-run="(\d+)" data-state="([^"]+)"', page))
     assert [states[str(n)] for n in range(1, RUNS + 1)] == ["passed"] * CLEAN + ["failed", "accepted", "passed"]
+
+
+def test_a_failed_checks_mark_is_a_triangle_point_up_on_a_level_base():
+    """The chart's failed mark (the time chart's red triangle): its apex over the middle of a level base below it."""
+    def point(run_id, state, error):
+        record = SimpleNamespace(max_error=error, avg_error=error / 10, tolerance_max=1e-3, verdict=state)
+        return SimpleNamespace(record=record, state=state, run_id=run_id, started_at="2026-12-06 00:00:00",
+                               commit="c" * 40, accepted_reason=None)
+
+    svg = accuracy_chart([point(1, "passed", 1e-5), point(2, "failed", 2e-3)])
+    marks = re.findall(r'class="accuracy-point (?:max|avg) failed"[^>]* d="M([\d.]+),([\d.]+) L([\d.]+),([\d.]+) '
+                       r'L([\d.]+),([\d.]+) Z"', svg)
+    assert len(marks) == 2  # the maximum and the average error
+    for apex_x, apex_y, right_x, right_y, left_x, left_y in (map(float, mark) for mark in marks):
+        assert right_y == left_y > apex_y and right_x > apex_x
+        assert right_x - apex_x == pytest.approx(apex_x - left_x, abs=0.11)
 
 
 def test_acknowledge_accepts_an_accuracy_step_too(life, tmp_path, capsys):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -144,11 +146,28 @@ def test_a_built_map_names_the_test_that_ran_a_line_in_a_subprocess_and_leaves_o
         f"                   env={{'PYTHONPATH': {str(mutation_coverage.ROOT)!r}, **__import__('os').environ}})\n"
         "def test_failing():\n"
         "    import kernelwatch.compare\n"
-        "    assert False\n")
-    built = mutation_coverage.build([str(tests), "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)])
+        "    assert False\n"
+        # a copy of the package outside the tree (the replay's own tests make such copies): not the files mutated
+        "def test_in_a_copy():\n"
+        f"    subprocess.run([sys.executable, '-c', 'import kernelwatch.elsewhere'], check=True, cwd={str(tmp_path)!r},\n"
+        f"                   env={{**__import__('os').environ, 'PYTHONPATH': {str(tmp_path / 'copy')!r}}})\n")
+    (tmp_path / "copy" / "kernelwatch").mkdir(parents=True)
+    (tmp_path / "copy" / "kernelwatch" / "__init__.py").write_text("")
+    (tmp_path / "copy" / "kernelwatch" / "elsewhere.py").write_text("X = 1\n")
+    # as in a map's own run, where this test builds a map inside it: the outer run's startup file must stay
+    pth = Path(sysconfig.get_paths()["purelib"]) / mutation_coverage.PTH
+    outer = pth.exists()
+    pth.write_text("import coverage; coverage.process_startup()\n")
+    try:
+        built = mutation_coverage.build([str(tests), "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)])
+        assert pth.exists()
+    finally:
+        if not outer:
+            pth.unlink(missing_ok=True)
     # node ids are relative to the run's rootdir, as pytest takes them back in a replay's command
     assert built["failed"] == ["test_toy.py::test_failing"]
     assert "test_toy.py::test_in_a_subprocess" in {t for lines in built["files"]["src/kernelwatch/metrics.py"].values()
                                                    for t in lines}
     assert "test_toy.py::test_in_process" in {t for lines in built["files"]["src/kernelwatch/units.py"].values() for t in lines}
     assert all("test_toy.py::test_failing" not in t for lines in built["files"].values() for t in lines.values())
+    assert all(path.startswith(("src/kernelwatch/", "kernels/")) for path in built["files"])

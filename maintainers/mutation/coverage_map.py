@@ -96,6 +96,7 @@ def build(pytest_arguments: list[str]) -> dict:
                       f"kernelwatch =\n    {ROOT / 'src' / 'kernelwatch'}\n    */site-packages/kernelwatch\n")
         times = Path(scratch) / "times.json"
         pth = Path(sysconfig.get_paths()["purelib"]) / PTH
+        outer = pth.exists()  # a map built by a test of a map's run (this module's own): the outer run's file stays
         pth.write_text("import coverage; coverage.process_startup()\n")  # coverage must be in site-packages
         try:
             env = {**os.environ, "COVERAGE_PROCESS_START": str(rc), TIMES: str(times)}
@@ -103,7 +104,8 @@ def build(pytest_arguments: list[str]) -> dict:
             subprocess.run([sys.executable, "-m", "pytest", "-p", "maintainers.mutation.coverage_map", *pytest_arguments],
                            cwd=ROOT, env=env, check=False)
         finally:
-            pth.unlink(missing_ok=True)
+            if not outer:
+                pth.unlink(missing_ok=True)
         if not times.is_file():
             raise SystemExit("pytest ended before its session finished: no map written")
         recorded = json.loads(times.read_text())
@@ -113,6 +115,8 @@ def build(pytest_arguments: list[str]) -> dict:
         failed = set(recorded["failed"])
         files: dict[str, dict[str, list[str]]] = {}
         for path in sorted(data.measured_files()):
+            if not Path(path).resolve().is_relative_to(ROOT):
+                continue  # a copy of the tree that a test made (the replay's own tests), not the files mutated
             relative = Path(path).resolve().relative_to(ROOT).as_posix()
             lines = {str(line): sorted(t for t in tests if t and t not in failed)
                      for line, tests in data.contexts_by_lineno(path).items()}
