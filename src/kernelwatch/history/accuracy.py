@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, StoredAccuracy, judge_accuracy
 
+from .series import states_text
+
 
 @dataclass(frozen=True)
 class AccuracyKey:
@@ -78,17 +80,6 @@ def is_open(step: AccuracyStep, points: list[StoredAccuracy], newest: int) -> bo
         return False
     position = points.index(step.after)
     return position >= len(points) - newest or points[-1].state == "failed"
-
-
-def states_text(points) -> str:
-    """"5 failed, 6 accepted, 7 passed": the states of consecutive checks by run, grouped."""
-    groups: list[list] = []
-    for point in points:
-        if groups and groups[-1][0] == point.state:
-            groups[-1][2] = point.run_id
-        else:
-            groups.append([point.state, point.run_id, point.run_id])
-    return ", ".join(f"{first}{'' if first == last else f'-{last}'} {state}" for state, first, last in groups)
 
 
 def describe_step(step: AccuracyStep, points: list[StoredAccuracy], newest: int) -> list[str]:

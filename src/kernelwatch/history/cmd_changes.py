@@ -29,7 +29,7 @@ from kernelwatch.verdict.threshold import THRESHOLD_HELP, judging_floors
 from .accuracy import accuracy_series, accuracy_steps, describe_step, is_open
 from .analysis import Analysis, Failing, analyse
 from .bisect import command_line
-from .series import Point, Series
+from .series import Point, Series, states_text
 from .steps import MIN_RUNS_AT_LEVEL, SLOWER, STEP, Step, newest_first, steps_in_newest
 
 NAME = "changes"
@@ -86,17 +86,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_text(point: Point) -> str:
     return f"run {point.run_id}, {point.started_at:%Y-%m-%d %H:%M} UTC, commit {point.commit}"
-
-
-def states_text(points) -> str:
-    """"7-9 failed, 10 accepted, 11-12 passed": the states of consecutive runs, grouped."""
-    groups: list[list] = []
-    for point in points:
-        if groups and groups[-1][0] == point.state:
-            groups[-1][2] = point.run_id
-        else:
-            groups.append([point.state, point.run_id, point.run_id])
-    return ", ".join(f"{first}{'' if first == last else f'-{last}'} {state}" for state, first, last in groups)
 
 
 def _accept_hint(case: str, run_id: str) -> str:

@@ -66,3 +66,15 @@ def series_from_rows(key, rows: Sequence) -> Series:
                          run_failed=getattr(row, "run_failed", False),
                          energy_j=getattr(row, "energy_j", None)) for row in rows)
     return Series(series_key, points)
+
+
+def states_text(points) -> str:
+    """"7-9 failed, 10 accepted, 11-12 passed": the states of consecutive runs (a series' points, a check's
+    stored accuracy), grouped."""
+    groups: list[list] = []
+    for point in points:
+        if groups and groups[-1][0] == point.state:
+            groups[-1][2] = point.run_id
+        else:
+            groups.append([point.state, point.run_id, point.run_id])
+    return ", ".join(f"{first}{'' if first == last else f'-{last}'} {state}" for state, first, last in groups)
