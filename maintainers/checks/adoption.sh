@@ -14,8 +14,10 @@ usage() { echo "usage: bash maintainers/checks/adoption.sh [FOLDER]   (from the 
 case "${1:-}" in -h|--help) usage; exit 0;; esac
 REPO=$PWD
 WORK=${1:-$(mktemp -d /tmp/kernelwatch-adoption.XXXXXX)}
-mkdir -p "$WORK" && cd "$WORK" || exit 2
 case "$WORK" in "$REPO"*) echo "FOLDER must lie outside the repository" >&2; exit 2;; esac
+# a folder of an earlier run would keep its venv, where pip takes the older wheel of the same version as installed
+if [ -n "$(ls -A "$WORK" 2>/dev/null)" ]; then echo "FOLDER $WORK is not empty: name a new or empty one" >&2; exit 2; fi
+mkdir -p "$WORK" && cd "$WORK" || exit 2
 status=0
 check() {  # check WHAT EXPECTED-EXIT COMMAND...: run, print the exit and the lines that matter
   local what=$1 expected=$2; shift 2
