@@ -52,6 +52,7 @@ class Launch:
         self._stream = bench.timer.stream
         self._called = False
         self._errors: dict = {}  # the check's figures, kept in the case's record
+        self._accuracy = None  # the check's AccuracyRecord, judged: a less accurate case fails after its timing
 
     def __call__(self, launch, *, out=None, reference=None, **settings):
         """Check `launch()` against `reference`, then time it; returns the Measurement (None where
@@ -76,16 +77,15 @@ class Launch:
             with current_stream(stream):
                 launch()
 
-        kernel = chosen.get("kernel") or self._node.originalname.removeprefix("test_")
+        kernel = self._kernel_name(chosen)
         shape = chosen.get("shape") or shape_of(out if out is not None else result)
         measured = self._bench.time(prepared if prepared is not None else run, kernel=kernel, shape=shape,
                                     flops=chosen.get("flops"), bytes_moved=chosen.get("bytes"),
                                     flush=chosen.get("flush", True), params=self._errors)
-        accuracy = getattr(self, "_accuracy", None)
-        if accuracy is not None and accuracy.fails:
+        if self._accuracy is not None and self._accuracy.fails:
             from kernelwatch.plugin.accuracy import failure_message
 
-            fail(failure_message(accuracy))
+            fail(failure_message(self._accuracy))
         return measured
 
     def _checked(self, launch, out, reference, chosen, base_launch=None):
@@ -98,7 +98,7 @@ class Launch:
         outputs = as_tuple(out)
         base = None
         if base_launch is not None:
-            base_errors, base_misses, *_ = self._launched_errors(base_launch, outputs, references, scale, chosen)
+            base_errors, *_ = self._launched_errors(base_launch, outputs, references, scale, chosen)
             base = (base_errors["max_error"], base_errors["avg_error"])
         self._errors, misses, bounds, measure, results = self._launched_errors(launch, outputs, references, scale,
                                                                                chosen)
@@ -106,12 +106,16 @@ class Launch:
         self._accuracy = self._checks.record(
             (self._errors["max_error"], self._errors["avg_error"]), tolerance=bounds,
             shape=chosen.get("shape") or shape_of(results[0]), kind=chosen.get("kind"), seed=chosen.get("seed"),
-            measure=measure, kernel=chosen.get("kernel") or self._node.originalname.removeprefix("test_"),
+            measure=measure, kernel=self._kernel_name(chosen),
             base=base, base_ref=ref.reference if ref is not None else None,
             fail=False)  # a less accurate case is still timed; it fails after
         if misses:
             fail(misses[0])
         return results[0]
+
+    def _kernel_name(self, chosen) -> str:
+        """The kernel the case names: the settings' `kernel`, else the test's name without its test_ prefix."""
+        return chosen.get("kernel") or self._node.originalname.removeprefix("test_")
 
     def _base_side(self, prepared):
         """Under --kernelwatch-compare-ref, the same case prepared by the base's kernel library (None where there is
@@ -161,8 +165,7 @@ class Launch:
             errors, measure, kind = relative_error(result, reference), "relative error |out - ref| / |ref|", "relative"
         else:
             errors, measure, kind = scaled_error(result, reference, scale), "error |out - ref| / scale", "scaled"
-        worst.update(  # of several outputs, the worst figures
-            max_error=max(errors.max_error, worst.get("max_error", 0.0)),
+        worst.update(max_error=max(errors.max_error, worst.get("max_error", 0.0)),  # of several outputs, the worst
                      avg_error=max(errors.avg_error, worst.get("avg_error", 0.0)))
         if not (errors.max_error <= bound_max and errors.avg_error <= bound_avg):
             bound = f"{bound_max:.3g}" if bound_avg == bound_max else f"{bound_max:.3g} (average {bound_avg:.3g})"
