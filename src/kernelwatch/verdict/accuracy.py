@@ -165,12 +165,12 @@ def references_of(record: AccuracyRecord, history: list[StoredAccuracy]) -> list
     for stored in history:
         if stored.record.identity != record.identity:
             continue
-        if stored.outcome == "failed" and stored.accepted_reason is None:
+        if stored.state == "failed":
             continue
         if stored.record.max_error is None or stored.record.avg_error is None:
             continue
         chosen.append(stored)
-        if stored.accepted_reason is not None or stored.outcome == "accepted":
+        if stored.state == "accepted":
             break
         if len(chosen) >= REFERENCE_CHECKS:
             break
