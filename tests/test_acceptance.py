@@ -22,15 +22,14 @@ from kernelwatch.plugin.regression import (
     failure_words,
     follow_slower,
     follow_slower_phases,
-    is_failing_record,
-    is_followed_record,
-    window_lines,
 )
+from kernelwatch.report.session_report import is_failing_record, is_followed_record, window_lines
 from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
 from kernelwatch.verdict.labels import ACCEPTED, FASTER, SAME, SLOWER, THROTTLED, UNCHANGED, ReferenceRun, Verdict
 from kernelwatch.verdict.phases import phase_fields
 from kernelwatch.verdict.record import CaseRecord
 from tests.git_repos import git
+from tests.suite_states import state_with
 
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
 
@@ -177,7 +176,7 @@ def test_a_window_and_its_commits_are_values_equal_ones_hash_alike_and_they_cann
     one, same = (CommitWindow("a" * 40, "b" * 40, (Commit("c" * 40, "tiles"),)) for _ in range(2))
     assert one == same and len({one, same}) == 1 and len({one.commits[0], same.commits[0]}) == 1
     with pytest.raises(dataclasses.FrozenInstanceError):
-        one.unknown = "edited"  # state.windows shares one window among the cases of its reference commit
+        one.unknown = "edited"  # state.code.windows shares one window among the cases of its reference commit
     with pytest.raises(dataclasses.FrozenInstanceError):
         one.commits[0].subject = "edited"
 
@@ -257,7 +256,7 @@ def test_a_git_that_cannot_be_started_while_listing_leaves_the_window_unlisted(r
 
 
 def state_at(root):
-    return SimpleNamespace(repo=root, head=None, windows={}, problems=[])
+    return state_with(repo=root, head=None, windows={}, problems=[])
 
 
 def slower_verdict(base: str, sass: str | None = "sass-old") -> Verdict:
@@ -299,7 +298,7 @@ def test_a_malformed_trailer_is_a_problem_of_the_run_named_once(tmp_path):
         record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
         _, verdict = follow_slower(state, record, slower_verdict(base))
         assert verdict.label == SLOWER
-    assert len(state.problems) == 1 and "gives no reason after them" in state.problems[0]
+    assert len(state.findings.problems) == 1 and "gives no reason after them" in state.findings.problems[0]
 
 
 def test_a_verdict_that_is_not_slower_or_names_no_stored_run_is_left_alone(repo):
@@ -315,11 +314,16 @@ def test_a_verdict_that_is_not_slower_or_names_no_stored_run_is_left_alone(repo)
     assert follow_slower(state_at(root), record, ref) == (record, ref)
 
 
+def bisect_of(record: CaseRecord) -> str | None:
+    """The bisect command the plugin hands the report for a followed case of the nightly."""
+    return bisect_command(record.case, CommitWindow.from_dict(record.window), "nightly")
+
+
 def test_the_report_block_names_the_reference_runs_the_commits_the_bisect_line_and_how_to_accept(repo):
     root, base, head = repo
     record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-old")
     record, _ = follow_slower(state_at(root), record, slower_verdict(base))
-    lines = window_lines(record, "nightly", 17, markdown=True)
+    lines = window_lines(record, bisect_of(record), 17, markdown=True)
     assert lines[0] == f"### `{CASE}`: slower x1.030"
     assert lines[1] == f"- against history run 6 (newest: 2026-12-02 10:00 UTC, commit {base[:12]})"
     assert lines[2].startswith(f"- commits {base[:12]}..{head[:12]}: 2 commits")
@@ -361,13 +365,13 @@ def test_a_slower_verdict_read_back_from_json_is_accepted():
     assert done.label == ACCEPTED and done.reason == "3.0% slower; accepted: meant"
 
 
-# the same follow-up over windows listed beforehand (state.windows holds each reference commit's window)
+# the same follow-up over windows listed beforehand (state.code.windows holds each reference commit's window)
 
 BASE, OLDER_BASE, HEAD = "ba5e" * 10, "01de" * 10, "4ead" * 10
 
 
 def state_listing(*found: CommitWindow) -> SimpleNamespace:
-    return SimpleNamespace(repo=None, head=(HEAD, False), windows={one.base: one for one in found}, problems=[])
+    return state_with(repo=None, head=(HEAD, False), windows={one.base: one for one in found}, problems=[])
 
 
 def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_trailer_still_accepts():
@@ -378,7 +382,7 @@ def test_a_malformed_trailer_is_a_problem_named_by_its_short_commit_and_a_later_
     record = CaseRecord(case=CASE, median_s=1.03e-3, samples=[1.03e-3], sass="sass-new")
     record, verdict = follow_slower(state, record, slower_verdict(BASE))
     assert verdict.label == ACCEPTED and record.accepted_reason == f"meant, by the Accept-Slowdown trailer of {good[:12]}"
-    assert state.problems == [f"commit {bad[:12]}: Accept-Slowdown: 'cases=*tile*' names cases but gives no reason "
+    assert state.findings.problems == [f"commit {bad[:12]}: Accept-Slowdown: 'cases=*tile*' names cases but gives no reason "
                               f"after them"]
 
 
@@ -471,13 +475,13 @@ def test_the_terminal_block_names_every_reference_run_and_the_newest_and_indents
     found = CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"), Commit("d" * 40, "merge topic")))
     record = CaseRecord(case=CASE, median_s=1.03e-3, verdict=SLOWER, ratio=1.03,
                         references=[run.as_dict() for run in runs], window=found.as_dict())
-    lines = window_lines(record=record, profile="nightly", run_id=None, markdown=False)
+    lines = window_lines(record=record, bisect=bisect_of(record), run_id=None, markdown=False)
     assert lines[:5] == [f"{CASE}: slower x1.030",
                          f"  against history run 5, history run 6 (newest: 2026-12-02 10:30 UTC, commit {BASE[:12]})",
                          f"  commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
                          f"    {'c' * 12} tiles", f"    {'d' * 12} merge topic"]
     assert lines[-1].endswith(f"python -m kernelwatch.history acknowledge '{CASE}' RUN --reason TEXT")
-    markdown = window_lines(record, "nightly", 17, markdown=True)
+    markdown = window_lines(record, bisect_of(record), 17, markdown=True)
     assert markdown[2:5] == [f"- commits {BASE[:12]}..{HEAD[:12]}: 2 commits (first parent, oldest first)",
                              f"  {'c' * 12} tiles", f"  {'d' * 12} merge topic"]
 
@@ -490,6 +494,6 @@ def test_a_host_routines_block_lists_its_followed_phases_against_the_first_ones_
               phase_fields("copy", phase_verdict("copy", ACCEPTED, second))]
     record = CaseRecord(case=ROUTINE, median_s=5e-4, verdict=SAME, phase_verdicts=phases,
                         window=CommitWindow(BASE, HEAD, (Commit("c" * 40, "tiles"),)).as_dict())
-    lines = window_lines(record, "nightly", 17, markdown=False)
+    lines = window_lines(record, bisect_of(record), 17, markdown=False)
     assert lines[:2] == [f"{ROUTINE}: kernel phase slower x1.100; copy phase accepted x1.100",
                          f"  against history run 6 (newest: 2026-12-02 10:00 UTC, commit {BASE[:12]})"]

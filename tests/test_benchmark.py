@@ -107,31 +107,33 @@ def test_the_numbered_storage_saves_a_healthy_run_and_says_why_it_saved_none(tmp
         return folder / "0001_x.json"
 
     monkeypatch.setattr(benchmark, "save_run", save_run)
-    state = types.SimpleNamespace(failures=0, problems=[], notices=[])
-    storage = benchmark.NumberedStorage(tmp_path, None, "Fake_GPU", state)
+    from kernelwatch.report.findings import Findings
+
+    state = types.SimpleNamespace(findings=Findings())
+    storage = benchmark.NumberedStorage(tmp_path, None, "Fake_GPU", state.findings)
     storage.save({"doc": 1}, "x")
     assert saved == [(tmp_path.resolve() / "Fake_GPU", "x", {"doc": 1})]
-    assert state.notices == [f"saved this run as {tmp_path.resolve() / 'Fake_GPU' / '0001_x.json'}"]
+    assert state.findings.notices == [f"saved this run as {tmp_path.resolve() / 'Fake_GPU' / '0001_x.json'}"]
     storage.save({}, "refused")
-    assert state.problems == ["refused: a run of that name exists"]
-    state.failures = 2
+    assert state.findings.problems == ["refused: a run of that name exists"]
+    state.findings.failed_tests += ['suites/s.py::test_a', 'suites/s.py::test_b']
     storage.save({}, "y")
-    assert state.problems[-1] == "not saved as a baseline: 2 test(s) failed in this run" and len(saved) == 2
+    assert state.findings.problems[-1] == "not saved as a baseline: 2 test(s) failed in this run" and len(saved) == 2
 
 
 def test_a_gpu_folder_replaces_only_pytest_benchmarks_own_file_storage_and_samples_skip_a_disabled_fixture(tmp_path):
     import kernelwatch.plugin.benchmark as benchmark
 
-    state = types.SimpleNamespace()
+    findings = types.SimpleNamespace()
     session = types.SimpleNamespace(machine_id="Linux-CPython", storage=FileStorage(tmp_path, None, "Linux-CPython"))
-    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), state, "Fake_GPU_9000")
+    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), findings, "Fake_GPU_9000")
     assert session.machine_id == "Fake_GPU_9000" and type(session.storage) is benchmark.NumberedStorage
-    assert (session.storage.default_machine_id, session.storage.state, session.storage.path) == (
-        "Fake_GPU_9000", state, tmp_path.resolve())
+    assert (session.storage.default_machine_id, session.storage.findings, session.storage.path) == (
+        "Fake_GPU_9000", findings, tmp_path.resolve())
     numbered = session.storage
-    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), state, "Other")
+    benchmark.use_gpu_folder(types.SimpleNamespace(_benchmarksession=session), findings, "Other")
     assert session.storage is numbered  # not wrapped twice
-    benchmark.use_gpu_folder(types.SimpleNamespace(), state, "Fake_GPU_9000")  # no pytest-benchmark: nothing
+    benchmark.use_gpu_folder(types.SimpleNamespace(), findings, "Fake_GPU_9000")  # no pytest-benchmark: nothing
     disabled = types.SimpleNamespace(disabled=True, _mode=None)
     benchmark.hand_samples(disabled, [1.0], "gpu")
     assert disabled._mode is None

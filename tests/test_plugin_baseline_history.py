@@ -9,8 +9,8 @@ import types
 import pytest
 
 import kernelwatch.plugin as plugin
-from kernelwatch.plugin.state import SuiteState
 from kernelwatch.timing.profile import PROFILES
+from tests.suite_states import state_with
 from tests.test_replay_verdicts import QUIET, write_run
 
 
@@ -23,9 +23,9 @@ def folder(tmp_path):
     return gpu_folder
 
 
-def load(folder, spec) -> SuiteState:
-    state = SuiteState(device=None, profile=PROFILES["nightly"], floors=None, report_path=folder / "r.md",
-                       compare_spec=spec, gpu=types.SimpleNamespace(slug="NVIDIA_H200", name="NVIDIA H200"))
+def load(folder, spec):
+    state = state_with(profile=PROFILES["nightly"], report_path=folder / "r.md", compare_spec=spec,
+                        gpu=types.SimpleNamespace(slug="NVIDIA_H200", name="NVIDIA H200"))
     bs = types.SimpleNamespace(storage=types.SimpleNamespace(path=str(folder.parent)), compared_mapping=None)
     plugin._load_baseline(state, bs)
     return state
@@ -33,13 +33,13 @@ def load(folder, spec) -> SuiteState:
 
 def test_the_history_is_the_newest_twenty_runs_with_the_newest_as_the_baseline(folder):
     state = load(folder, True)
-    assert state.baseline.path.name == "0025_run.json"
-    names = [result.run for result in state.baseline_runs[QUIET]]
+    assert state.stored.baseline.path.name == "0025_run.json"
+    names = [result.run for result in state.stored.baseline_runs[QUIET]]
     assert sorted(names) == [f"{n:04d}_run.json" for n in range(6, 26)]  # NOISE_HISTORY_RUNS = 20, no run twice
 
 
 def test_an_older_baseline_keeps_the_newest_runs_as_its_history(folder):
     state = load(folder, "0010")
-    assert state.baseline.path.name == "0010_run.json"
-    names = sorted(result.run for result in state.baseline_runs[QUIET])
+    assert state.stored.baseline.path.name == "0010_run.json"
+    names = sorted(result.run for result in state.stored.baseline_runs[QUIET])
     assert names == [f"{n:04d}_run.json" for n in range(6, 26)]

@@ -10,11 +10,13 @@ import pytest
 
 from kernelwatch.plugin.energy import energy_wanted, with_paired_energy
 from kernelwatch.storage.history import open_store
+from kernelwatch.timing.measuring import Measuring
 from kernelwatch.timing.profile import PROFILES
 from kernelwatch.verdict.record import CaseRecord
 from tests.fake_suite import output, run
 from tests.plugins.fake_gpu import FakeEnergyMeter
 from tests.pytest_runs import no_gpu_conftest
+from tests.suite_states import state_with
 
 MORE = "--fake-gpu-energy=*beta*:1.05"
 
@@ -73,15 +75,15 @@ NIGHTLY = PROFILES["nightly"].with_energy_cases(["test_matmul_time[4096x4096x409
     ("suites/test_host.py::test_host_time[ab]", False),
 ])
 def test_the_profiles_energy_cases_are_matched_by_test_name_node_id_or_pattern(node_id, wanted):
-    assert energy_wanted(types.SimpleNamespace(energy="profile", profile=NIGHTLY), node_id) is wanted
+    assert energy_wanted(Measuring(energy_cases="profile", profile=NIGHTLY), node_id) is wanted
 
 
 def test_the_quick_profile_measures_none_of_the_energy_cases_and_a_project_without_any_none_at_all():
     quick = PROFILES["quick"].with_energy_cases(["test_matmul_time[4096x4096x4096-cublas]"])
     case = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
-    assert not energy_wanted(types.SimpleNamespace(energy="profile", profile=quick), case)
-    assert not energy_wanted(types.SimpleNamespace(energy="profile", profile=PROFILES["nightly"]), case)
-    assert energy_wanted(types.SimpleNamespace(energy="all", profile=quick), case)
+    assert not energy_wanted(Measuring(energy_cases="profile", profile=quick), case)
+    assert not energy_wanted(Measuring(energy_cases="profile", profile=PROFILES["nightly"]), case)
+    assert energy_wanted(Measuring(energy_cases="all", profile=quick), case)
 
 
 @pytest.mark.parametrize("profile, measured", [("nightly", {"beta", "gamma"}), ("full", {"beta", "gamma"}), ("quick", set())])
@@ -151,8 +153,8 @@ def test_energy_asked_for_without_a_gpu_is_refused(tmp_path):
 def test_an_energy_ab_records_heads_energy_and_the_paired_verdict(pytestconfig):
     config = types.SimpleNamespace(getoption=lambda name: {"fake_gpu_energy": ["*head*:1.05"],
                                                            "fake_gpu_seed": 0, "fake_gpu_energy_noise": 0.002}[name])
-    state = types.SimpleNamespace(energy="all", energy_meter=FakeEnergyMeter(config), energy_fails=True,
-                                  ref=types.SimpleNamespace(ref="origin/main"), problems=[])
+    state = state_with(energy_cases="all", energy_meter=FakeEnergyMeter(config), energy_fails=True,
+                       ref=types.SimpleNamespace(ref="origin/main"), problems=[])
     record = CaseRecord(case="s.py::test_k[head]", median_s=1e-3, flops=1e9)
     judged = with_paired_energy(state, record, lambda s: None, lambda s: None, None, 1e-3)
     assert judged.energy_verdict["label"] == "more energy" and judged.energy_verdict["fails"]
@@ -237,9 +239,9 @@ def test_an_energy_failure_names_the_interval_and_the_reason_and_a_passing_verdi
 
 
 def test_energy_none_measures_nothing_and_all_everything():
-    assert not energy_wanted(types.SimpleNamespace(energy="none", profile=PROFILES["nightly"]),
+    assert not energy_wanted(Measuring(energy_cases="none", profile=PROFILES["nightly"]),
                              "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]")
-    assert energy_wanted(types.SimpleNamespace(energy="all", profile=PROFILES["quick"]), "s.py::anything")
+    assert energy_wanted(Measuring(energy_cases="all", profile=PROFILES["quick"]), "s.py::anything")
 
 
 class _Meter:
@@ -262,10 +264,10 @@ class _Meter:
 
 
 def _energy_state(meter, **changes):
-    values = dict(energy="all", energy_meter=meter, energy_fails=True, problems=[], own_history={}, baseline_runs={},
-                  gpu=types.SimpleNamespace(uuid="GPU-x"), comparing=False, store=None,
+    values = dict(energy_cases="all", energy_meter=meter, energy_fails=True, problems=[], own_history={},
+                  baseline_runs={}, gpu=types.SimpleNamespace(uuid="GPU-x"), comparing=False, store=None,
                   ref=types.SimpleNamespace(ref="origin/main"))
-    return types.SimpleNamespace(**(values | changes))
+    return state_with(**(values | changes))
 
 
 def test_a_replay_without_a_window_is_a_problem_of_the_run_and_leaves_the_record_as_it_was():
@@ -276,8 +278,8 @@ def test_a_replay_without_a_window_is_a_problem_of_the_run_and_leaves_the_record
     state = _energy_state(_Meter(EnergyError("s.py::k: no energy window")))
     assert with_energy(state, record, None, None, wall=False) is record
     assert with_paired_energy(state, record, None, None, None, 1e-3) is record
-    assert state.problems == ["energy not measured: s.py::k: no energy window"] * 2
-    assert state.energy_meter.calls[1] == ("interleaved", "s.py::k")
+    assert state.findings.problems == ["energy not measured: s.py::k: no energy window"] * 2
+    assert state.measuring.energy_meter.calls[1] == ("interleaved", "s.py::k")
 
 
 def test_a_wall_clock_case_a_host_copying_one_and_a_run_without_a_meter_are_not_measured():
@@ -334,21 +336,20 @@ def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
 
     def state(energy, meter="meter", why="no counter"):
         device = types.SimpleNamespace(make_energy_meter=lambda: opened.append(energy) or (meter, why))
-        return types.SimpleNamespace(energy=energy, profile=NIGHTLY, device=device, energy_meter=None,
-                                     notices=[])
+        return state_with(energy_cases=energy, profile=NIGHTLY, device=device, energy_meter=None, notices=[])
 
     big = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
     small = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-cublas]"
     for energy, items in (("none", _items((big, True))), ("profile", _items((small, True))),
                           ("profile", _items((big, False)))):  # an energy case that does not time: no meter
         _open_energy_meter(chosen := state(energy), items)
-        assert chosen.energy_meter is None
+        assert chosen.measuring.energy_meter is None
     assert opened == []
     _open_energy_meter(profiled := state("profile"), _items((small, True), (big, True)))
     _open_energy_meter(every := state("all"), [])
-    assert (profiled.energy_meter, every.energy_meter, opened) == ("meter", "meter", ["profile", "all"])
+    assert (profiled.measuring.energy_meter, every.measuring.energy_meter, opened) == ("meter", "meter", ["profile", "all"])
     _open_energy_meter(noticed := state("profile", None), _items((big, True)))
-    assert noticed.notices == ["energy of the profile's energy cases not measured: no counter"]
+    assert noticed.findings.notices == ["energy of the profile's energy cases not measured: no counter"]
     with pytest.raises(pytest.UsageError, match=r"^--kernelwatch-energy: no counter$"):
         _open_energy_meter(state("all", None), [])
 
@@ -356,12 +357,12 @@ def test_the_energy_meter_is_opened_only_where_a_case_that_runs_wants_energy():
 def test_energy_options_as_argparse_gives_them_measure_all_or_none():
     # argparse's strings are equal to, not the objects of, the words the plugin compares with
     big = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-cublas]"
-    assert not energy_wanted(types.SimpleNamespace(energy="".join("none"), profile=PROFILES["nightly"]), big)
-    assert energy_wanted(types.SimpleNamespace(energy="".join("all"), profile=PROFILES["quick"]), "s.py::anything")
+    assert not energy_wanted(Measuring(energy_cases="".join("none"), profile=PROFILES["nightly"]), big)
+    assert energy_wanted(Measuring(energy_cases="".join("all"), profile=PROFILES["quick"]), "s.py::anything")
 
 
 def test_a_profiles_energy_case_is_matched_by_its_test_name_under_a_class_or_without_a_file():
-    state = types.SimpleNamespace(energy="profile", profile=NIGHTLY)
+    state = Measuring(energy_cases="profile", profile=NIGHTLY)
     assert energy_wanted(state, "suites/test_perf_matmul.py::TestTimes::test_matmul_time[4096x4096x4096-cublas]")
     assert energy_wanted(state, "test_matmul_time[4096x4096x4096-cublas]")
     assert not energy_wanted(state, "test_matmul_time[1024x1024x1024-cublas]")
@@ -370,8 +371,8 @@ def test_a_profiles_energy_case_is_matched_by_its_test_name_under_a_class_or_wit
 def _paired_state(factor: float, energy_fails: bool = True):
     config = types.SimpleNamespace(getoption=lambda name: {"fake_gpu_energy": [f"*head*:{factor}"],
                                                            "fake_gpu_seed": 0, "fake_gpu_energy_noise": 0.002}[name])
-    return types.SimpleNamespace(energy="all", energy_meter=FakeEnergyMeter(config), energy_fails=energy_fails,
-                                 ref=types.SimpleNamespace(ref="origin/main"), problems=[])
+    return state_with(energy_cases="all", energy_meter=FakeEnergyMeter(config), energy_fails=energy_fails,
+                      ref=types.SimpleNamespace(ref="origin/main"), problems=[])
 
 
 @pytest.mark.parametrize("factor, energy_fails, label, fails", [

@@ -102,7 +102,7 @@ def pytest_sessionstart(session):
     from kernelwatch.plugin.state import STATE
     from kernelwatch.storage.history import HistoryError
 
-    store = session.config.stash[STATE].store
+    store = session.config.stash[STATE].stored.store
 
     def refuse(*args, **kwargs):
         raise HistoryError("disk full")

@@ -15,6 +15,7 @@ import pytest
 from kernelwatch.plugin.options import check_named_things, refuse_requests_without_a_gpu
 from tests.fake_suite import output, run
 from tests.plugins.fake_gpu import fake_info
+from tests.suite_states import state_with
 
 
 def config(compare):
@@ -146,11 +147,11 @@ def test_a_ref_that_cannot_serve_as_the_base_is_a_usage_error_naming_why(monkeyp
         raise {"RefError": RefError, "LibraryError": LibraryError}[kind](message)
 
     monkeypatch.setattr(against_ref, "RefComparison", refuse)
-    state = types.SimpleNamespace(gpu=fake_info("GPU-test"), ref=None, library="the head's library")
+    state = state_with(gpu=fake_info("GPU-test"), ref=None, library="the head's library")
     with pytest.raises(pytest.UsageError) as refused:
         plugin._open_ref(_options(kernelwatch_compare_ref="v0.1", kernelwatch_compare_ref_all=False, kernelwatch_accept_slowdown=None), state)
     assert str(refused.value) == f"--kernelwatch-compare-ref: {message}"
-    assert state.ref is None
+    assert state.code.ref is None
 
 
 def test_a_run_named_for_comparison_is_looked_up_in_the_storage_the_user_names(suite):

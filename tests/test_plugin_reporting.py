@@ -12,17 +12,16 @@ import pytest
 
 from kernelwatch.plugin.recording import record_session
 from kernelwatch.plugin.reporting import terminal_summary, write_ref_report
-from kernelwatch.plugin.state import SuiteState
 from kernelwatch.storage.history import HistoryError
 from kernelwatch.verdict.labels import Verdict
 from kernelwatch.verdict.record import CaseRecord
 from tests.plugins.fake_gpu import fake_info
+from tests.suite_states import state_with
 
 
-def suite_state(**fields) -> SuiteState:
-    """A process's state on the fake GPU, with `fields` set (nothing the end-of-run code here does not read)."""
-    return SuiteState(**{"device": None, "profile": None, "floors": None, "report_path": None,
-                         "gpu": fake_info("GPU-test"), **fields})
+def suite_state(**fields):
+    """A process's state on the fake GPU, with `fields` set."""
+    return state_with(**{"gpu": fake_info("GPU-test"), **fields})
 
 
 def ref_state(tmp_path, labels, accepted):
@@ -46,7 +45,7 @@ def test_a_ref_report_notes_an_accepted_slowdown_only_where_a_case_was_accepted(
     text = (tmp_path / "report.md").read_text()
     assert ("**Slowdown accepted**: the new tile trades 1024³ for 4096³" in text) is noted
     assert text.startswith("# kernelwatch: this tree against `origin/main` (0123456789) on Fake GPU")
-    assert state.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
+    assert state.findings.notices == [f"against origin/main (0123456789): {counts}; report: {tmp_path / 'report.md'}"]
 
 
 def test_a_ref_whose_library_cannot_name_its_kernels_still_gets_its_report_and_a_notice_why_none_is_removed(tmp_path):
@@ -57,16 +56,16 @@ def test_a_ref_whose_library_cannot_name_its_kernels_still_gets_its_report_and_a
     def cannot():
         raise LibraryError("its kernel library (kernelwatch_base_kernels) has no kernel_names")
 
-    state.ref.removed_kernels = cannot
+    state.code.ref.removed_kernels = cannot
     write_ref_report(state)
     assert "| same |" in (tmp_path / "report.md").read_text()
-    assert state.notices[0] == ("removed kernels not looked for: its kernel library (kernelwatch_base_kernels) has "
+    assert state.findings.notices[0] == ("removed kernels not looked for: its kernel library (kernelwatch_base_kernels) has "
                                 "no kernel_names")
 
 
 def test_a_ref_report_gives_the_slower_cases_cards_in_the_order_of_their_names_after_the_table(tmp_path):
     state = ref_state(tmp_path, ["slower", "slower"], None)
-    state.ref.cards = {"suites/s.py::test_k[1]": ["#### card of k[1]", "line b"],
+    state.code.ref.cards = {"suites/s.py::test_k[1]": ["#### card of k[1]", "line b"],
                        "suites/s.py::test_k[0]": ["#### card of k[0]", "line a"]}
     write_ref_report(state)
     text = (tmp_path / "report.md").read_text()
@@ -96,7 +95,7 @@ def test_a_run_without_timed_cases_is_not_recorded():
     store = RefusingStore()  # would be a problem if asked
     state = session_state(store, records=[])
     record_session(types.SimpleNamespace(_benchmarksession=object()), state)
-    assert (state.problems, state.notices, store.closed) == ([], [], False)
+    assert (state.findings.problems, state.findings.notices, store.closed) == ([], [], False)
 
 
 def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monkeypatch):
@@ -106,8 +105,8 @@ def test_a_store_that_refuses_the_run_is_a_problem_of_the_run_and_is_closed(monk
     store = RefusingStore()
     state = session_state(store, records=[CaseRecord(case="suites/s.py::test_k[1]", median_s=1e-3)])
     record_session(types.SimpleNamespace(_benchmarksession=object()), state)
-    assert state.problems == ["history store: this run was not recorded: disk full"]
-    assert state.notices == [] and store.closed
+    assert state.findings.problems == ["history store: this run was not recorded: disk full"]
+    assert state.findings.notices == [] and store.closed
 
 
 def test_the_references_line_counts_own_history_baseline_and_none_apart():
@@ -146,7 +145,7 @@ def test_the_stored_report_names_how_many_baseline_cases_did_not_run_and_the_fir
         ["suites/s.py::test_k[a]", "suites/s.py::test_k[b]", "suites/s.py::test_k[c]", "suites/s.py::test_k[d]"]))
     state = suite_state(report_path=tmp_path / "report.md", baseline=baseline, verdicts=[ran])
     write_stored_report(state)
-    assert state.notices[0] == "3 case(s) of the baseline did not run in this session, e.g. suites/s.py::test_k[a]"
+    assert state.findings.notices[0] == "3 case(s) of the baseline did not run in this session, e.g. suites/s.py::test_k[a]"
 
 
 def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_without_throttled_ones(tmp_path):
@@ -161,10 +160,10 @@ def test_history_reads_the_newest_20_reference_runs_of_the_gpu_oldest_first_with
     state = suite_state(profile=types.SimpleNamespace(name="nightly"), store=store,
                         gpu=fake_info(GPU_A))
     read_history(state)
-    names = [result.run for result in state.own_history[case_name(0)]]
+    names = [result.run for result in state.stored.own_history[case_name(0)]]
     # the newest 20 of 23 (runs 4-23), oldest first, the throttled run 22 left out
     assert names == [f"history run {n}" for n in range(4, 24) if n != 22]
-    assert state.problems == []
+    assert state.findings.problems == []
     store.close()
 
 
@@ -213,8 +212,8 @@ def test_a_store_that_fails_to_read_the_history_is_a_problem_of_the_run_and_is_l
         db.execute("DROP TABLE runs")
     state = suite_state(profile=types.SimpleNamespace(name="nightly"), store=store, gpu=fake_info(GPU_A))
     read_history(state)  # no exception: the run goes on without the store
-    assert state.store is None and state.own_history == {}
-    assert state.problems == [f"history store: cannot read the history store sqlite:///{path}: no such table: runs"]
+    assert state.stored.store is None and state.stored.own_history == {}
+    assert state.findings.problems == [f"history store: cannot read the history store sqlite:///{path}: no such table: runs"]
 
 
 def test_the_stored_report_prints_a_slower_cases_cause_card_under_its_window(tmp_path):
@@ -239,12 +238,12 @@ def test_the_collection_line_names_cupti_or_held_events_and_a_gpuless_header_why
     events = types.SimpleNamespace(uses_cupti=False, note="CUPTI is not available")
     state = suite_state(gpu=fake_info("GPU-test"))
     config = types.SimpleNamespace(stash={plugin.STATE: state}, option=types.SimpleNamespace(numprocesses=2))
-    state.timer = cupti
+    state.measuring.timer = cupti
     assert plugin.pytest_report_collectionfinish(config, items=[]) == [
         "kernelwatch: timer: kernel time from CUPTI activity records (first activity start to last activity end of "
         "a run; kernels of 20 µs or more that run one at a time recorded with the KERNEL kind, the rest with "
         "CONCURRENT_KERNEL)"]
-    state.timer = events
+    state.measuring.timer = events
     assert plugin.pytest_report_collectionfinish(config, items=[]) == [
         "kernelwatch: timer: held CUDA events: CUPTI is not available"]
     gpuless = suite_state(gpu=None)
@@ -258,12 +257,12 @@ def _followed(case: str, label: str) -> CaseRecord:
 
 
 def test_the_followed_cases_are_the_slower_and_accepted_ones_the_failing_first_then_by_name():
-    from kernelwatch.plugin.reporting import followed_records
+    from kernelwatch.report.session_report import followed_records
 
     records = [_followed("s.py::a", "accepted"), _followed("s.py::d", "slower"), _followed("s.py::c", "same"),
                _followed("s.py::b", "slower")]
     state = suite_state(records=records)
-    assert [r.case for r in followed_records(state)] == ["s.py::b", "s.py::d", "s.py::a"]
+    assert [r.case for r in followed_records(state.findings)] == ["s.py::b", "s.py::d", "s.py::a"]
 
 
 class RecordingTerminal:
@@ -306,7 +305,7 @@ def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_
                    lines.index("== kernelwatch: energy per launch")]
     assert window[0] == "s.py::b: slower x1.100" and not any("`" in line for line in window)  # no markdown
     assert terminal.lines[-3:] == [
-        ("s.py::a: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W", {"red": False}),
+        ("s.py::a: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W", {}),
         ("s.py::b: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W, more energy", {"red": True}),
         ("energy of 2 case(s) measured in 6.0 s of this run (idle power included)", {})]
 
@@ -314,6 +313,6 @@ def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_
 def test_a_ref_report_notes_a_slowdown_accepted_under_a_label_equal_to_the_vocabularys(tmp_path):
     # a label equal to, not the object of, the vocabulary's "accepted": the note must not hang on which object
     state = ref_state(tmp_path, [], "the new tile")
-    state.ref.verdicts = [Verdict("suites/s.py::test_k[0]", "".join(["accep", "ted"]), 1e-3, 1.1e-3, 1.1, 0.02, "")]
+    state.code.ref.verdicts = [Verdict("suites/s.py::test_k[0]", "".join(["accep", "ted"]), 1e-3, 1.1e-3, 1.1, 0.02, "")]
     write_ref_report(state)
     assert "**Slowdown accepted**: the new tile" in (tmp_path / "report.md").read_text()

@@ -15,10 +15,12 @@ import pytest
 # imported before any test here patches kernelwatch.cause.sides.case_card: stored.py binds case_card when it is
 # first imported, and card_against_stored imports it, so a fake patched in then would outlive its test
 import kernelwatch.cause.stored  # noqa: F401
-from kernelwatch.plugin.regression import card_against_stored, close_reference_trees
+from kernelwatch.plugin.regression import card_against_stored
+from kernelwatch.storage.stored_runs import StoredRuns
 from kernelwatch.verdict.labels import SLOWER, ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 from tests.git_repos import git
+from tests.suite_states import state_with
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "suites/test_perf_matmul.py::test_matmul_time[1024x1024x1024-warptile_128x256]"
@@ -75,11 +77,11 @@ def head_library():
     return Library("kernels", kernels, "kernels")
 
 
-def state_in(repo, store=None, library=True) -> types.SimpleNamespace:
+def state_in(repo, store=None, library=True):
     gpu = types.SimpleNamespace(compute_capability="9.0",
                                 as_dict=lambda: {"driver": "580.159.04", "cupy": "14.2.0", "uuid": "GPU-a"})
-    return types.SimpleNamespace(repo=repo, cards={}, reference_packages=None, gpu=gpu, store=store, baseline=None,
-                                 library=head_library() if library else None)
+    return state_with(repo=repo, cards={}, reference_packages=None, gpu=gpu, store=store, baseline=None,
+                      library=head_library() if library else None)
 
 
 def slower(commit: str | None, sass: str = "base-sass") -> Verdict:
@@ -95,7 +97,7 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
     state = state_in(repo, Store())
     record = CaseRecord(case=CASE, median_s=1e-4, sass="head-sass")
     card_against_stored(state, record, slower(commit), Case(kernels))
-    lines = state.cards[CASE]
+    lines = state.findings.cards[CASE]
     assert lines[0] == f"#### Why `{CASE}` is slower"
     assert lines[2] == f"Against the build at commit {commit[:12]}, the newest reference run's (history run 7)."
     # the reference's 8-deep k loop has half the FFMAs of this checkout's 16-deep one in the code
@@ -108,12 +110,12 @@ def test_a_slower_case_is_carded_against_the_build_at_its_reference_runs_commit(
     ffma = next(line for line in lines if line.startswith("| SASS FFMA |"))
     base, head = (int(value.strip(" *")) for value in ffma.split("|")[2:4])
     assert abs(head - 2 * base) <= 2
-    assert len(state.reference_packages.paths()) == 1  # checked out once; a second case reuses it
+    assert len(state.code.reference_packages.paths()) == 1  # checked out once; a second case reuses it
     card_against_stored(state, CaseRecord(case=CASE + "x", median_s=1e-4, sass="head-sass"), slower(commit), Case(kernels))
-    checked_out = state.reference_packages.paths()
-    assert len(checked_out) == 1 and CASE + "x" in state.cards and checked_out[0].is_dir()
-    close_reference_trees(state)
-    assert state.reference_packages.paths() == [] and not checked_out[0].exists()
+    checked_out = state.code.reference_packages.paths()
+    assert len(checked_out) == 1 and CASE + "x" in state.findings.cards and checked_out[0].is_dir()
+    state.code.close()
+    assert state.code.reference_packages.paths() == [] and not checked_out[0].exists()
 
 
 def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_code(reference_repo):
@@ -121,26 +123,26 @@ def test_the_same_machine_code_as_the_reference_says_the_cause_is_not_in_the_cod
     state = state_in(repo, Store())
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass="same"),
                         object())
-    assert "the cause is not in this kernel's code" in state.cards[CASE][2]
-    assert "; what differs from that run: driver 570.86.15 -> 580.159.04" in state.cards[CASE][2]
+    assert "the cause is not in this kernel's code" in state.findings.cards[CASE][2]
+    assert "; what differs from that run: driver 570.86.15 -> 580.159.04" in state.findings.cards[CASE][2]
     # the reference's hash as read back from the store (an equal string, not the same object): the same code
     stored_sass = json.loads(json.dumps({"sass": "same"}))["sass"]
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, sass=stored_sass),
                         object())
-    assert "the cause is not in this kernel's code" in state.cards[CASE][2]
+    assert "the cause is not in this kernel's code" in state.findings.cards[CASE][2]
     bare = state_in(repo)  # no store to read the reference's environment from: the card still made, without it
     card_against_stored(bare, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, "same"), object())
-    assert bare.cards[CASE][2].endswith("no commit of the window made it.")
-    assert state.reference_packages is None  # nothing checked out
+    assert bare.findings.cards[CASE][2].endswith("no commit of the window made it.")
+    assert state.code.reference_packages is None  # nothing checked out
 
 
 def test_the_same_machine_code_card_names_the_reference_runs_short_commit_or_says_it_is_unknown(reference_repo):
     repo, commit = reference_repo
     state = state_in(repo)
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(commit, "same"), object())
-    assert f"of the newest reference run (history run 7, commit {commit[:12]}): the cause" in state.cards[CASE][2]
+    assert f"of the newest reference run (history run 7, commit {commit[:12]}): the cause" in state.findings.cards[CASE][2]
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="same"), slower(None, "same"), object())
-    assert "of the newest reference run (history run 7, commit unknown): the cause" in state.cards[CASE][2]
+    assert "of the newest reference run (history run 7, commit unknown): the cause" in state.findings.cards[CASE][2]
 
 
 def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(reference_repo):
@@ -149,15 +151,15 @@ def test_a_reference_without_a_commit_or_one_git_lacks_is_a_card_that_says_why(r
     repo, _ = reference_repo
     state = state_in(repo)
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="h"), slower(None), Case(kernels))
-    assert state.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
+    assert state.findings.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="h"), slower("0" * 40), Case(kernels))
-    assert state.cards[CASE][2].startswith("No card: ")
+    assert state.findings.cards[CASE][2].startswith("No card: ")
     # other machine code than the reference's, whichever way the two hashes sort: a card of the code, not the
     # card that says the cause is not in it
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="a-sass"), slower(None), Case(kernels))
-    assert state.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
+    assert state.findings.cards[CASE][2] == "No card: the reference run history run 7 names no commit"
     card_against_stored(state, CaseRecord(case="plain", median_s=1e-4), slower("0" * 40), None)  # a plain run
-    assert "plain" not in state.cards
+    assert "plain" not in state.findings.cards
 
 
 def test_a_project_that_names_no_kernel_library_gets_a_card_that_says_so_in_one_line(reference_repo):
@@ -166,10 +168,10 @@ def test_a_project_that_names_no_kernel_library_gets_a_card_that_says_so_in_one_
     repo, commit = reference_repo
     state = state_in(repo, library=False)
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4), slower(commit), Case(kernels))
-    assert state.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
+    assert state.findings.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
                                  "No card: the project names no kernel library (the ini key kernelwatch_kernels; "
                                  "docs/kernel-library.md)", ""]
-    assert state.reference_packages is None  # nothing checked out
+    assert state.code.reference_packages is None  # nothing checked out
 
 
 def test_environment_pairs_name_each_field_of_both_runs_and_a_question_mark_where_one_is_missing():
@@ -226,7 +228,7 @@ def _ab_state(builds, *, diagnose=False, compute_capability="9.0", launched=None
     import kernels
 
     ref = types.SimpleNamespace(builds=builds, base=kernels, launched=launched or {}, cards={}, library=head_library())
-    return types.SimpleNamespace(ref=ref, diagnose=diagnose, gpu=types.SimpleNamespace(compute_capability=compute_capability))
+    return state_with(ref=ref, diagnose=diagnose, gpu=types.SimpleNamespace(compute_capability=compute_capability))
 
 
 def test_a_slower_library_case_of_an_ab_is_carded_by_the_kernels_each_side_launched():
@@ -234,11 +236,11 @@ def test_a_slower_library_case_of_an_ab_is_carded_by_the_kernels_each_side_launc
 
     state = _ab_state({"c": (None, None)}, launched={"c": (("gemm_a",), ("gemm_b",))})
     explain_slower(state, "c", object())
-    assert state.ref.cards["c"][4] == ("1. **library kernel**: the library launched `gemm_a` on the base and "
+    assert state.code.ref.cards["c"][4] == ("1. **library kernel**: the library launched `gemm_a` on the base and "
                                        "`gemm_b` on the head: it chose other kernels")
     none = _ab_state({})
     explain_slower(none, "c", object())
-    assert none.ref.cards == {}
+    assert none.code.ref.cards == {}
 
 
 def test_an_ab_card_that_cannot_be_made_says_why():
@@ -246,7 +248,7 @@ def test_an_ab_card_that_cannot_be_made_says_why():
 
     state = _ab_state({"c": (None, None)}, compute_capability="9")
     explain_slower(state, "c", object())
-    assert state.ref.cards["c"] == ["#### Why `c` is slower", "", "No card: compute capability must read like '9.0', "
+    assert state.code.ref.cards["c"] == ["#### Why `c` is slower", "", "No card: compute capability must read like '9.0', "
                                     "got '9'", ""]
 
 
@@ -284,19 +286,19 @@ def test_a_reference_runs_machine_info_comes_from_the_store_or_the_baselines_fol
                 raise HistoryError("no run 9")
             return {"machine_info": {"run": number}} if number == 7 else {}
 
-    stored = types.SimpleNamespace(store=Store(), baseline=None)
+    stored = StoredRuns(store=Store(), baseline=None)
     assert _reference_machine_info(stored, ReferenceRun("history run 7")) == {"run": 7}
     assert _reference_machine_info(stored, ReferenceRun("history run 8")) == {}
     assert _reference_machine_info(stored, ReferenceRun("history run 9")) == {}
     assert _reference_machine_info(stored, ReferenceRun("baseline.json")) == {}  # no baseline
     (tmp_path / "old.json").write_text(json.dumps({"machine_info": {"host": "h"}}))
     (tmp_path / "bad.json").write_text("{")
-    baseline = types.SimpleNamespace(store=None, baseline=types.SimpleNamespace(path=tmp_path / "baseline.json"))
+    baseline = StoredRuns(store=None, baseline=types.SimpleNamespace(path=tmp_path / "baseline.json"))
     assert _reference_machine_info(baseline, ReferenceRun("old.json")) == {"host": "h"}
     assert _reference_machine_info(baseline, ReferenceRun("bad.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("missing.json")) == {}
     assert _reference_machine_info(baseline, ReferenceRun("history run 7")) == {}  # no store: the folder's
-    both = types.SimpleNamespace(store=Store(), baseline=baseline.baseline)  # --kernelwatch-history beside a baseline
+    both = StoredRuns(store=Store(), baseline=baseline.baseline)  # --kernelwatch-history beside a baseline
     assert _reference_machine_info(both, ReferenceRun("old.json")) == {"host": "h"}
     assert _reference_machine_info(both, ReferenceRun("history run 7")) == {"run": 7}
 
@@ -312,7 +314,7 @@ def test_a_host_routines_phase_card_lists_what_differs_from_its_newest_reference
                         phase_verdicts=[phase_fields("kernel", slower_kernel)])
     state = state_in(None, Store())
     card_of_phases(state, record)
-    assert any(line.startswith("Environment differences: driver 570.86.15 -> 580.159.04") for line in state.cards[routine])
+    assert any(line.startswith("Environment differences: driver 570.86.15 -> 580.159.04") for line in state.findings.cards[routine])
 
 
 class Stores:
@@ -341,7 +343,7 @@ def test_a_host_routines_phase_card_is_against_the_references_of_its_first_follo
         phase("host", SAME, 4), phase("kernel", SLOWER, 5, 6), phase("copy", ACCEPTED, 4)])
     state = state_in(None, Stores())
     card_of_phases(state, record)
-    card = state.cards[routine]
+    card = state.findings.cards[routine]
     assert any(line.startswith("Phase by phase against history run 5, history run 6 (newest: 2026-12-03 00:00 UTC, "
                                f"commit {'6' * 12});") for line in card)
     assert "Environment differences: driver 576.0 -> 580.159.04" in card  # the newest of those runs' driver
@@ -369,10 +371,10 @@ def test_a_card_against_the_reference_build_puts_its_commit_above_the_card_and_p
 
     monkeypatch.setattr(sides, "case_card", case_card)
     state = state_in(None)
-    state.reference_packages = Packages()
+    state.code.reference_packages = Packages()
     card_against_stored(state, CaseRecord(case=CASE, median_s=1e-4, sass="head-sass"), slower("ab" * 20),
                         Prepared(name="head", m=8, n=4, k=16))
-    assert state.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
+    assert state.findings.cards[CASE] == [f"#### Why `{CASE}` is slower", "",
                                  f"Against the build at commit {'ab' * 6}, the newest reference run's (history run 7).",
                                  "", "the body", ""]
     card_against_stored(state, CaseRecord(case="plain", median_s=1e-4, sass="head-sass"), slower("ab" * 20),

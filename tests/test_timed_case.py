@@ -10,7 +10,6 @@ import types
 import pytest
 
 import kernelwatch.plugin.timed_case as timed_case_module
-from kernelwatch.plugin.state import SuiteState
 from kernelwatch.plugin.timed_case import TimedCase, measured_fields
 from kernelwatch.plugin.xdist import worker_id
 from kernelwatch.timing.profile import Profile
@@ -18,14 +17,14 @@ from kernelwatch.timing.timer import Measurement
 from kernelwatch.verdict.labels import Verdict
 from kernelwatch.verdict.noise import NoiseFloors
 from tests.plugins.fake_gpu import fake_info
+from tests.suite_states import state_with
 
 SHORT = Profile("t", min_samples=3, min_time=0, target_rsd=1.0, time_cap=0.05, warmup=1)
 
 
 def timed_case(ref=None) -> TimedCase:
     benchmark = types.SimpleNamespace(fullname="suites/s.py::test_host[k]", extra_info={}, disabled=True)
-    state = SuiteState(device=None, profile=SHORT, floors=NoiseFloors(), report_path=None, ref=ref,
-                       gpu=fake_info("GPU-test"))
+    state = state_with(profile=SHORT, floors=NoiseFloors(), ref=ref, gpu=fake_info("GPU-test"))
     return TimedCase(benchmark, timer=types.SimpleNamespace(note=""), state=state)
 
 
@@ -89,7 +88,7 @@ def test_a_case_compared_with_a_ref_records_where_it_ran_beside_the_paired_verdi
     assert info["timing_started"] <= info["timing_ended"] and info["timer"] == "cupti concurrent kernel"
     assert (info["verdict"], info["reference"], info["ci_low"], info["ci_high"]) == (
         "same", "origin/main (abcdef1234)", 0.998, 1.01)
-    assert case.state.records[0].verdict == "same" and case.state.verdicts == []  # A/B verdicts stay with the ref
+    assert case.state.findings.records[0].verdict == "same" and case.state.findings.verdicts == []  # A/B verdicts stay with the ref
 
 
 def slower(reference_runs: int) -> Verdict:
@@ -103,14 +102,14 @@ def test_a_slower_case_fails_naming_its_reference_and_how_many_stored_runs_it_po
                                                                                       pooled):
     monkeypatch.setattr(timed_case_module, "judge_against_stored", lambda record, **kwargs: slower(reference_runs))
     case = timed_case()
-    case.state.comparing = True
+    case.state.judging.comparing = True
     with pytest.raises(pytest.fail.Exception) as failed:
         case.time(lambda: None, wall=True, kernel="k")
     message = str(failed.value)
     assert message.startswith("performance regression: ") and " now against 1.00 ms in history of GPU-test" in message
     assert f"in history of GPU-test{pooled} (1.200x): 20% slower (p=0.001)" in message
     assert failed.value.pytrace is False  # one line in pytest's report, no traceback of the harness
-    assert case.state.verdicts == [slower(reference_runs)]
+    assert case.state.findings.verdicts == [slower(reference_runs)]
 
 
 def test_compare_ref_judges_each_case_against_the_change_its_own_time_can_show():
@@ -126,14 +125,14 @@ def test_compare_ref_judges_each_case_against_the_change_its_own_time_can_show()
     case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     assert asked == {"long": floors.same_gpu, "short": floors.absolute_s / 1e-6}
     assert floors.absolute_s / 1e-6 > floors.same_gpu  # so that the short case tells the two apart
-    assert case.benchmark._mode == "not timed: the same SASS and launch as the ref" and case.state.records == []
+    assert case.benchmark._mode == "not timed: the same SASS and launch as the ref" and case.state.findings.records == []
 
 
 @pytest.mark.parametrize("rate", [4.4e12, lambda: 4.4e12])  # a rate, or a function measuring it when timed
 def test_the_record_names_its_ceiling_and_takes_its_rate(rate):
     case = timed_case()
     case.time(lambda: None, wall=True, kernel="k", bytes_moved=1e6, ceiling=("device copy", rate))
-    record = case.state.records[0]
+    record = case.state.findings.records[0]
     assert (record.ceiling, record.ceiling_rate) == ("device copy", 4.4e12)
 
 
@@ -210,7 +209,7 @@ def test_only_a_slower_or_accepted_case_gets_a_cause_card(monkeypatch, label, ca
     monkeypatch.setattr(timed_case_module, "card_against_stored",
                         lambda state, record, verdict, prepared: carded_cases.append(record.case))
     case = timed_case()
-    case.state.comparing = True
+    case.state.judging.comparing = True
     with pytest.raises(pytest.fail.Exception) if verdict.fails else contextlib.nullcontext():
         case.time(lambda: None, wall=True, kernel="k")
     assert carded_cases == (["suites/s.py::test_host[k]"] if carded else [])
@@ -237,9 +236,9 @@ class KernelPhase:
 def test_a_host_routines_phases_are_judged_where_the_run_compares_or_stores_and_only_there(comparing, store, judged):
     case = timed_case()
     case.timer = types.SimpleNamespace(note="", phase_recorder=KernelPhase)
-    case.state.comparing, case.state.store = comparing, store
+    case.state.judging.comparing, case.state.stored.store = comparing, store
     case.time(lambda: None, wall=True, kernel="k")
-    record = case.state.records[0]
+    record = case.state.findings.records[0]
     assert list(record.phases) == ["kernel"]  # cut in every run ...
     # ... judged (here: new, no stored run holds it) only where a verdict is asked for
     assert [(v["phase"], v["label"]) for v in record.phase_verdicts] == ([("kernel", "new")] if judged else [])
@@ -247,9 +246,9 @@ def test_a_host_routines_phases_are_judged_where_the_run_compares_or_stores_and_
 
 def test_a_routine_without_phases_has_no_phase_verdicts_in_a_run_that_stores():
     case = timed_case()
-    case.state.store = object()
+    case.state.stored.store = object()
     case.time(lambda: None, wall=True, kernel="k")
-    assert case.state.records[0].phase_verdicts == []
+    assert case.state.findings.records[0].phase_verdicts == []
 
 
 def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_traceback(monkeypatch):
@@ -258,7 +257,7 @@ def test_a_slower_phase_fails_its_routine_with_one_line_naming_the_phase_and_no_
     monkeypatch.setattr(timed_case_module, "phase_verdicts", lambda record, history, **kwargs: {"kernel": phase})
     case = timed_case()
     case.timer = types.SimpleNamespace(note="", phase_recorder=KernelPhase)
-    case.state.store = object()
+    case.state.stored.store = object()
     with pytest.raises(pytest.fail.Exception) as failed:
         case.time(lambda: None, wall=True, kernel="k")
     assert str(failed.value) == ("performance regression in its phases: kernel 120 µs against 100 µs (1.200x): "
@@ -280,7 +279,7 @@ def compared_case(monkeypatch, label: str, note: str = "") -> TimedCase:
 def test_a_case_compared_with_a_ref_keeps_the_note_of_the_timer_that_timed_it(monkeypatch):
     case = compared_case(monkeypatch, "same", note="CUPTI is not available")
     case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
-    assert case.state.records[0].timer_note == "CUPTI is not available"
+    assert case.state.findings.records[0].timer_note == "CUPTI is not available"
 
 
 @pytest.mark.parametrize(("wall", "note"), [(False, "CUPTI is not available"), (True, "")])
@@ -289,7 +288,7 @@ def test_a_gpu_timed_case_keeps_the_timers_note_and_a_wall_clock_one_none(wall, 
     case.timer = RecordingTimer()
     case.timer.note = "CUPTI is not available"  # said of the GPU timer: the wall clock is not it
     case.time((lambda: None) if wall else (lambda stream: None), kernel="k", wall=wall)
-    assert case.state.records[0].timer_note == note
+    assert case.state.findings.records[0].timer_note == note
 
 
 def test_a_case_slower_than_the_ref_fails_with_one_line_naming_the_ref_after_its_card(monkeypatch):
@@ -300,4 +299,4 @@ def test_a_case_slower_than_the_ref_fails_with_one_line_naming_the_ref_after_its
         case.time(types.SimpleNamespace(run=lambda stream: None), kernel="k", shape="1x1")
     assert str(failed.value) == "slower than origin/main: 11% slower (p=0.001)"
     assert failed.value.pytrace is False  # a verdict, not a crash of the plugin
-    assert explained == ["suites/s.py::test_host[k]"] and case.state.records[0].verdict == "slower"
+    assert explained == ["suites/s.py::test_host[k]"] and case.state.findings.records[0].verdict == "slower"

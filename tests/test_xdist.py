@@ -7,6 +7,7 @@ import time
 import pytest
 
 from kernelwatch.plugin import xdist as workers
+from kernelwatch.report.findings import Findings
 from kernelwatch.verdict.labels import Verdict
 from kernelwatch.verdict.record import CaseRecord
 from kernelwatch.verdict.stats import SAME
@@ -67,18 +68,18 @@ def test_worker_results_reach_the_controller_intact():
         workeroutput={},
         _benchmarksession=types.SimpleNamespace(benchmarks=[FakeBench("s.py::t[a]", [1e-3, 2e-3, 3e-3], record)]),
     )
-    worker_state = types.SimpleNamespace(records=[CaseRecord("s.py::t[a]", 2e-3, [1e-3, 2e-3, 3e-3], verdict=SAME)],
-                                         verdicts=[Verdict("s.py::t[a]", SAME, 2e-3, 2e-3, 1.0, 0.02, "within")],
-                                         cards={"s.py::t[a]": ["#### Why `s.py::t[a]` is slower", "", "1. **barriers**"]})
-    workers.export_results(worker, worker_state)
+    worker_findings = Findings(records=[CaseRecord("s.py::t[a]", 2e-3, [1e-3, 2e-3, 3e-3], verdict=SAME)],
+                               verdicts=[Verdict("s.py::t[a]", SAME, 2e-3, 2e-3, 1.0, 0.02, "within")],
+                               cards={"s.py::t[a]": ["#### Why `s.py::t[a]` is slower", "", "1. **barriers**"]})
+    workers.export_results(worker, worker_findings)
     assert json.loads(worker.workeroutput[workers.PAYLOAD_KEY])["benchmarks"][0]["fullname"] == "s.py::t[a]"
 
     controller = types.SimpleNamespace(_benchmarksession=types.SimpleNamespace(benchmarks=[]))
-    controller_state = types.SimpleNamespace(records=[], verdicts=[], cards={"s.py::other": ["its own card"]})
-    workers.import_results(controller, controller_state, worker.workeroutput)
-    assert controller_state.records == worker_state.records and controller_state.verdicts == worker_state.verdicts
+    controller_findings = Findings(cards={"s.py::other": ["its own card"]})
+    workers.import_results(controller, controller_findings, worker.workeroutput)
+    assert controller_findings.records == worker_findings.records and controller_findings.verdicts == worker_findings.verdicts
     # the worker's cards reach the controller's report beside the cards of the other workers
-    assert controller_state.cards == {"s.py::other": ["its own card"], **worker_state.cards}
+    assert controller_findings.cards == {"s.py::other": ["its own card"], **worker_findings.cards}
     (merged,) = controller._benchmarksession.benchmarks
     assert merged.fullname == "s.py::t[a]" and merged.stats.median == 2e-3
     as_dict = merged.as_dict(include_data=True)

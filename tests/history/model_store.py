@@ -25,6 +25,7 @@ from kernelwatch.verdict.against_baseline import judge_against_history
 from kernelwatch.verdict.labels import ACCEPTED, SAME, SLOWER, THROTTLED
 from kernelwatch.verdict.record import TIMER_CUPTI, CaseRecord
 from tests.history.model import CaseRun, History, Run
+from tests.suite_states import state_with
 
 PROFILE = "nightly"
 
@@ -89,12 +90,11 @@ def real_references(store: HistoryStore, case: str, gpu: str) -> list[tuple[str,
     """The runs a nightly on `gpu` judges `case` against, (run id, commit) oldest first, as the plugin reads
     them (None: too few, its baseline is the reference). The last one's commit is where a slower case's window
     starts."""
-    state = SimpleNamespace(store=store, gpu=SimpleNamespace(uuid=gpu), profile=SimpleNamespace(name=PROFILE),
-                            own_history={}, problems=[])
+    state = state_with(store=store, gpu=SimpleNamespace(uuid=gpu), profile=SimpleNamespace(name=PROFILE))
     read_history(state)
-    assert not state.problems, state.problems
+    assert not state.findings.problems, state.findings.problems
     now = CaseRecord(case, 1e-4, [1e-4] * 5, timer=TIMER_CUPTI, sass="sass-now", gpu_uuid=gpu)
-    verdict = judge_against_history(now, state.own_history.get(case, []), gpu_uuid=gpu)
+    verdict = judge_against_history(now, state.stored.own_history.get(case, []), gpu_uuid=gpu)
     if verdict is None:
         return None
     return [(run.name.removeprefix("history run "), run.commit) for run in verdict.references]

@@ -81,8 +81,8 @@ def replay(url: str) -> list[tuple[str, str, str, str]]:
                     record = as_measured(bench)
                     verdict = judge_against_stored(record, baseline=baseline,
                                                    baseline_runs=baseline_history.get(record.case, []),
-                                                   own_history=state.own_history.get(record.case, []), gpu_uuid=uuid)
-                    own = state.own_history.get(record.case, [])
+                                                   own_history=state.stored.own_history.get(record.case, []), gpu_uuid=uuid)
+                    own = state.stored.own_history.get(record.case, [])
                     if record.timer == TIMER_WALL and len(own) < HISTORY_MIN_RUNS_WALL:
                         # recorded when three runs sufficed for a wall-clock routine: now not judged against so few
                         label = OTHER_HOST if label in (SAME, SLOWER) else label

@@ -165,7 +165,7 @@ def _slow_down_matching_cases(request):
     bench = request.getfixturevalue("kernelwatch_bench")
     stash = request.config.stash
     if SESSION not in stash:
-        stash[SESSION] = SlowDown(bench.timer, bench.state.profile, bench.state.device, request.getfixturevalue("kernelwatch_gpu"),
+        stash[SESSION] = SlowDown(bench.timer, bench.state.measuring.profile, bench.state.device, request.getfixturevalue("kernelwatch_gpu"),
                                   request.config.getoption("slow_down_spins"))
     slowdown = stash[SESSION]
     time_unslowed = bench.time

@@ -1,6 +1,6 @@
 """kernelwatch's pytest plugin: its hooks (loaded by its pytest11 entry point).
 
-One `SuiteState` per pytest process, kept in `config.stash`:
+One `SuiteState` per pytest process, kept in `config.stash` (its parts: src/kernelwatch/plugin/state.py):
 
 * GPU tests carry the `gpu` marker and are skipped with the reason where no
   CUDA device is usable, unless `--kernelwatch-require-gpu` (or KERNELWATCH_REQUIRE_GPU=1)
@@ -17,9 +17,10 @@ One `SuiteState` per pytest process, kept in `config.stash`:
   failed is never saved.
 
 The plugin's rooms: options.py (options and their checks), state.py (the
-session's state), benchmark.py (every use of pytest-benchmark internals and
+session's state, made of the rooms' parts), benchmark.py (every use of pytest-benchmark internals and
 the numbered storage), timed_case.py (the kernelwatch_bench fixture's work),
-launch.py (the kernelwatch fixture's: any callable, checked and timed), fixtures.py, reporting.py (report and terminal summary), xdist.py (several
+launch.py (the kernelwatch fixture's: any callable, checked and timed), fixtures.py, reporting.py (writes the report and the terminal summary
+that src/kernelwatch/report/session_report.py builds), xdist.py (several
 workers), device.py (the default device layer) and hookspecs.py.
 May import every other room of src/kernelwatch/; nothing imports it but conftest.py.
 """
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from kernelwatch.ab.identity import arch_of
+from kernelwatch.cause.code_under_test import CodeUnderTest
 from kernelwatch.plugin import hookspecs
 from kernelwatch.plugin.benchmark import generated_machine_info, session_of, silence_xdist_notice, use_gpu_folder
 from kernelwatch.plugin.energy import energy_wanted
@@ -52,14 +54,15 @@ from kernelwatch.plugin.options import (
     report_path_of,
 )
 from kernelwatch.plugin.recording import read_history, record_session
-from kernelwatch.plugin.regression import close_reference_trees
 from kernelwatch.plugin.reporting import terminal_summary, write_ref_report, write_stored_report
 from kernelwatch.plugin.state import STATE, SuiteState
 from kernelwatch.plugin.xdist import export_results, import_results, prepare_worker_session, worker_id
 from kernelwatch.storage.runs import BaselineError, load_run, resolve_compare, stored_runs
 from kernelwatch.storage.schema import SCHEMA_KEY, SCHEMA_VERSION
+from kernelwatch.timing.measuring import Measuring
 from kernelwatch.verdict.accuracy import ACCURACY_KEY
 from kernelwatch.verdict.against_baseline import NOISE_HISTORY_RUNS, Baseline, history_of
+from kernelwatch.verdict.judging import Judging
 
 pytest_plugins = ["kernelwatch.plugin.fixtures"]
 
@@ -98,10 +101,12 @@ def _configure(config):
     refuse_unwritable_outputs(config)
     floors = floors_of(config)
     device = config.hook.pytest_kernelwatch_device(config=config)
-    state = SuiteState(device, profile_of(config), floors,
-                       report_path_of(config), repo=Path(config.rootpath),
-                       diagnose=config.getoption("kernelwatch_diagnose"), energy=config.getoption("kernelwatch_energy"),
-                       energy_fails=config.getoption("kernelwatch_energy_verdict") != "report")
+    state = SuiteState(
+        device,
+        Measuring(profile_of(config), energy_cases=config.getoption("kernelwatch_energy")),
+        Judging(floors, energy_fails=config.getoption("kernelwatch_energy_verdict") != "report"),
+        report_path_of(config),
+        code=CodeUnderTest(repo=Path(config.rootpath), diagnose=config.getoption("kernelwatch_diagnose")))
     config.stash[STATE] = state
     config.pluginmanager.register(state, "kernelwatch-state")
     if not device.available:
@@ -115,12 +120,12 @@ def _configure(config):
                 "model with CUDA_VISIBLE_DEVICES so that results go to one baseline folder")
         if config.getoption("kernelwatch_no_memory_pool"):
             device.use_exact_allocations()
-        state.gpu = device.info()
+        state.measuring.gpu = device.info()
     if config.getoption("kernelwatch_compare_ref") is not None:
         refuse_conflicts_with_compare_ref(config)
         refuse_compare_ref_without_a_library(config)
     if device.available:
-        state.library = kernel_library_of(config)
+        state.code.library = kernel_library_of(config)
     if not hasattr(config.option, "benchmark_storage"):
         return  # pytest-benchmark not loaded (-p no:benchmark)
     config.option.benchmark_save_data = True  # the verdicts need every sample in the stored files
@@ -132,7 +137,7 @@ def _configure(config):
     if not device.available:
         refuse_requests_without_a_gpu(config, device.why_not)
     else:
-        state.store = open_history_store(config)
+        state.stored.store = open_history_store(config)
     # the suite loads the baseline itself (one strict loader); pytest-benchmark must not
     state.compare_spec, config.option.benchmark_compare = config.option.benchmark_compare, False
 
@@ -140,14 +145,14 @@ def _configure(config):
 def pytest_sessionstart(session):
     config = session.config
     state = config.stash[STATE]
-    if state.gpu is not None and config.getoption("kernelwatch_compare_ref") is not None:
+    if state.measuring.gpu is not None and config.getoption("kernelwatch_compare_ref") is not None:
         _open_ref(config, state)
     bs = session_of(config)
-    if bs is None or state.gpu is None:
+    if bs is None or state.measuring.gpu is None:
         return
     if worker_id() is not None:
         prepare_worker_session(config)
-    use_gpu_folder(config, state, state.gpu.slug)
+    use_gpu_folder(config, state.findings, state.measuring.gpu.slug)
     if state.compare_spec:
         _load_baseline(state, bs)
     read_history(state)
@@ -159,8 +164,8 @@ def _open_ref(config, state: SuiteState) -> None:
     from kernelwatch.ab.ref_tree import RefError
 
     try:
-        state.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"),
-                                  arch=arch_of(state.gpu.compute_capability), library=state.library,
+        state.code.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"),
+                                  arch=arch_of(state.measuring.gpu.compute_capability), library=state.code.library,
                                   time_identical=config.getoption("kernelwatch_compare_ref_all"),
                                   accepted=config.getoption("kernelwatch_accept_slowdown"))
     except (RefError, LibraryError) as error:
@@ -169,10 +174,8 @@ def _open_ref(config, state: SuiteState) -> None:
 
 def pytest_unconfigure(config):
     state = config.stash.get(STATE, None)
-    if state is not None and state.ref is not None:
-        state.ref.close()  # removes the temporary worktree
     if state is not None:
-        close_reference_trees(state)  # the reference runs' worktrees of the cause cards
+        state.code.close()  # the worktrees of the ref comparison and of the reference runs' cause cards
 
 
 def _is_xdist_controller(config) -> bool:
@@ -180,23 +183,23 @@ def _is_xdist_controller(config) -> bool:
 
 
 def _load_baseline(state: SuiteState, bs) -> None:
-    folder = Path(bs.storage.path) / state.gpu.slug
-    state.comparing = True
+    folder = Path(bs.storage.path) / state.measuring.gpu.slug
+    state.judging.comparing = True
     try:
         path = resolve_compare(folder, state.compare_spec)
         if path is None:
-            state.notices.append(
-                f"no baseline for {state.gpu.name} in {folder}: every case is 'new'. Record one on an idle GPU "
+            state.findings.notices.append(
+                f"no baseline for {state.measuring.gpu.name} in {folder}: every case is 'new'. Record one on an idle GPU "
                 f"by running the same tests with --benchmark-save=LABEL (LABEL: the commit, say), and commit the "
                 f"file it writes there")
             return
-        doc = load_run(path, expected_gpu=state.gpu.name)
+        doc = load_run(path, expected_gpu=state.measuring.gpu.name)
         history_paths = [p for p in stored_runs(folder)[-NOISE_HISTORY_RUNS:] if p != path]
-        runs = {path.name: doc} | {p.name: load_run(p, expected_gpu=state.gpu.name) for p in history_paths}
+        runs = {path.name: doc} | {p.name: load_run(p, expected_gpu=state.measuring.gpu.name) for p in history_paths}
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
-    state.baseline = Baseline.from_doc(path, doc)
-    state.baseline_runs = history_of(runs)
+    state.stored.baseline = Baseline.from_doc(path, doc)
+    state.stored.baseline_runs = history_of(runs)
     # pytest-benchmark's tables show the baseline's rows beside this run's
     bs.compared_mapping = {path: {bench["fullname"]: bench for bench in doc["benchmarks"]}}
 
@@ -209,23 +212,23 @@ def pytest_benchmark_generate_machine_info(config):
 def pytest_benchmark_update_machine_info(config, machine_info):
     state = config.stash[STATE]
     machine_info[SCHEMA_KEY] = SCHEMA_VERSION  # every stored run says its schema (src/kernelwatch/storage/schema.py)
-    if state.gpu is not None:
+    if state.measuring.gpu is not None:
         clocks = state.device.clock_state()
-        machine_info["gpu"] = dict(state.gpu.as_dict(), sm_clock_mhz_now=clocks.sm_clock_mhz,
+        machine_info["gpu"] = dict(state.measuring.gpu.as_dict(), sm_clock_mhz_now=clocks.sm_clock_mhz,
                                    clock_event_reasons_now=clocks.reasons)
 
 
 def pytest_report_header(config):
     state = config.stash[STATE]
-    if state.gpu is None:
+    if state.measuring.gpu is None:
         return [f"kernelwatch: GPU tests will be skipped: {state.device.why_not}"]
-    info = state.gpu
+    info = state.measuring.gpu
     return [
         f"kernelwatch: {info.name} {info.uuid or '(no UUID: NVML missing)'} on {info.host} (CUDA device "
         f"{info.cuda_device}, {info.pci_bus_id}, {arch_of(info.compute_capability)}, "
         f"{info.multiprocessors} SMs), driver {info.driver}, CUDA runtime {info.cuda_runtime}, CuPy {info.cupy}",
         f"kernelwatch: profile {config.getoption('kernelwatch_profile')}, baselines in {baselines_of(config) / info.slug}",
-        _library_line(state.library),
+        _library_line(state.code.library),
     ]
 
 
@@ -242,9 +245,9 @@ def _library_line(library) -> str:
 def pytest_report_collectionfinish(config, items):
     """Say which timer measures this session's timed cases (chosen once collection shows there are some)."""
     state = config.stash[STATE]
-    if state.timer is not None:
-        return [f"kernelwatch: timer: {_timer_line(state.timer)}"]
-    if state.gpu is not None and _is_xdist_controller(config):
+    if state.measuring.timer is not None:
+        return [f"kernelwatch: timer: {_timer_line(state.measuring.timer)}"]
+    if state.measuring.gpu is not None and _is_xdist_controller(config):
         return ["kernelwatch: timer: chosen by each xdist worker (each result's 'timer' says which)"]
     return []
 
@@ -252,15 +255,15 @@ def pytest_report_collectionfinish(config, items):
 def _open_energy_meter(state: SuiteState, items) -> None:
     """The session's energy meter, where energy is to be measured for any case that will run; --kernelwatch-energy
     (all) on a GPU without an energy counter is an error (exit 4), the profile's cases a notice."""
-    wanted = state.energy == "all" or (state.energy == "profile" and any(
-        energy_wanted(state, item.nodeid) for item in items if "perf" in item.keywords))
+    wanted = state.measuring.energy_cases == "all" or (state.measuring.energy_cases == "profile" and any(
+        energy_wanted(state.measuring, item.nodeid) for item in items if "perf" in item.keywords))
     if not wanted:
         return
-    state.energy_meter, why_not = state.device.make_energy_meter()
-    if state.energy_meter is None:
-        if state.energy == "all":
+    state.measuring.energy_meter, why_not = state.device.make_energy_meter()
+    if state.measuring.energy_meter is None:
+        if state.measuring.energy_cases == "all":
             raise pytest.UsageError(f"--kernelwatch-energy: {why_not}")
-        state.notices.append(f"energy of the profile's energy cases not measured: {why_not}")
+        state.findings.notices.append(f"energy of the profile's energy cases not measured: {why_not}")
 
 
 def _timer_line(timer) -> str:
@@ -274,16 +277,16 @@ def _timer_line(timer) -> str:
 @pytest.hookimpl(trylast=True)  # after -m/-k deselection: only the tests that will run
 def pytest_collection_modifyitems(config, items):
     state = config.stash[STATE]
-    if state.gpu is not None:
+    if state.measuring.gpu is not None:
         if not _is_xdist_controller(config) and any("perf" in item.keywords for item in items):
-            state.timer = state.device.make_timer()  # CUPTI or held events, decided once
+            state.measuring.timer = state.device.make_timer()  # CUPTI or held events, decided once
             _open_energy_meter(state, items)
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {state.device.why_not}")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-            state.skipped_gpu_tests += 1
+            state.findings.skipped_gpu_tests += 1
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -291,15 +294,15 @@ def pytest_sessionfinish(session):
     """Runs after pytest-benchmark saved (its hook wraps this one): export, report, exit status."""
     config = session.config
     state = config.stash[STATE]
-    export_results(config, state)  # in an xdist worker: results go to the controller
+    export_results(config, state.findings)  # in an xdist worker: results go to the controller
     if worker_id() is None:
         record_session(config, state)  # first, so that the report can name this run; a failure loses no report
-    judged_checks = state.ref is None and any(record.verdict for record in state.accuracy)
-    if worker_id() is None and (state.comparing or judged_checks):  # a run of correctness checks only, too
+    judged_checks = state.code.ref is None and any(record.verdict for record in state.findings.accuracy)
+    if worker_id() is None and (state.judging.comparing or judged_checks):  # a run of correctness checks only, too
         write_stored_report(state)
-    if state.ref is not None:
+    if state.code.ref is not None:
         write_ref_report(state)
-    if state.problems and session.exitstatus == 0:
+    if state.findings.problems and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -307,15 +310,15 @@ def pytest_sessionfinish(session):
 def pytest_testnodedown(node, error):
     """xdist controller: a worker finished; take over its benchmarks, records and verdicts."""
     if session_of(node.config) is not None:
-        import_results(node.config, node.config.stash[STATE], getattr(node, "workeroutput", {}))
+        import_results(node.config, node.config.stash[STATE].findings, getattr(node, "workeroutput", {}))
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
     """Every correctness check's errors go into the run's document beside its timed cases: a saved baseline,
     --benchmark-json and the run the history store records (src/kernelwatch/verdict/accuracy.py)."""
     state = config.stash.get(STATE, None)
-    if state is not None and state.accuracy:
-        output_json[ACCURACY_KEY] = [record.as_dict() for record in state.accuracy]
+    if state is not None and state.findings.accuracy:
+        output_json[ACCURACY_KEY] = [record.as_dict() for record in state.findings.accuracy]
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -16,6 +16,7 @@ fails its test. The `kernelwatch` fixture's reference check records through this
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -31,11 +32,14 @@ from kernelwatch.verdict.accuracy import (
 )
 from kernelwatch.verdict.labels import ACCEPTED
 
+if TYPE_CHECKING:
+    from kernelwatch.plugin.state import SuiteState
+
 
 class AccuracyChecks:
     """What the `kernelwatch_accuracy` fixture gives a test: `record(errors, ...)`, once per test."""
 
-    def __init__(self, state, node):
+    def __init__(self, state: SuiteState, node):
         self.state, self.node = state, node
         self.recorded: AccuracyRecord | None = None
 
@@ -55,7 +59,7 @@ class AccuracyChecks:
                             else tuple(tolerance))
         passed = (tolerance is None or (max_error <= tol_max and avg_error <= tol_avg))
         state = self.state
-        gpu = state.gpu
+        gpu = state.measuring.gpu
         record = AccuracyRecord(
             case=self.node.nodeid, max_error=finite_or_none(max_error), avg_error=finite_or_none(avg_error),
             tolerance_max=None if tol_max is None else float(tol_max),
@@ -66,21 +70,21 @@ class AccuracyChecks:
             base_record = dataclasses.replace(record, max_error=finite_or_none(base[0]),
                                               avg_error=finite_or_none(base[1]))
             record = judge_pair(record, base_record, base_ref or "the base")
-            if record.fails and state.ref is not None and state.ref.accepted is not None:
-                record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=state.ref.accepted,
-                                             verdict_reason=f"{record.verdict_reason}; accepted: {state.ref.accepted}")
-        elif state.ref is None and state.store is not None and getattr(gpu, "uuid", None):
-            record = judged(record, judge_accuracy(record, state.accuracy_history.get(record.case, [])))
+            if record.fails and state.code.ref is not None and state.code.ref.accepted is not None:
+                record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=state.code.ref.accepted,
+                                             verdict_reason=f"{record.verdict_reason}; accepted: {state.code.ref.accepted}")
+        elif state.code.ref is None and state.stored.store is not None and getattr(gpu, "uuid", None):
+            record = judged(record, judge_accuracy(record, state.stored.accuracy_history.get(record.case, [])))
             record = follow_less_accurate(state, record)
         self.recorded = record
-        state.add_accuracy(record)
+        state.findings.add_accuracy(record)
         self.node.user_properties += [("max_error", max_error), ("avg_error", avg_error)]
         if fail and record.fails:
             pytest.fail(failure_message(record), pytrace=False)
         return record
 
 
-def follow_less_accurate(state, record: AccuracyRecord) -> AccuracyRecord:
+def follow_less_accurate(state: SuiteState, record: AccuracyRecord) -> AccuracyRecord:
     """A less accurate record with its window since the newest reference, accepted where an Accept-Slowdown
     trailer there names the case (cases=PATTERN): it then passes as `accepted`, and starts the new level."""
     if record.verdict != LESS_ACCURATE or not record.reference_commit:

@@ -24,10 +24,14 @@ import platform
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_benchmark.storage.file import FileStorage
 
 from kernelwatch.storage.runs import BaselineError, save_run
+
+if TYPE_CHECKING:
+    from kernelwatch.report.findings import Findings
 
 
 def session_of(config):
@@ -113,23 +117,23 @@ class NumberedStorage(FileStorage):
     for a run in which any test failed: a baseline describes a healthy run.
     """
 
-    def __init__(self, path, logger, default_machine_id, state):
+    def __init__(self, path, logger, default_machine_id, findings: Findings):
         super().__init__(path, logger, default_machine_id)
-        self.state = state
+        self.findings = findings
 
     def save(self, output_json, save):
-        if self.state.failures:
-            self.state.problems.append(f"not saved as a baseline: {self.state.failures} test(s) failed in this run")
+        if self.findings.failures:
+            self.findings.problems.append(f"not saved as a baseline: {self.findings.failures} test(s) failed in this run")
             return
         try:
             path = save_run(Path(self.path) / self.default_machine_id, save, output_json)
         except BaselineError as error:
-            self.state.problems.append(str(error))
+            self.findings.problems.append(str(error))
             return
-        self.state.notices.append(f"saved this run as {path}")
+        self.findings.notices.append(f"saved this run as {path}")
 
 
-def use_gpu_folder(config, state, slug: str) -> None:
+def use_gpu_folder(config, findings: Findings, slug: str) -> None:
     """Store this session's runs in `<storage>/<slug>` (the GPU model's folder) through NumberedStorage.
 
     pytest-benchmark names its folder from the Python platform; its session is
@@ -141,4 +145,4 @@ def use_gpu_folder(config, state, slug: str) -> None:
         return
     bs.machine_id = slug
     if type(bs.storage) is FileStorage:
-        bs.storage = NumberedStorage(bs.storage.path, bs.storage.logger, slug, state)
+        bs.storage = NumberedStorage(bs.storage.path, bs.storage.logger, slug, findings)

@@ -16,8 +16,10 @@ of base and head in the same run. "more energy" fails the case's test under
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from kernelwatch.timing.energy import EnergyError
+from kernelwatch.timing.measuring import Measuring
 from kernelwatch.verdict.energy import (
     MORE_ENERGY,
     energy_block,
@@ -30,20 +32,23 @@ from kernelwatch.verdict.energy import (
 from kernelwatch.verdict.labels import HISTORY_REFERENCE, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
+if TYPE_CHECKING:
+    from kernelwatch.plugin.state import SuiteState
+
 PAIRS = 5  # interleaved periods of each side in an energy A/B (about 5 s of GPU)
 
 
-def energy_wanted(state, case: str) -> bool:
+def energy_wanted(measuring: Measuring, case: str) -> bool:
     """Whether `case` (a node id) is to be measured for energy in this run."""
-    if state.energy == "all":
+    if measuring.energy_cases == "all":
         return True
-    if state.energy == "none":
+    if measuring.energy_cases == "none":
         return False
-    return state.profile.is_energy_case(case)
+    return measuring.profile.is_energy_case(case)
 
 
-def _measurable(state, record: CaseRecord, wall: bool) -> bool:
-    return state.energy_meter is not None and not wall and not record.host_copies and energy_wanted(state, record.case)
+def _measurable(state: SuiteState, record: CaseRecord, wall: bool) -> bool:
+    return state.measuring.energy_meter is not None and not wall and not record.host_copies and energy_wanted(state.measuring, record.case)
 
 
 def _verdict_fields(verdict: Verdict, fails: bool) -> dict:
@@ -52,40 +57,40 @@ def _verdict_fields(verdict: Verdict, fails: bool) -> dict:
     return fields | {"fails": fails}
 
 
-def with_energy(state, record: CaseRecord, run, stream, *, wall: bool) -> CaseRecord:
+def with_energy(state: SuiteState, record: CaseRecord, run, stream, *, wall: bool) -> CaseRecord:
     """`record` with its energy and, where this GPU's stored runs hold the same code's, its energy verdict."""
     if not _measurable(state, record, wall):
         return record
     try:
-        measurement = state.energy_meter.measure(run, stream, record.median_s, case=record.case, enough=precise_enough)
+        measurement = state.measuring.energy_meter.measure(run, stream, record.median_s, case=record.case, enough=precise_enough)
     except EnergyError as error:
-        state.problems.append(f"energy not measured: {error}")
+        state.findings.problems.append(f"energy not measured: {error}")
         return record
-    history = [*state.own_history.get(record.case, []), *state.baseline_runs.get(record.case, [])]
-    reference = energy_reference(history, state.gpu.uuid, record.sass)
+    history = [*state.stored.own_history.get(record.case, []), *state.stored.baseline_runs.get(record.case, [])]
+    reference = energy_reference(history, state.measuring.gpu.uuid, record.sass)
     block = energy_block(measurement, flops=record.flops, bytes_moved=record.bytes, reference_runs=reference)
     record = dataclasses.replace(record, energy=block)
-    if not (state.comparing or state.store is not None):
+    if not (state.judging.comparing or state.stored.store is not None):
         return record
     verdict = judge_energy(record.case, block["window_joules_per_launch"], reference,
-                           reference=HISTORY_REFERENCE + str(state.gpu.uuid))
+                           reference=HISTORY_REFERENCE + str(state.measuring.gpu.uuid))
     return dataclasses.replace(record, energy_verdict=_verdict_fields(
-        verdict, state.energy_fails and verdict.label == MORE_ENERGY))
+        verdict, state.judging.energy_fails and verdict.label == MORE_ENERGY))
 
 
-def with_paired_energy(state, record: CaseRecord, base_run, head_run, stream, base_s: float) -> CaseRecord:
+def with_paired_energy(state: SuiteState, record: CaseRecord, base_run, head_run, stream, base_s: float) -> CaseRecord:
     """Under --kernelwatch-compare-ref: `record` (head's) with the energy of base and head from interleaved periods."""
     if not _measurable(state, record, wall=False):
         return record
     try:
-        base, head = state.energy_meter.measure_interleaved(base_run, head_run, stream, base_s, record.median_s, PAIRS,
+        base, head = state.measuring.energy_meter.measure_interleaved(base_run, head_run, stream, base_s, record.median_s, PAIRS,
                                                             case=record.case)
     except EnergyError as error:
-        state.problems.append(f"energy not measured: {error}")
+        state.findings.problems.append(f"energy not measured: {error}")
         return record
-    verdict = judge_energy_paired(record.case, base.joules_per_launch, head.joules_per_launch, reference=state.ref.ref)
+    verdict = judge_energy_paired(record.case, base.joules_per_launch, head.joules_per_launch, reference=state.code.ref.ref)
     return dataclasses.replace(record, energy=energy_block(head, flops=record.flops, bytes_moved=record.bytes),
-                               energy_verdict=_verdict_fields(verdict, state.energy_fails and
+                               energy_verdict=_verdict_fields(verdict, state.judging.energy_fails and
                                                               verdict.label == MORE_ENERGY))
 
 

@@ -14,19 +14,19 @@ from kernelwatch.plugin.xdist import gpu_lock
 def kernelwatch_gpu(pytestconfig):
     """The GPU's description (kernelwatch.timing.gpu.GpuInfo); skips the test without a CUDA device."""
     state = pytestconfig.stash[STATE]
-    if state.gpu is None:
+    if state.measuring.gpu is None:
         pytest.skip(f"needs a CUDA GPU: {state.device.why_not}")
-    return state.gpu
+    return state.measuring.gpu
 
 
 @pytest.fixture(autouse=True)
 def _kernelwatch_gpu_lock(request):
     """GPU tests hold their GPU's lock: exclusive while timing (perf), shared otherwise."""
     state = request.config.stash[STATE]
-    if "gpu" not in request.keywords or state.gpu is None:
+    if "gpu" not in request.keywords or state.measuring.gpu is None:
         yield
         return
-    with gpu_lock(state.gpu.pci_bus_id, exclusive="perf" in request.keywords):
+    with gpu_lock(state.measuring.gpu.pci_bus_id, exclusive="perf" in request.keywords):
         yield
 
 
@@ -34,15 +34,15 @@ def _kernelwatch_gpu_lock(request):
 def kernelwatch_timer(kernelwatch_gpu, pytestconfig):
     """The session's timer (CUPTI kernel time where available, else held CUDA events)."""
     state = pytestconfig.stash[STATE]
-    if state.timer is None:  # a test outside the perf marker asked for it
-        state.timer = state.device.make_timer()
-    return state.timer
+    if state.measuring.timer is None:  # a test outside the perf marker asked for it
+        state.measuring.timer = state.device.make_timer()
+    return state.measuring.timer
 
 
 @pytest.fixture(scope="session")
 def kernelwatch_profile(pytestconfig):
     """The sampling plan of --kernelwatch-profile (kernelwatch.timing.profile.Profile)."""
-    return pytestconfig.stash[STATE].profile
+    return pytestconfig.stash[STATE].measuring.profile
 
 
 @pytest.fixture

@@ -102,7 +102,7 @@ class Launch:
             base = (base_errors["max_error"], base_errors["avg_error"])
         self._errors, misses, bounds, measure, results = self._launched_errors(launch, outputs, references, scale,
                                                                                chosen)
-        ref = self._bench.state.ref
+        ref = self._bench.state.code.ref
         self._accuracy = self._checks.record(
             (self._errors["max_error"], self._errors["avg_error"]), tolerance=bounds,
             shape=chosen.get("shape") or shape_of(results[0]), kind=chosen.get("kind"), seed=chosen.get("seed"),
@@ -120,7 +120,7 @@ class Launch:
     def _base_side(self, prepared):
         """Under --kernelwatch-compare-ref, the same case prepared by the base's kernel library (None where there is
         no ref, the case is no prepared case, or the base does not know its kernel: a new kernel)."""
-        ref = self._bench.state.ref
+        ref = self._bench.state.code.ref
         if ref is None or prepared is None:
             return None
         try:

@@ -15,40 +15,45 @@ still written. Nothing here prints the store's password.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kernelwatch.plugin.benchmark import run_document, session_of
 from kernelwatch.storage.history import HistoryError
 from kernelwatch.verdict.against_baseline import NOISE_HISTORY_RUNS, REFERENCE_RUNS
 
+if TYPE_CHECKING:
+    from kernelwatch.plugin.state import SuiteState
 
-def read_history(state) -> None:
+
+def read_history(state: SuiteState) -> None:
     """Read this GPU's history from the store opened at configure (src/kernelwatch/plugin/options.py); a store
     that fails now is a problem of the run, reported at its end."""
-    if state.store is None or state.gpu is None or state.gpu.uuid is None:
+    if state.stored.store is None or state.measuring.gpu is None or state.measuring.gpu.uuid is None:
         return
     try:
-        found = state.store.reference_history([state.gpu.uuid], profile=state.profile.name,
+        found = state.stored.store.reference_history([state.measuring.gpu.uuid], profile=state.measuring.profile.name,
                                               limit_runs=max(NOISE_HISTORY_RUNS, REFERENCE_RUNS))
-        state.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
+        state.stored.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
                              for case, entries in found.items()}
-        state.accuracy_history = state.store.accuracy_history([state.gpu.uuid], profile=state.profile.name)
+        state.stored.accuracy_history = state.stored.store.accuracy_history([state.measuring.gpu.uuid], profile=state.measuring.profile.name)
     except HistoryError as error:
-        state.store.close()
-        state.store = None
-        state.problems.append(f"history store: {error}")
+        state.stored.store.close()
+        state.stored.store = None
+        state.findings.problems.append(f"history store: {error}")
 
 
-def record_session(config, state) -> None:
+def record_session(config, state: SuiteState) -> None:
     """Record this run in the store (the controller or the only process; a run with timed cases)."""
-    if state.store is None or session_of(config) is None or not (state.records or state.accuracy):
+    if state.stored.store is None or session_of(config) is None or not (state.findings.records or state.findings.accuracy):
         return
-    outcome = "failed" if state.failures else "passed"
+    outcome = "failed" if state.findings.failures else "passed"
     try:
-        run_id = state.store.record_run(run_document(config), outcome=outcome, profile=state.profile.name,
-                                        other_failures=state.other_failures())
+        run_id = state.stored.store.record_run(run_document(config), outcome=outcome, profile=state.measuring.profile.name,
+                                        other_failures=state.findings.other_failures())
     except HistoryError as error:
-        state.problems.append(f"history store: this run was not recorded: {error}")
+        state.findings.problems.append(f"history store: this run was not recorded: {error}")
         return
     finally:
-        state.store.close()
-    state.recorded_run = run_id
-    state.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.store.safe_url}")
+        state.stored.store.close()
+    state.stored.recorded_run = run_id
+    state.findings.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.stored.store.safe_url}")

@@ -23,25 +23,30 @@ library, a card that says so in one line. Under `--kernelwatch-compare-ref` the 
 from __future__ import annotations
 
 import dataclasses
-import shlex
+from typing import TYPE_CHECKING
 
 from kernelwatch.ab.commits import CommitWindow, head_of, window
 from kernelwatch.history.bisect import command_line
+from kernelwatch.report.session_report import followed_phases, reference_words
+from kernelwatch.storage.stored_runs import StoredRuns
 from kernelwatch.verdict.acceptance import Acceptance, accepted, first_accepting, parse_acceptance
-from kernelwatch.verdict.labels import ACCEPTED, SLOWER, ReferenceRun, Verdict
+from kernelwatch.verdict.labels import SLOWER, ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
 
-
-def window_of(state, base: str | None) -> CommitWindow:
-    if state.head is None:
-        state.head = head_of(state.repo)
-    if base not in state.windows:
-        sha, dirty = state.head
-        state.windows[base] = window(state.repo, base, sha, head_dirty=dirty)
-    return state.windows[base]
+if TYPE_CHECKING:
+    from kernelwatch.plugin.state import SuiteState
 
 
-def acceptances_of(state, found: CommitWindow) -> list[Acceptance]:
+def window_of(state: SuiteState, base: str | None) -> CommitWindow:
+    if state.code.head is None:
+        state.code.head = head_of(state.code.repo)
+    if base not in state.code.windows:
+        sha, dirty = state.code.head
+        state.code.windows[base] = window(state.code.repo, base, sha, head_dirty=dirty)
+    return state.code.windows[base]
+
+
+def acceptances_of(state: SuiteState, found: CommitWindow) -> list[Acceptance]:
     """The window's trailers as acceptances; a trailer that cannot be read is a problem of the run."""
     result = []
     for sha, value in found.acceptances:
@@ -49,22 +54,22 @@ def acceptances_of(state, found: CommitWindow) -> list[Acceptance]:
             acceptance = parse_acceptance(value, f"the Accept-Slowdown trailer of {sha[:12]}")
         except ValueError as error:
             problem = f"commit {sha[:12]}: {error}"
-            if problem not in state.problems:
-                state.problems.append(problem)
+            if problem not in state.findings.problems:
+                state.findings.problems.append(problem)
             continue
         if acceptance is not None:
             result.append(acceptance)
     return result
 
 
-def _window_and_acceptance(state, record: CaseRecord, newest: ReferenceRun) -> tuple[CommitWindow, Acceptance | None]:
+def _window_and_acceptance(state: SuiteState, record: CaseRecord, newest: ReferenceRun) -> tuple[CommitWindow, Acceptance | None]:
     """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
     found = window_of(state, newest.commit)
     code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
     return found, first_accepting(acceptances_of(state, found), record.case, code_changed)
 
 
-def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:
+def follow_slower(state: SuiteState, record: CaseRecord, verdict: Verdict) -> tuple[CaseRecord, Verdict]:
     """A slower verdict against stored runs with its window, accepted where a trailer in it says so."""
     if verdict.label != SLOWER or not verdict.references:
         return record, verdict
@@ -76,7 +81,7 @@ def follow_slower(state, record: CaseRecord, verdict: Verdict) -> tuple[CaseReco
     return record, verdict
 
 
-def follow_slower_phases(state, record: CaseRecord,
+def follow_slower_phases(state: SuiteState, record: CaseRecord,
                          verdicts: dict[str, Verdict]) -> tuple[CaseRecord, dict[str, Verdict]]:
     """A host routine's phase verdicts with the window since their newest reference run, every slower one
     accepted where a trailer there accepts the routine (then the record carries the acceptance, and the
@@ -117,74 +122,7 @@ def failure_words(record: CaseRecord) -> str:
             f"acknowledge` on this case at this run")
 
 
-def is_followed(verdict_label: str | None) -> bool:
-    """The labels whose window the report and summary print."""
-    return verdict_label in (SLOWER, ACCEPTED)
-
-
-def followed_phases(record: CaseRecord) -> list[dict]:
-    """A host routine's phase verdicts (`phase_fields`) that are slower or accepted."""
-    return [phase for phase in record.phase_verdicts if is_followed(phase["label"])]
-
-
-def is_followed_record(record: CaseRecord) -> bool:
-    """True for a record whose window the report and summary print: a slower or accepted case, or a host
-    routine with a slower or accepted phase."""
-    return record.window is not None and (is_followed(record.verdict) or bool(followed_phases(record)))
-
-
-def is_failing_record(record: CaseRecord) -> bool:
-    """True for a followed record that fails: a slower case, or a slower phase nobody accepted."""
-    return record.verdict == SLOWER or any(phase["fails"] for phase in record.phase_verdicts)
-
-
-def _reference_words(references: list[dict]) -> str:
-    runs = [ReferenceRun.from_dict(run) for run in references]
-    if not runs:
-        return "no stored run"
-    named = ", ".join(run.name for run in runs)
-    newest = runs[-1]
-    when = f"{newest.started_at[:16].replace('T', ' ')} UTC, " if newest.started_at else ""
-    return f"{named} (newest: {when}commit {(newest.commit or 'unknown')[:12]})"
-
-
-def window_lines(record: CaseRecord, profile: str, run_id: int | None, *, markdown: bool) -> list[str]:
-    """A slower (or accepted) case's block: its reference runs, its window's commits, the bisect line, and how
-    to accept it; markdown for the report, plain text for the terminal."""
-    found = CommitWindow.from_dict(record.window or {})
-    code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
-    bullet = "- " if markdown else "  "
-    if is_followed(record.verdict):
-        what = f"{record.verdict} x{record.ratio:.3f}" if record.ratio else str(record.verdict)
-        references = record.references
-    else:  # a host routine followed for its phases: the references of its first followed one
-        phases = followed_phases(record)
-        what = "; ".join(f"{phase['phase']} phase {phase['label']} x{phase['ratio']:.3f}" for phase in phases)
-        references = phases[0].get("references") or []
-    lines = [(f"### {code(record.case)}: {what}" if markdown else f"{record.case}: {what}"),
-             f"{bullet}against {_reference_words(references)}"]
-    lines += [f"{bullet}{line}" if i == 0 else f"{'  ' if markdown else '    '}{line.strip()}"
-              for i, line in enumerate(found.lines())]
-    command = bisect_command(record.case, found, profile)
-    if command:
-        lines.append(f"{bullet}bisect: {code(command)}")
-    if record.accepted_reason is not None:
-        lines.append(f"{bullet}accepted: {record.accepted_reason}")
-    else:
-        run = str(run_id) if run_id is not None else "RUN"
-        lines.append(f"{bullet}if meant: a commit with the trailer {code('Accept-Slowdown: REASON')} (or "
-                     f"{code('Accept-Slowdown: cases=PATTERN REASON')}), or "
-                     f"{code(f'python -m kernelwatch.history acknowledge {shlex.quote(record.case)} {run} --reason TEXT')}")
-    return lines
-
-
-def close_reference_trees(state) -> None:
-    """Remove the worktrees `card_against_stored` checked out."""
-    if state.reference_packages is not None:
-        state.reference_packages.close()
-
-
-def _reference_machine_info(state, reference: ReferenceRun) -> dict:
+def _reference_machine_info(stored: StoredRuns, reference: ReferenceRun) -> dict:
     """The machine_info of a stored reference run: the history store's ("history run N") or a baseline
     file's beside the baseline; {} where it cannot be read (the card then lists no environment)."""
     import json
@@ -192,25 +130,25 @@ def _reference_machine_info(state, reference: ReferenceRun) -> dict:
     from kernelwatch.storage.history import HistoryError
 
     try:
-        if reference.name.startswith("history run ") and state.store is not None:
-            return state.store.export_run(int(reference.name.removeprefix("history run "))).get("machine_info") or {}
-        if state.baseline is not None:
-            path = state.baseline.path.parent / reference.name
+        if reference.name.startswith("history run ") and stored.store is not None:
+            return stored.store.export_run(int(reference.name.removeprefix("history run "))).get("machine_info") or {}
+        if stored.baseline is not None:
+            path = stored.baseline.path.parent / reference.name
             return json.loads(path.read_text()).get("machine_info") or {}
     except (HistoryError, OSError, ValueError, AttributeError):  # a card without its environment is still a card
         return {}
     return {}
 
 
-def _this_machine_info(state) -> dict:
+def _this_machine_info(state: SuiteState) -> dict:
     import platform
 
-    return {"gpu": state.gpu.as_dict(), "python_version": platform.python_version()}
+    return {"gpu": state.measuring.gpu.as_dict(), "python_version": platform.python_version()}
 
 
-def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -> None:
+def card_against_stored(state: SuiteState, record: CaseRecord, verdict: Verdict, prepared) -> None:
     """The cause card of a case slower than its stored reference (the module's docstring), kept in
-    `state.cards`; a card that cannot be made says why in it."""
+    `state.findings.cards`; a card that cannot be made says why in it."""
     from kernelwatch.ab.identity import arch_of
     from kernelwatch.ab.library import NOT_NAMED, LibraryError
     from kernelwatch.ab.ref_tree import RefError
@@ -222,12 +160,12 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
     if prepared is None or newest is None:
         return
     commit = newest.commit or ""
-    reference_info = _reference_machine_info(state, newest)
+    reference_info = _reference_machine_info(state.stored, newest)
     environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
     if record.sass and newest.sass and record.sass == newest.sass:
         differing = environment_differences(environment)
         moved = f"; what differs from that run: {differing}" if differing else ""
-        state.cards[record.case] = [*title(record.case), (
+        state.findings.cards[record.case] = [*title(record.case), (
             f"The machine code and launch are those of the newest reference run ({newest.name}, commit "
             f"{commit[:12] or 'unknown'}): the cause is not in this kernel's code, but in what it ran on or beside "
             f"(driver, clocks, power, another process) or in the measurement; no commit of the window made it{moved}."),
@@ -235,41 +173,41 @@ def card_against_stored(state, record: CaseRecord, verdict: Verdict, prepared) -
         return
     shape = matmul_shape(prepared)
     try:
-        if state.library is None:
+        if state.code.library is None:
             raise LibraryError(NOT_NAMED)
         if not commit:
             raise RefError(f"the reference run {newest.name} names no commit")
-        if state.reference_packages is None:
-            state.reference_packages = PackagesAtCommits(state.repo, state.library.located())
-        package = state.reference_packages.package(commit)
+        if state.code.reference_packages is None:
+            state.code.reference_packages = PackagesAtCommits(state.code.repo, state.code.library.located())
+        package = state.code.reference_packages.package(commit)
         base = prepared.same_case_in(package)
         lines = case_card(record.case, Side(package, base.build(), shape),
-                          Side(state.library.package, prepared.build(), shape),
-                          arch_of(state.gpu.compute_capability), environment=environment)
+                          Side(state.code.library.package, prepared.build(), shape),
+                          arch_of(state.measuring.gpu.compute_capability), environment=environment)
         lines[2:2] = [f"Against the build at commit {commit[:12]}, the newest reference run's ({newest.name}).", ""]
     except (RefError, RuntimeError, ValueError, OSError) as error:
         lines = no_card(record.case, error)
-    state.cards[record.case] = lines
+    state.findings.cards[record.case] = lines
 
 
-def card_of_phases(state, record: CaseRecord) -> None:
+def card_of_phases(state: SuiteState, record: CaseRecord) -> None:
     """The card of a host routine with a slower or accepted phase (src/kernelwatch/cause/phases.py), kept in
-    `state.cards`, against the newest reference run of its first such phase."""
+    `state.findings.cards`, against the newest reference run of its first such phase."""
     from kernelwatch.cause.phases import phase_card
     from kernelwatch.cause.stored import environment_pairs
 
     phases = followed_phases(record)
-    if not phases or record.case in state.cards:
+    if not phases or record.case in state.findings.cards:
         return
     references = [ReferenceRun.from_dict(run) for run in phases[0].get("references") or []]
     newest = references[-1] if references else None
-    reference_info = _reference_machine_info(state, newest) if newest is not None else {}
+    reference_info = _reference_machine_info(state.stored, newest) if newest is not None else {}
     environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
-    state.cards[record.case] = phase_card(record.case, record.phase_verdicts, environment,
-                                          _reference_words(phases[0].get("references") or []))
+    state.findings.cards[record.case] = phase_card(record.case, record.phase_verdicts, environment,
+                                          reference_words(phases[0].get("references") or []))
 
 
-def explain_slower(state, case: str, prepared) -> None:
+def explain_slower(state: SuiteState, case: str, prepared) -> None:
     """The cause card of a slower case of --kernelwatch-compare-ref (src/kernelwatch/cause/): both sides' builds, static always,
     and with --kernelwatch-diagnose their profiles under Nsight Compute. A card that cannot be made says why in it."""
     import shutil
@@ -278,17 +216,17 @@ def explain_slower(state, case: str, prepared) -> None:
     from kernelwatch.cause.card import no_card
     from kernelwatch.cause.sides import Side, case_card
 
-    builds = state.ref.builds.get(case)
+    builds = state.code.ref.builds.get(case)
     if builds is None:
         return
     shape = matmul_shape(prepared)
-    ncu = (shutil.which("ncu") or "ncu") if state.diagnose else None
+    ncu = (shutil.which("ncu") or "ncu") if state.code.diagnose else None
     try:
-        lines = case_card(case, Side(state.ref.base, builds[0], shape), Side(state.ref.library.package, builds[1], shape),
-                          arch_of(state.gpu.compute_capability), ncu=ncu, launched=state.ref.launched.get(case))
+        lines = case_card(case, Side(state.code.ref.base, builds[0], shape), Side(state.code.ref.library.package, builds[1], shape),
+                          arch_of(state.measuring.gpu.compute_capability), ncu=ncu, launched=state.code.ref.launched.get(case))
     except (RuntimeError, ValueError, OSError) as error:
         lines = no_card(case, error)
-    state.ref.cards[case] = lines
+    state.code.ref.cards[case] = lines
 
 
 def matmul_shape(prepared) -> str | None:

@@ -31,6 +31,7 @@ from kernelwatch.plugin.regression import (
     follow_slower,
     follow_slower_phases,
 )
+from kernelwatch.plugin.state import SuiteState
 from kernelwatch.plugin.xdist import worker_id
 from kernelwatch.timing.timer import Measurement
 from kernelwatch.timing.wall import measure_wall
@@ -48,7 +49,7 @@ class TimedCase:
 
     benchmark: object  # pytest-benchmark's fixture
     timer: object  # kernelwatch.timing.GpuTimer, or a device layer's stand-in
-    state: object  # kernelwatch.plugin.SuiteState
+    state: SuiteState
 
     def time(self, case, *, kernel: str | None = None, shape: str | None = None, flops: float | None = None,
              bytes_moved: float | None = None, ceiling: tuple[str, object] | None = None,
@@ -72,7 +73,7 @@ class TimedCase:
         prepared = case if hasattr(case, "run") else None
         run = prepared.run if prepared is not None else case
         started = time.time()
-        if state.ref is not None:
+        if state.code.ref is not None:
             if wall:
                 pytest.skip("--kernelwatch-compare-ref compares GPU-timed kernel cases; this host routine is timed by wall clock")
             if prepared is None:
@@ -81,9 +82,9 @@ class TimedCase:
             return self._compare_with_ref(prepared, flush, kernel, shape, started)
         if wall:
             recorder = getattr(self.timer, "phase_recorder", lambda: None)()  # None: no CUPTI, no phases
-            measurement = measure_wall(run, state.profile, recorder, case=self.benchmark.fullname)
+            measurement = measure_wall(run, state.measuring.profile, recorder, case=self.benchmark.fullname)
         else:
-            measurement = self.timer.measure(run, state.profile, flush=flush, case=self.benchmark.fullname)
+            measurement = self.timer.measure(run, state.measuring.profile, flush=flush, case=self.benchmark.fullname)
         if ceiling is not None and callable(ceiling[1]):
             ceiling = (ceiling[0], ceiling[1]())
         params = {key: value() if callable(value) else value for key, value in (params or {}).items()}
@@ -94,17 +95,17 @@ class TimedCase:
             **measured_fields(measurement),
         )
         verdict = None
-        if state.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
-            verdict = judge_against_stored(record, baseline=state.baseline,
-                                           baseline_runs=state.baseline_runs.get(record.case, []),
-                                           own_history=state.own_history.get(record.case, []),
-                                           gpu_uuid=state.gpu.uuid, floors=state.floors, current_host=state.gpu.host)
+        if state.judging.comparing:  # this GPU's own history where it holds enough runs, else the model's baseline
+            verdict = judge_against_stored(record, baseline=state.stored.baseline,
+                                           baseline_runs=state.stored.baseline_runs.get(record.case, []),
+                                           own_history=state.stored.own_history.get(record.case, []),
+                                           gpu_uuid=state.measuring.gpu.uuid, floors=state.judging.floors, current_host=state.measuring.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
             if verdict.label in (SLOWER, ACCEPTED):
                 card_against_stored(state, record, verdict, prepared)
-        if record.phases and (state.comparing or state.store is not None):
+        if record.phases and (state.judging.comparing or state.stored.store is not None):
             record, phases = follow_slower_phases(state, record, phase_verdicts(
-                record, state.own_history.get(record.case, []), gpu_uuid=state.gpu.uuid, floors=state.floors))
+                record, state.stored.own_history.get(record.case, []), gpu_uuid=state.measuring.gpu.uuid, floors=state.judging.floors))
             record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phases.items()])
             card_of_phases(state, record)
         record = with_energy(state, record, run, getattr(self.timer, "stream", None), wall=wall)
@@ -126,17 +127,17 @@ class TimedCase:
     def _where_and_when(self, prepared, started: float, wall: bool = False) -> dict:
         """The record's fields that say where and how the case ran: GPU, worker, timing interval,
         the timer's note and the kernel's machine code (prepared cases only)."""
-        info = self.state.gpu
+        info = self.state.measuring.gpu
         return dict(timer_note="" if wall else getattr(self.timer, "note", ""), gpu_uuid=info.uuid,
                     pci_bus_id=info.pci_bus_id, cuda_device=info.cuda_device, worker=worker_id() or "main",
                     timing_started=started, timing_ended=time.time(),
-                    sass=sass_of(self.state.library, prepared, info) if prepared is not None else None)
+                    sass=sass_of(self.state.code.library, prepared, info) if prepared is not None else None)
 
     def _compare_with_ref(self, prepared, flush, kernel, shape, started) -> Measurement | None:
         """--kernelwatch-compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
         state = self.state
-        floors = state.floors
-        verdict, head = state.ref.compare(self.benchmark.fullname, prepared, self.timer, state.profile, flush,
+        floors = state.judging.floors
+        verdict, head = state.code.ref.compare(self.benchmark.fullname, prepared, self.timer, state.measuring.profile, flush,
                                           lambda median_s: floor_of(median_s, floors))
         if head is None:
             mark_not_timed(self.benchmark, "not timed: the same SASS and launch as the ref")
@@ -144,15 +145,15 @@ class TimedCase:
         record = CaseRecord(
             case=self.benchmark.fullname, kernel=kernel, shape=shape, **self._where_and_when(prepared, started),
             **measured_fields(head)).judged(verdict)
-        if self.benchmark.fullname in state.ref.timed_base:
-            base_run, base_s = state.ref.timed_base[self.benchmark.fullname]
+        if self.benchmark.fullname in state.code.ref.timed_base:
+            base_run, base_s = state.code.ref.timed_base[self.benchmark.fullname]
             record = with_paired_energy(state, record, base_run, prepared.run, getattr(self.timer, "stream", None),
                                         base_s)
-        self._keep(record, None)  # the ref comparison keeps its verdicts (state.ref.verdicts)
+        self._keep(record, None)  # the ref comparison keeps its verdicts (state.code.ref.verdicts)
         if verdict.label in (SLOWER, ACCEPTED):
             explain_slower(state, self.benchmark.fullname, prepared)
         if verdict.fails:
-            pytest.fail(f"slower than {state.ref.ref}: {verdict.reason}", pytrace=False)
+            pytest.fail(f"slower than {state.code.ref.ref}: {verdict.reason}", pytrace=False)
         if (failure := energy_failure(record)) is not None:
             pytest.fail(failure, pytrace=False)
         return head
@@ -160,7 +161,7 @@ class TimedCase:
     def _keep(self, record: CaseRecord, verdict) -> None:
         """The record goes to the session's state (the report and the history read it there) and,
         flat, into pytest-benchmark's extra_info with its samples (its JSON and saved runs)."""
-        self.state.add(record, verdict)
+        self.state.findings.add(record, verdict)
         self.benchmark.extra_info.update(record.to_extra_info())
         hand_samples(self.benchmark, record.samples, "kernelwatch_bench.time(...)")
 

@@ -28,6 +28,7 @@ import types
 from pathlib import Path
 
 from kernelwatch.plugin.benchmark import benchmarks_as_dicts, session_of
+from kernelwatch.report.findings import Findings
 from kernelwatch.verdict.accuracy import AccuracyRecord
 from kernelwatch.verdict.labels import ReferenceRun, Verdict
 from kernelwatch.verdict.record import CaseRecord
@@ -79,18 +80,18 @@ def gpu_lock(pci_bus_id: str, exclusive: bool):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def export_results(config, state) -> None:
+def export_results(config, findings: Findings) -> None:
     """In a worker: hand its benchmarks (samples), records and verdicts to the controller."""
     if not hasattr(config, "workeroutput"):
         return
     payload = {"benchmarks": benchmarks_as_dicts(config),
-               "records": [dataclasses.asdict(record) for record in state.records],
-               "verdicts": [dataclasses.asdict(verdict) for verdict in state.verdicts],
-               "cards": state.cards, "accuracy": [record.as_dict() for record in getattr(state, "accuracy", [])]}
+               "records": [dataclasses.asdict(record) for record in findings.records],
+               "verdicts": [dataclasses.asdict(verdict) for verdict in findings.verdicts],
+               "cards": findings.cards, "accuracy": [record.as_dict() for record in findings.accuracy]}
     config.workeroutput[PAYLOAD_KEY] = json.dumps(payload)
 
 
-def import_results(config, state, workeroutput: dict) -> None:
+def import_results(config, findings: Findings, workeroutput: dict) -> None:
     """In the controller: add one worker's benchmarks to this session, its records, verdicts and cards to `state`."""
     from pytest_benchmark.stats import Metadata
 
@@ -108,12 +109,12 @@ def import_results(config, state, workeroutput: dict) -> None:
         for seconds in bench["stats"]["data"]:
             metadata.stats.update(seconds)
         session.benchmarks.append(metadata)
-    state.records += [CaseRecord(**fields) for fields in payload.get("records", [])]
-    state.verdicts += [Verdict(**{**fields, "references": tuple(ReferenceRun(**run) for run in fields.get(
+    findings.records += [CaseRecord(**fields) for fields in payload.get("records", [])]
+    findings.verdicts += [Verdict(**{**fields, "references": tuple(ReferenceRun(**run) for run in fields.get(
         "references", ()))}) for fields in payload.get("verdicts", [])]
-    state.cards.update(payload.get("cards", {}))
+    findings.cards.update(payload.get("cards", {}))
     if payload.get("accuracy"):
-        state.accuracy += [AccuracyRecord.from_dict(fields) for fields in payload["accuracy"]]
+        findings.accuracy += [AccuracyRecord.from_dict(fields) for fields in payload["accuracy"]]
 
 
 def prepare_worker_session(config) -> None:
