@@ -24,7 +24,8 @@ class CodeUnderTest:
     """The checkout, its kernel library, and what its timings are traced back to."""
 
     repo: Path | None = None  # the checkout the run is in
-    head: tuple[str | None, bool] | None = None  # (commit, dirty) of that checkout, read once (kernelwatch.ab.commits.head_of)
+    # (commit, dirty) of that checkout, read once (kernelwatch.ab.commits.head_of)
+    head: tuple[str | None, bool] | None = None
     windows: dict[str, CommitWindow] = field(default_factory=dict)  # a reference commit -> its window up to `head`
     # the project's kernel library (the kernelwatch_kernels ini key), imported where a GPU is; None where the
     # project names none: no machine-code identity, cause cards nor --kernelwatch-compare-ref

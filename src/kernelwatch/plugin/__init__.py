@@ -19,8 +19,8 @@ One `SuiteState` per pytest process, kept in `config.stash` (its parts: src/kern
 The plugin's rooms: options.py (options and their checks), state.py (the
 session's state, made of the rooms' parts), benchmark.py (every use of pytest-benchmark internals and
 the numbered storage), timed_case.py (the kernelwatch_bench fixture's work),
-launch.py (the kernelwatch fixture's: any callable, checked and timed), fixtures.py, reporting.py (writes the report and the terminal summary
-that src/kernelwatch/report/session_report.py builds), xdist.py (several
+launch.py (the kernelwatch fixture's: any callable, checked and timed), fixtures.py, reporting.py (writes the report and
+the terminal summary that src/kernelwatch/report/session_report.py builds), xdist.py (several
 workers), device.py (the default device layer) and hookspecs.py.
 May import every other room of src/kernelwatch/; nothing imports it but conftest.py.
 """
@@ -189,8 +189,8 @@ def _load_baseline(state: SuiteState, bs) -> None:
         path = resolve_compare(folder, state.compare_spec)
         if path is None:
             state.findings.notices.append(
-                f"no baseline for {state.measuring.gpu.name} in {folder}: every case is 'new'. Record one on an idle GPU "
-                f"by running the same tests with --benchmark-save=LABEL (LABEL: the commit, say), and commit the "
+                f"no baseline for {state.measuring.gpu.name} in {folder}: every case is 'new'. Record one on an idle "
+                f"GPU by running the same tests with --benchmark-save=LABEL (LABEL: the commit, say), and commit the "
                 f"file it writes there")
             return
         doc = load_run(path, expected_gpu=state.measuring.gpu.name)

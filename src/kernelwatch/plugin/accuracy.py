@@ -71,8 +71,9 @@ class AccuracyChecks:
                                               avg_error=finite_or_none(base[1]))
             record = judge_pair(record, base_record, base_ref or "the base")
             if record.fails and state.code.ref is not None and state.code.ref.accepted is not None:
-                record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=state.code.ref.accepted,
-                                             verdict_reason=f"{record.verdict_reason}; accepted: {state.code.ref.accepted}")
+                reason = state.code.ref.accepted
+                record = dataclasses.replace(record, verdict=ACCEPTED, accepted_reason=reason,
+                                             verdict_reason=f"{record.verdict_reason}; accepted: {reason}")
         elif state.code.ref is None and state.stored.store is not None and getattr(gpu, "uuid", None):
             record = judged(record, judge_accuracy(record, state.stored.accuracy_history.get(record.case, [])))
             record = follow_less_accurate(state, record)

@@ -123,7 +123,8 @@ class NumberedStorage(FileStorage):
 
     def save(self, output_json, save):
         if self.findings.failures:
-            self.findings.problems.append(f"not saved as a baseline: {self.findings.failures} test(s) failed in this run")
+            failed = self.findings.failures
+            self.findings.problems.append(f"not saved as a baseline: {failed} test(s) failed in this run")
             return
         try:
             path = save_run(Path(self.path) / self.default_machine_id, save, output_json)

@@ -48,7 +48,9 @@ def energy_wanted(measuring: Measuring, case: str) -> bool:
 
 
 def _measurable(state: SuiteState, record: CaseRecord, wall: bool) -> bool:
-    return state.measuring.energy_meter is not None and not wall and not record.host_copies and energy_wanted(state.measuring, record.case)
+    measuring = state.measuring
+    return (measuring.energy_meter is not None and not wall and not record.host_copies
+            and energy_wanted(measuring, record.case))
 
 
 def _verdict_fields(verdict: Verdict, fails: bool) -> dict:
@@ -62,7 +64,8 @@ def with_energy(state: SuiteState, record: CaseRecord, run, stream, *, wall: boo
     if not _measurable(state, record, wall):
         return record
     try:
-        measurement = state.measuring.energy_meter.measure(run, stream, record.median_s, case=record.case, enough=precise_enough)
+        measurement = state.measuring.energy_meter.measure(run, stream, record.median_s, case=record.case,
+                                                           enough=precise_enough)
     except EnergyError as error:
         state.findings.problems.append(f"energy not measured: {error}")
         return record
@@ -83,12 +86,13 @@ def with_paired_energy(state: SuiteState, record: CaseRecord, base_run, head_run
     if not _measurable(state, record, wall=False):
         return record
     try:
-        base, head = state.measuring.energy_meter.measure_interleaved(base_run, head_run, stream, base_s, record.median_s, PAIRS,
-                                                            case=record.case)
+        base, head = state.measuring.energy_meter.measure_interleaved(base_run, head_run, stream, base_s,
+                                                                      record.median_s, PAIRS, case=record.case)
     except EnergyError as error:
         state.findings.problems.append(f"energy not measured: {error}")
         return record
-    verdict = judge_energy_paired(record.case, base.joules_per_launch, head.joules_per_launch, reference=state.code.ref.ref)
+    verdict = judge_energy_paired(record.case, base.joules_per_launch, head.joules_per_launch,
+                                  reference=state.code.ref.ref)
     return dataclasses.replace(record, energy=energy_block(head, flops=record.flops, bytes_moved=record.bytes),
                                energy_verdict=_verdict_fields(verdict, state.judging.energy_fails and
                                                               verdict.label == MORE_ENERGY))

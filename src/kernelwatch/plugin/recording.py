@@ -31,11 +31,12 @@ def read_history(state: SuiteState) -> None:
     if state.stored.store is None or state.measuring.gpu is None or state.measuring.gpu.uuid is None:
         return
     try:
-        found = state.stored.store.reference_history([state.measuring.gpu.uuid], profile=state.measuring.profile.name,
-                                              limit_runs=max(NOISE_HISTORY_RUNS, REFERENCE_RUNS))
+        gpus, profile = [state.measuring.gpu.uuid], state.measuring.profile.name
+        found = state.stored.store.reference_history(gpus, profile=profile,
+                                                     limit_runs=max(NOISE_HISTORY_RUNS, REFERENCE_RUNS))
         state.stored.own_history = {case: [entry for entry in reversed(entries) if not entry.throttled]
-                             for case, entries in found.items()}
-        state.stored.accuracy_history = state.stored.store.accuracy_history([state.measuring.gpu.uuid], profile=state.measuring.profile.name)
+                                    for case, entries in found.items()}
+        state.stored.accuracy_history = state.stored.store.accuracy_history(gpus, profile=profile)
     except HistoryError as error:
         state.stored.store.close()
         state.stored.store = None
@@ -44,16 +45,17 @@ def read_history(state: SuiteState) -> None:
 
 def record_session(config, state: SuiteState) -> None:
     """Record this run in the store (the controller or the only process; a run with timed cases)."""
-    if state.stored.store is None or session_of(config) is None or not (state.findings.records or state.findings.accuracy):
+    store, findings = state.stored.store, state.findings
+    if store is None or session_of(config) is None or not (findings.records or findings.accuracy):
         return
-    outcome = "failed" if state.findings.failures else "passed"
+    outcome = "failed" if findings.failures else "passed"
     try:
-        run_id = state.stored.store.record_run(run_document(config), outcome=outcome, profile=state.measuring.profile.name,
-                                        other_failures=state.findings.other_failures())
+        run_id = store.record_run(run_document(config), outcome=outcome, profile=state.measuring.profile.name,
+                                  other_failures=findings.other_failures())
     except HistoryError as error:
-        state.findings.problems.append(f"history store: this run was not recorded: {error}")
+        findings.problems.append(f"history store: this run was not recorded: {error}")
         return
     finally:
-        state.stored.store.close()
+        store.close()
     state.stored.recorded_run = run_id
-    state.findings.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {state.stored.store.safe_url}")
+    findings.notices.append(f"recorded this run ({outcome}) as history run {run_id} in {store.safe_url}")

@@ -62,7 +62,8 @@ def acceptances_of(state: SuiteState, found: CommitWindow) -> list[Acceptance]:
     return result
 
 
-def _window_and_acceptance(state: SuiteState, record: CaseRecord, newest: ReferenceRun) -> tuple[CommitWindow, Acceptance | None]:
+def _window_and_acceptance(state: SuiteState, record: CaseRecord,
+                           newest: ReferenceRun) -> tuple[CommitWindow, Acceptance | None]:
     """The commits since `newest` and the first of their trailers that accepts `record`'s case."""
     found = window_of(state, newest.commit)
     code_changed = bool(record.sass and newest.sass and record.sass != newest.sass)
@@ -222,8 +223,9 @@ def explain_slower(state: SuiteState, case: str, prepared) -> None:
     shape = matmul_shape(prepared)
     ncu = (shutil.which("ncu") or "ncu") if state.code.diagnose else None
     try:
-        lines = case_card(case, Side(state.code.ref.base, builds[0], shape), Side(state.code.ref.library.package, builds[1], shape),
-                          arch_of(state.measuring.gpu.compute_capability), ncu=ncu, launched=state.code.ref.launched.get(case))
+        ref = state.code.ref
+        lines = case_card(case, Side(ref.base, builds[0], shape), Side(ref.library.package, builds[1], shape),
+                          arch_of(state.measuring.gpu.compute_capability), ncu=ncu, launched=ref.launched.get(case))
     except (RuntimeError, ValueError, OSError) as error:
         lines = no_card(case, error)
     state.code.ref.cards[case] = lines

@@ -24,7 +24,8 @@ from kernelwatch.report.session_report import (
 
 def bisect_commands(state: SuiteState) -> dict[str, str | None]:
     """Each followed case's `bisect` command line over its window (None: nothing to bisect)."""
-    return {record.case: bisect_command(record.case, CommitWindow.from_dict(record.window), state.measuring.profile.name)
+    profile = state.measuring.profile.name
+    return {record.case: bisect_command(record.case, CommitWindow.from_dict(record.window), profile)
             for record in followed_records(state.findings)}
 
 

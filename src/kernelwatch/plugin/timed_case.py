@@ -99,13 +99,15 @@ class TimedCase:
             verdict = judge_against_stored(record, baseline=state.stored.baseline,
                                            baseline_runs=state.stored.baseline_runs.get(record.case, []),
                                            own_history=state.stored.own_history.get(record.case, []),
-                                           gpu_uuid=state.measuring.gpu.uuid, floors=state.judging.floors, current_host=state.measuring.gpu.host)
+                                           gpu_uuid=state.measuring.gpu.uuid, floors=state.judging.floors,
+                                           current_host=state.measuring.gpu.host)
             record, verdict = follow_slower(state, record.judged(verdict), verdict)
             if verdict.label in (SLOWER, ACCEPTED):
                 card_against_stored(state, record, verdict, prepared)
         if record.phases and (state.judging.comparing or state.stored.store is not None):
             record, phases = follow_slower_phases(state, record, phase_verdicts(
-                record, state.stored.own_history.get(record.case, []), gpu_uuid=state.measuring.gpu.uuid, floors=state.judging.floors))
+                record, state.stored.own_history.get(record.case, []), gpu_uuid=state.measuring.gpu.uuid,
+                floors=state.judging.floors))
             record = dataclasses.replace(record, phase_verdicts=[phase_fields(phase, v) for phase, v in phases.items()])
             card_of_phases(state, record)
         record = with_energy(state, record, run, getattr(self.timer, "stream", None), wall=wall)
@@ -137,8 +139,8 @@ class TimedCase:
         """--kernelwatch-compare-ref: time base and head interleaved (or not at all when their SASS is the same)."""
         state = self.state
         floors = state.judging.floors
-        verdict, head = state.code.ref.compare(self.benchmark.fullname, prepared, self.timer, state.measuring.profile, flush,
-                                          lambda median_s: floor_of(median_s, floors))
+        verdict, head = state.code.ref.compare(self.benchmark.fullname, prepared, self.timer, state.measuring.profile,
+                                               flush, lambda median_s: floor_of(median_s, floors))
         if head is None:
             mark_not_timed(self.benchmark, "not timed: the same SASS and launch as the ref")
             return None

@@ -4,7 +4,8 @@ Each timed case's record and verdict are built once (src/kernelwatch/plugin/time
 kept here, with every correctness check's errors, the cause cards of slower cases, the failed
 tests and what the run has to say at its end. Under pytest-xdist the workers' findings are
 handed to the controller's (src/kernelwatch/plugin/xdist.py). Nothing here is read back from
-pytest-benchmark's JSON.
+pytest-benchmark's JSON; the history store, in turn, records the run's document as pytest-benchmark
+writes it, each case's record in its `extra_info` (src/kernelwatch/plugin/recording.py).
 """
 
 from __future__ import annotations
