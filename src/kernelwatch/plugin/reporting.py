@@ -24,9 +24,10 @@ from kernelwatch.report.session_report import (
 
 def bisect_commands(state: SuiteState) -> dict[str, str | None]:
     """Each followed case's `bisect` command line over its window (None: nothing to bisect)."""
-    profile = state.measuring.profile.name
+    followed = followed_records(state.findings)
+    profile = state.measuring.profile.name if followed else None
     return {record.case: bisect_command(record.case, CommitWindow.from_dict(record.window), profile)
-            for record in followed_records(state.findings)}
+            for record in followed}
 
 
 def write_stored_report(state: SuiteState) -> None:
