@@ -142,6 +142,36 @@ def test_the_test_file_rule_refuses_a_file_named_after_a_pass(tmp_path):
         test_a_test_file_is_named_after_what_it_tests_and_says_what_that_is(tmp_path / "test_undocumented.py")
 
 
+def imported_test_files(path: Path) -> list[str]:
+    """The test files (a module named test_*) that the file at `path` imports, relative imports included."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            found += [base] + [f"{base}.{alias.name}".lstrip(".") for alias in node.names]
+    return sorted({name for name in found if name.rpartition(".")[2].startswith("test_")})
+
+
+@pytest.mark.parametrize("path", TEST_FILES, ids=lambda p: str(p.relative_to(TESTS)))
+def test_no_test_file_imports_another_test_file(path):
+    """A helper two test files share lives in tests/support/ (or a folder's conftest.py), never in one of them."""
+    imported = imported_test_files(path)
+    assert not imported, f"{path.name} imports the test file(s) {imported}: move what it takes into tests/support/"
+
+
+def test_the_import_rule_refuses_a_test_file_importing_another(tmp_path):
+    for source in ("from tests.timing.test_rules import fake_cupti\n", "from test_concurrent_writers import writer\n",
+                   "import tests.project.test_readme\n", "from . import test_readme\n",
+                   "def f():\n    from tests.plugin.test_kernel_library import BASE\n"):
+        (tmp_path / "test_bad.py").write_text(f'"""x"""\n{source}')
+        with pytest.raises(AssertionError, match="imports the test file"):
+            test_no_test_file_imports_another_test_file(tmp_path / "test_bad.py")
+    (tmp_path / "test_good.py").write_text('"""x"""\nfrom tests.support.cupti import fake_cupti\nimport pytest\n')
+    test_no_test_file_imports_another_test_file(tmp_path / "test_good.py")
+
+
 # Where the tests of a module live when no test file is named after it (tests/ROOM/test_NAME.py for
 # kernelwatch.ROOM.NAME): the files, and why there. Every module of the package is named by a file or here.
 TESTED_ELSEWHERE = {
