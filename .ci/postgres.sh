@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL server for the history store's tests (tests/history), never a mock.
+# A throwaway PostgreSQL server for the history store's tests (tests/storage/history, tests/history), never a mock.
 #
 #   eval "$(.ci/postgres.sh start)"   # prints: export KERNELWATCH_TEST_POSTGRES=postgresql+psycopg://...
 #   .ci/postgres.sh stop

@@ -5,7 +5,7 @@ three functions below, here and in a git ref's (or a stored run's commit's) copy
 
 * `source_of(build)`: the CUDA source of a `KernelBuild` (headers spliced in) and its NVRTC options;
 * `build_for(kernel, shape)`: a case's build from its kernel's name and shape alone, no GPU;
-* `kernel_names()`: the names of both registries (they share none: tests/test_registry.py).
+* `kernel_names()`: the names of both registries (they share none: tests/kernels/test_registry.py).
 
 Prepared cases (`PreparedMatmul`, `PreparedAdd`, `PreparedStreams`) give their own `build()` and
 `same_case_in(library)`.

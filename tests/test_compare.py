@@ -12,7 +12,7 @@ import pytest
 from kernelwatch import compare
 from kernelwatch.storage.runs import BaselineError
 from kernelwatch.verdict.record import TIMER_WALL
-from tests.git_repos import git
+from tests.support.git_repos import git
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "baselines" / "NVIDIA_H200" / "0002_h200-f7a0fb6.json"

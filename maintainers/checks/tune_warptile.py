@@ -5,7 +5,7 @@
 Each candidate is first checked against cuBLAS on an odd shape and on the
 largest size (plain-summation tolerance), then timed with the suite's own
 timer. Prints one table: configuration, registers are in the compiler report
-(tests/test_compile.py), TFLOP/s and % of cuBLAS per size.
+(tests/kernels/test_compile.py), TFLOP/s and % of cuBLAS per size.
 """
 
 from __future__ import annotations

@@ -124,12 +124,12 @@ expect_exit() {  # expect_exit CODE NAME COMMAND...: a step that must fail with 
 }
 
 # the tests that judge mutants of src/kernelwatch/timing/ and metrics.py (step mutation)
-TIMING_CPU_TESTS="tests/test_gpu.py tests/test_cuda_available.py tests/test_timing_rules.py
-  tests/test_spans.py tests/test_timed_case.py tests/test_timer.py tests/test_timer_and_ceiling_setup.py
-  tests/test_registry.py tests/test_identity.py tests/test_against_baseline.py tests/test_record.py
-  tests/test_storage_schema.py tests/test_units.py tests/test_paired.py tests/test_stats.py tests/test_noise.py
-  tests/test_against_ref.py tests/test_runs.py tests/test_streams_plan.py tests/test_metrics.py
-  tests/test_tolerances.py tests/test_checks.py"
+TIMING_CPU_TESTS="tests/timing/test_gpu.py tests/timing/test_cuda_available.py tests/timing/test_rules.py
+  tests/timing/test_spans.py tests/plugin/test_timed_case.py tests/timing/test_timer.py tests/timing/test_ceilings.py
+  tests/kernels/test_registry.py tests/ab/test_identity.py tests/verdict/test_against_baseline.py tests/verdict/test_record.py
+  tests/storage/test_schema.py tests/test_units.py tests/verdict/test_paired.py tests/verdict/test_stats.py tests/verdict/test_noise.py
+  tests/ab/test_against_ref.py tests/storage/test_runs.py tests/kernels/test_streams_plan.py tests/test_metrics.py
+  tests/kernels/test_tolerances.py tests/kernels/test_checks.py"
 HARNESS_GPU_TESTS="suites/test_harness_on_gpu.py suites/test_verdict_gpu.py suites/test_elementwise_correctness.py"
 replay() {  # replay NAME FILE CPU_TESTS GPU_TESTS [OPTION]: maintainers.mutation.replay over FILE, CPU then GPU tests
   local name=$1 file=$2 cpu=$3 gpu=$4 option=${5:-}

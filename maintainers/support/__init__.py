@@ -1,5 +1,5 @@
 """What the maintainers' tools share with tests/: the tools import it from here, and so do the tests, so that
-nothing imports tests/ (tests/test_maintainers_tools.py checks it).
+nothing imports tests/ (tests/maintainers/test_tools.py checks it).
 
   cause_variants     eight broken variants of the suite's own kernels, each with the cause a card must blame
   energy_variant     a test-only add whose energy rises while its time does not (busy_add.cu)

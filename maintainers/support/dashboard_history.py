@@ -34,7 +34,7 @@ ACCEPTED_CASE, ACCEPTED_RUN, ACCEPTED_STEP = 4, 12, 1.04
 ACCEPTED_REASON = "Accept-Slowdown: 8-deep k tiles free registers for the fused epilogue"
 FAILED_RUN = 15
 ACCURACY_CASE, ACCURACY_RUN = 0, 7
-KAHAN, PLAIN = (5.97e-08, 2.40e-08), (2.41e-06, 6.82e-07)  # tests/test_accuracy_life.py's figures (fake GPU, g++)
+KAHAN, PLAIN = (5.97e-08, 2.40e-08), (2.41e-06, 6.82e-07)  # tests/end_to_end/test_accuracy_life.py's figures (fake GPU, g++)
 
 
 def commit_of(run: int) -> str:

@@ -1,7 +1,7 @@
 """kernelwatch: measuring GPU kernels, judging them, keeping what was measured.
 
 Its rooms, in import order (a module imports only its own room and the rooms
-before it; tests/test_layout.py checks it):
+before it; tests/project/test_layout.py checks it):
 
   units     how times, changes and percentages are written (a leaf)
   metrics   error metrics against a float64 reference (a leaf)

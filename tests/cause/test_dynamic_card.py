@@ -111,7 +111,7 @@ def test_the_full_card_names_every_variants_cause_first_on_the_h200s_recorded_pr
 
     from kernelwatch.cause.card import static_causes
     from maintainers.support.cause_variants import VARIANTS
-    from tests.cause.test_static_card import original_profile, variant_profile
+    from tests.support.variant_profiles import original_profile, variant_profile
 
     recorded = json.loads((Path(__file__).parents[1] / "data" / "cause" / "h200-variant-profiles.json").read_text())
     right = []

@@ -21,20 +21,10 @@ from kernelwatch.cause import occupancy as occupancy_module
 from kernelwatch.cause.card import Cause, card, merged, static_causes
 from kernelwatch.cause.occupancy import occupancy
 from kernelwatch.cause.static import StaticProfile, _report_of, launch_shape, static_profile
-from maintainers.support.cause_variants import VARIANTS, original_launch
+from maintainers.support.cause_variants import VARIANTS
+from tests.support.variant_profiles import original_profile, variant_profile
 
 ARCHS = ("sm_80", "sm_90")
-
-
-def original_profile(variant, arch):
-    entry = variant.original
-    return static_profile(load_source(entry.source), (*BASE_OPTIONS, *define_options(entry.defines)), arch,
-                          entry.function, original_launch(variant.kernel), entry.source)
-
-
-def variant_profile(variant, arch):
-    return static_profile(variant.source_text(), variant.build_options(), arch, variant.original.function,
-                          variant.launch(), variant.original.source)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -25,7 +25,7 @@ from kernelwatch.verdict.against_baseline import judge_against_history
 from kernelwatch.verdict.labels import ACCEPTED, SAME, SLOWER, THROTTLED
 from kernelwatch.verdict.record import TIMER_CUPTI, CaseRecord
 from tests.history.model import CaseRun, History, Run
-from tests.suite_states import state_with
+from tests.support.suite_states import state_with
 
 PROFILE = "nightly"
 

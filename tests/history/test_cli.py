@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.cli import COMMANDS, main
 from kernelwatch.storage.history import open_store
 from maintainers.support.synthetic_history import make_document, write_document
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 

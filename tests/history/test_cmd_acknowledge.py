@@ -3,12 +3,11 @@ on each backend."""
 
 from __future__ import annotations
 
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
-
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import open_store
 from maintainers.support.synthetic_history import STEP_AT, STEPPED_CASE, case_name, make_document
 from maintainers.support.synthetic_history import record_stepped_history as record_history
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
 def _failed_run(index: int) -> dict:

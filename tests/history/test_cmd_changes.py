@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history import cmd_changes
 from kernelwatch.history.analysis import Analysis, Detectable
@@ -23,6 +22,7 @@ from maintainers.support.synthetic_history import STEPPED_HISTORY_CASES as CASES
 from maintainers.support.synthetic_history import STEPPED_HISTORY_RUNS as RUNS
 from maintainers.support.synthetic_history import record_stepped_history as record_history
 from tests.history.made_series import KEY, a_point, a_series, a_step
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
 def changes(url: str, *args: str) -> int:

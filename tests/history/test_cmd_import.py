@@ -4,11 +4,11 @@ failures), on each backend."""
 from __future__ import annotations
 
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import open_store
 from maintainers.support.synthetic_history import GPU_A, case_name, make_document, write_document
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
 def _failed_run(index: int = 1) -> dict:

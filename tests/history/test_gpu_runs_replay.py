@@ -18,7 +18,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.plugin.recording import read_history
 from kernelwatch.storage.history import open_store
@@ -32,6 +31,7 @@ from kernelwatch.verdict.against_baseline import (
 )
 from kernelwatch.verdict.labels import OTHER_HOST, SAME, SLOWER
 from kernelwatch.verdict.record import TIMER_WALL, CaseRecord
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "history_gpu"

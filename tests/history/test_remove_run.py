@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.cli import main
 from kernelwatch.storage.history import HistoryError, open_store
 from kernelwatch.storage.history.documents import case_rows, run_row
 from kernelwatch.storage.history.schema import CASES, RUNS
 from maintainers.support.synthetic_history import case_name, make_document
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
 def test_a_removed_run_is_gone_with_its_cases_and_acknowledgements_and_its_removal_is_logged(history_url, capsys):

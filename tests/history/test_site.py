@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.chart import ACCEPTED_COLOUR, FAILED_COLOUR, RUN_FAILED_COLOUR
 from kernelwatch.history.site import case_page_name, write_site
@@ -17,6 +16,7 @@ from kernelwatch.history.sparklines import SPARK_HEIGHT, SPARK_PAD, SPARK_WIDTH,
 from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
 from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
 def _ratios(index: str) -> list[str]:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
@@ -42,6 +41,7 @@ from maintainers.support.synthetic_history import (
     case_name,
     record_stepped_history,
 )
+from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 CHROMIUM = os.environ.get("KERNELWATCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

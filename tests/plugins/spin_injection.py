@@ -39,7 +39,7 @@ SPIN_VARIABLE = "kernel_suite_test_spin_cycles"
 # and falls through): a C++ loop, or even an empty `if` on the variable, changed how NVVM
 # compiled the rest of some kernels (blocktile_1d from 48 registers to 40 and a 16-byte
 # stack frame, blocktile_2d to 148 registers), so the copy was slower before it spun at all.
-# tests/test_spin_injection.py checks that every kernel keeps its registers and stack.
+# tests/plugins/test_spin_injection.py checks that every kernel keeps its registers and stack.
 _DECLARATION = f'extern "C" {{ __constant__ long long {SPIN_VARIABLE} = 0; }}\n'
 _PROLOGUE = ('\n    asm volatile("{ .reg .s64 t0, t1; .reg .pred p; mov.u64 t0, %%clock64;\\n"  // test-only spin\n'
              '                 "SPIN: mov.u64 t1, %%clock64; sub.s64 t1, t1, t0; setp.lt.s64 p, t1, %0; "\n'

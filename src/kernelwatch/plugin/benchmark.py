@@ -3,7 +3,7 @@
 pytest-benchmark 5.2 times Python callables by wall clock and has no public way
 to accept samples it did not take, to name its storage folder, or to reach its
 session from a hook. The suite needs all three, so it uses these internals,
-pinned by tox.ini (<5.3) and checked by tests/test_benchmark.py:
+pinned by tox.ini (<5.3) and checked by tests/plugin/test_benchmark.py:
 
 * `config._benchmarksession`: the session (its storage, benchmarks, machine id);
 * `bench._make_stats(1)`: what pytest-benchmark's own runner registers samples with;
