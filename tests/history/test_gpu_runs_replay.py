@@ -32,6 +32,7 @@ from kernelwatch.verdict.against_baseline import (
 from kernelwatch.verdict.labels import OTHER_HOST, SAME, SLOWER
 from kernelwatch.verdict.record import TIMER_WALL, CaseRecord
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
+from tests.support.suite_states import state_with
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "history_gpu"
@@ -71,8 +72,7 @@ def replay(url: str) -> list[tuple[str, str, str, str]]:
                 doc, judged = run["document"], not run["name"].startswith("record")
                 uuid = doc["machine_info"]["gpu"]["uuid"]
                 # the plugin's own reading of the history (its order, its throttle filter), not a copy of it
-                state = SimpleNamespace(store=store, gpu=SimpleNamespace(uuid=uuid), profile=SimpleNamespace(
-                    name="quick"), own_history={}, problems=[])
+                state = state_with(store=store, gpu=SimpleNamespace(uuid=uuid), profile=SimpleNamespace(name="quick"))
                 read_history(state)
                 live = [bench["extra_info"].get("verdict") for bench in doc["benchmarks"]]
                 for bench, label in zip(doc["benchmarks"], live, strict=True):
