@@ -183,7 +183,6 @@ TESTED_ELSEWHERE = {
     "cause.static": ("tests/cause/test_static_card.py", "the static card is its product"),
     "history.accuracy": ("tests/verdict/test_accuracy.py tests/end_to_end/test_accuracy_life.py",
                          "the accuracy series and steps beside the accuracy records they are read from"),
-    "history.accuracy_chart": ("tests/end_to_end/test_accuracy_life.py", "the chart is checked on the accuracy step's page"),
     "history.bisect_checks": ("tests/history/test_bisect.py", "the checks bisect makes before building"),
     "history.cmd_bisect": ("tests/history/test_bisect.py", "the command is bisect's front door"),
     "history.cmd_export": ("tests/history/test_cli.py tests/storage/history/test_committed_runs_round_trip.py",

@@ -160,10 +160,12 @@ def test_the_flush_buffer_is_twice_the_l2_or_64_mib_on_any_gpu(made, l2_mib):
 def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
     timer = timer_module.GpuTimer(50 * MiB, prefer_cupti=False)
     timer.flush_l2()
-    ((name, _, _, (buffer, n4, _)),) = made.launches
+    ((name, grid, block, (buffer, n4, _)),) = made.launches
     assert name == "flush_l2" and buffer is made.device_arrays[0] and made.ones == [buffer.size]
     # the kernel reads float4s (src/kernelwatch/timing/kernels.cu): n4 of 16 bytes each span the buffer exactly
     assert int(n4) * 16 == buffer.nbytes
+    # and strides by x alone: a launch of more than one dimension would read every float4 once per y and z
+    assert grid[1:] == block[1:] == (1, 1) and block[0] % 32 == 0
 
 
 def sample_of_a_kernel(made, timer, flush=True, enqueue_ns=0):

@@ -186,6 +186,18 @@ def test_recording_a_run_twice_names_the_run_it_is_stored_as(store):
     assert raised.value.run_id == second
 
 
+
+def test_after_a_lost_race_the_run_of_that_content_hash_is_found_and_no_other(store):
+    """A writer whose insert lost to another writer's (the unique content hash refused it) looks the run up by its
+    hash (`_run_with_hash`) to name it: that run's id, whatever order the hashes were stored in, and None for a
+    hash not stored."""
+    docs = [make_document(i) for i in range(4)]
+    hashes = [documents.run_row(doc, outcome="passed", profile="nightly", label=None, source=None)["content_hash"] for doc in docs]
+    order = sorted(range(len(docs)), key=lambda i: hashes[i], reverse=True)  # the greatest hash stored first
+    ids = {i: store.record_run(docs[i], outcome="passed", profile="nightly") for i in order}
+    assert {i: store._run_with_hash(hashes[i]) for i in ids} == ids
+    assert store._run_with_hash("0" * len(hashes[0])) is None
+
 def test_runs_of_a_gpu_model_are_that_models_only(store):
     """`runs(gpu=MODEL)` matches the model (or a UUID) by equality: another model's runs are left out."""
     mine = store.record_run(make_document(1), outcome="passed", profile="nightly")

@@ -1,0 +1,46 @@
+"""kernelwatch.history.accuracy_chart: each check's mark by its state, and the runs spread evenly along the chart."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from kernelwatch.history.accuracy_chart import LEFT, RIGHT, WIDTH, accuracy_chart
+
+
+def point(run_id: int, state: str, error: float):
+    record = SimpleNamespace(max_error=error, avg_error=error / 10, tolerance_max=1e-3, verdict=state)
+    return SimpleNamespace(record=record, state=state, run_id=run_id, started_at="2026-12-06 00:00:00",
+                           commit="c" * 40, accepted_reason="meant" if state == "accepted" else None)
+
+
+def marks(svg: str, state: str) -> list[str]:
+    """The maximum-error mark of each point of `state`, as its element's text."""
+    return re.findall(rf'<(?:path|circle) class="accuracy-point max {state}"[^>]*>', svg)
+
+
+def test_a_passed_check_is_a_circle_a_failed_one_a_triangle_and_an_accepted_one_a_diamond():
+    svg = accuracy_chart([point(1, "passed", 1e-5), point(2, "failed", 2e-3), point(3, "accepted", 2e-3)])
+    (passed,), (failed,), (accepted,) = marks(svg, "passed"), marks(svg, "failed"), marks(svg, "accepted")
+    assert passed.startswith("<circle")
+    corners = {name: len(re.findall(r"[ML][\d.]+,[\d.]+", mark)) for name, mark in
+               (("failed", failed), ("accepted", accepted))}
+    assert corners == {"failed": 3, "accepted": 4}
+    assert 'stroke="#d62728"' in failed and 'stroke="#ff7f0e"' in accepted  # red and orange, as the time chart
+
+
+def mark_x(mark: str) -> float:
+    """A mark's centre along the run axis: a circle's cx, a path's first corner (the apex over its centre)."""
+    found = re.search(r'cx="([\d.]+)"', mark) or re.search(r'd="M([\d.]+),', mark)
+    return float(found.group(1))
+
+
+@pytest.mark.parametrize("runs", [1, 2, 5])
+def test_the_runs_sit_at_the_middles_of_equal_slots_across_the_plot(runs):
+    states = ["passed", "failed", "accepted"]
+    svg = accuracy_chart([point(i + 1, states[i % 3], 1e-5 * (i + 1)) for i in range(runs)])
+    xs = sorted(mark_x(mark) for state in states for mark in marks(svg, state))
+    slot = (WIDTH - LEFT - RIGHT) / runs
+    assert xs == pytest.approx([LEFT + slot * (i + 0.5) for i in range(runs)], abs=0.06)
