@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from types import SimpleNamespace
 
 import pytest
 
-from kernelwatch.history.accuracy_chart import LEFT, RIGHT, WIDTH, accuracy_chart
+from kernelwatch.history.accuracy_chart import LEFT, RIGHT, WIDTH, accuracy_chart, accuracy_index
+from kernelwatch.verdict.accuracy import format_error
 
 
 def point(run_id: int, state: str, error: float):
-    record = SimpleNamespace(max_error=error, avg_error=error / 10, tolerance_max=1e-3, verdict=state)
+    record = SimpleNamespace(max_error=error, avg_error=error / 10, tolerance_max=1e-3, verdict=state,
+                             margin=1 - error / 1e-3)
     return SimpleNamespace(record=record, state=state, run_id=run_id, started_at="2026-12-06 00:00:00",
                            commit="c" * 40, accepted_reason="meant" if state == "accepted" else None)
 
@@ -44,3 +47,12 @@ def test_the_runs_sit_at_the_middles_of_equal_slots_across_the_plot(runs):
     xs = sorted(mark_x(mark) for state in states for mark in marks(svg, state))
     slot = (WIDTH - LEFT - RIGHT) / runs
     assert xs == pytest.approx([LEFT + slot * (i + 0.5) for i in range(runs)], abs=0.06)
+
+
+def test_the_index_row_of_a_check_shows_its_newest_run():
+    older, newest = point(1, "passed", 2e-6), point(2, "failed", 9.5e-4)
+    key = namedtuple("Key", "case gpu")("s.py::test_k[a]", "GPU-a")
+    row = accuracy_index({key: [older, newest]}, lambda case: "k.html")
+    assert 'data-state="failed"' in row and 'data-flag="near tolerance"' in row  # 5% of the tolerance left
+    cells = re.findall(r"<td>([^<]*)</td>", row)
+    assert cells[:5] == ["GPU-a", "2", format_error(9.5e-4), format_error(9.5e-5), "5.0% ⚠ under a tenth left"]

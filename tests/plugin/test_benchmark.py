@@ -181,3 +181,20 @@ def test_machine_info_under_pypy_gives_pypys_own_version_as_pytest_benchmark_doe
     info = benchmark.generated_machine_info()
     assert (info["python_implementation"], info["python_implementation_version"]) == ("PyPy", "7.3.17")
     assert info["python_version"] == platform.python_version()
+
+
+def test_the_plugins_machine_info_wins_over_pytest_benchmarks_whichever_loads_last():
+    """`pytest_benchmark_generate_machine_info` is a first-result hook, and pluggy calls the plugin registered last
+    first: the suite's answer (the CPU's name without py-cpuinfo's seconds of probing) must come first anyway."""
+    import pluggy
+    import pytest_benchmark.hookspec
+    import pytest_benchmark.plugin
+
+    import kernelwatch.plugin
+    from kernelwatch.plugin.benchmark import generated_machine_info
+
+    manager = pluggy.PluginManager("pytest")
+    manager.add_hookspecs(pytest_benchmark.hookspec)
+    manager.register(kernelwatch.plugin)
+    manager.register(pytest_benchmark.plugin)  # registered last: called first, unless the suite's is tryfirst
+    assert manager.hook.pytest_benchmark_generate_machine_info(config=None) == generated_machine_info()

@@ -69,6 +69,16 @@ def test_no_result_for_the_reference(kernelwatch):
     kernelwatch(lambda: None, reference=X)
 
 
+def test_fewer_results_than_references(kernelwatch):
+    out = np.empty_like(X)
+    kernelwatch(lambda: doubled(out), out=out, reference=(2.0 * X.astype(np.float64), X.astype(np.float64)))
+
+
+def test_more_results_than_references(kernelwatch):
+    out, other = np.empty_like(X), np.empty_like(X)
+    kernelwatch(lambda: doubled(out) or doubled(other), out=(out, other), reference=2.0 * X.astype(np.float64))
+
+
 @pytest.mark.kernelwatch(tolerance=1e-3, colour="blue")
 def test_an_unknown_setting(kernelwatch):
     kernelwatch(lambda: None)
@@ -154,6 +164,8 @@ def test_misuse_is_said_in_one_line(ran):
         "@pytest.mark.kernelwatch: takes only the keywords tolerance, scale, flops, bytes, kernel, shape, flush, kind, seed "
         "(given: colour)")
     assert "one timed callable per test" in results["test_twice"]
+    assert results["test_fewer_results_than_references"] == "kernelwatch: 1 result(s) against 2 reference(s)"
+    assert results["test_more_results_than_references"] == "kernelwatch: 2 result(s) against 1 reference(s)"
 
 
 def test_each_launch_runs_with_the_plugins_stream_current(ran):
@@ -166,7 +178,8 @@ def test_without_a_gpu_a_test_of_the_fixture_is_skipped_with_the_reason_and_sele
     (tmp_path / "test_cases.py").write_text(CASES)
     result = run(tmp_path, "-rs", "-m", "perf and gpu")
     assert result.returncode == 0, output(result)
-    assert "11 skipped" in output(result) and "needs a CUDA GPU: no GPU in this test" in output(result)
+    every = CASES.count("\ndef test_")  # each case uses the fixture
+    assert f"{every} skipped" in output(result) and "needs a CUDA GPU: no GPU in this test" in output(result)
 
 
 class Stream:

@@ -200,7 +200,6 @@ TESTED_ELSEWHERE = {
                          "recording into the store is a plugin run's end"),
     "plugin.regression": ("tests/verdict/test_acceptance.py tests/plugin/test_stored_slower_cards.py",
                           "a slower case's window, acceptance and cards"),
-    "report.accuracy": ("tests/end_to_end/test_accuracy_life.py", "the report's accuracy lines of a less accurate run"),
     "report.energy": ("tests/plugin/test_energy.py", "the section is checked beside the measurement that fills it"),
     "report.findings": ("tests/plugin/test_state.py", "a part of the session's state, checked with the others"),
     "report.phases": ("tests/verdict/test_phases.py", "the phases section beside the phase verdicts it shows"),
@@ -224,7 +223,6 @@ TESTED_ELSEWHERE = {
     "timing.wall": ("tests/timing/test_rules.py tests/timing/test_phases.py", "wall-clock timing among the timing rules"),
     "verdict.judging": ("tests/plugin/test_state.py", "a part of the session's state, checked with the others"),
     "verdict.labels": ("tests/verdict/test_stats.py tests/report/test_markdown.py", "the words every verdict and report uses"),
-    "verdict.threshold": ("tests/verdict/test_against_baseline.py tests/test_compare.py", "the floors every judging command takes"),
 }
 
 

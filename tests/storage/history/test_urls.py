@@ -34,6 +34,7 @@ BAD_PORTS = {
     "postgresql://suite@127.0.0.1/h?port=abc": "'abc'",
     "postgresql://suite@/h?host=a:5432&host=b:zz": "'zz'",
     "postgresql://suite@[::1]:-1/h": "'-1'",
+    f"postgresql://suite@127.0.0.1:{'9' * 60}/h": f"'{'9' * 40}'",  # a long one is quoted by its first 40 characters
 }
 
 
