@@ -31,6 +31,9 @@ def test_a_passed_check_is_a_circle_a_failed_one_a_triangle_and_an_accepted_one_
     corners = {name: len(re.findall(r"[ML][\d.]+,[\d.]+", mark)) for name, mark in
                (("failed", failed), ("accepted", accepted))}
     assert corners == {"failed": 3, "accepted": 4}
+    # the diamond: its top and bottom corners equally far above and below its left and right ones
+    (top, right, bottom, left) = [tuple(map(float, xy)) for xy in re.findall(r"[ML]([\d.]+),([\d.]+)", accepted)]
+    assert top[0] == bottom[0] and left[1] == right[1] and bottom[1] - left[1] == pytest.approx(left[1] - top[1])
     assert 'stroke="#d62728"' in failed and 'stroke="#ff7f0e"' in accepted  # red and orange, as the time chart
 
 

@@ -142,6 +142,8 @@ def test_tick_labels_change_unit_at_a_thousand():
     assert tick_labels([2000.0, 4000.0]) == ["2000 s", "4000 s"]  # past a thousand seconds: still seconds
     # a microsecond is 1 µs, though 1e-6 / 1e-9 is 999.9999999999999 in floating point
     assert tick_labels([1e-6]) == ["1.000 µs"] and tick_labels([1e-6, 2e-6]) == ["1 µs", "2 µs"]
+    # and a millisecond a float's rounding left 3e-10 µs short of a thousand is a millisecond, not 1000 µs
+    assert tick_labels([(1000 - 3e-10) * 1e-6]) == ["1.000 ms"]
 
 
 def test_ticks_in_any_order_get_the_labels_they_would_get_in_ascending_order():

@@ -293,7 +293,8 @@ def test_the_terminal_summary_says_skipped_gpu_tests_in_yellow_and_the_runs_erro
 def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_each_measured_energy():
     block = {"joules_per_launch": 2.0, "joules_per_launch_low": 1.9, "joules_per_launch_high": 2.1,
              "confidence": 0.95, "active_watts_mean": 300.4}
-    more = dataclasses.replace(_followed("s.py::b", "slower"), energy=block,
+    listed = {"base": "a" * 40, "head": "b" * 40, "commits": [["c" * 40, "tiles"]], "acceptances": []}
+    more = dataclasses.replace(_followed("s.py::b", "slower"), energy=block, window=listed,
                                energy_verdict={"label": "more energy", "fails": True, "reason": "1.05x"})
     plain = CaseRecord(case="s.py::a", median_s=1e-3, energy=block)
     state = suite_state(records=[more, plain], comparing=True, profile=types.SimpleNamespace(name="nightly"),
@@ -304,6 +305,8 @@ def test_the_terminal_summary_prints_the_slower_cases_windows_as_plain_text_and_
     window = lines[lines.index("== kernelwatch: slower cases, their reference runs and the commits since") + 1:
                    lines.index("== kernelwatch: energy per launch")]
     assert window[0] == "s.py::b: slower x1.100" and not any("`" in line for line in window)  # no markdown
+    # the window's bisect line, for the run's profile
+    assert f"  bisect: python -m kernelwatch.history bisect s.py::b {'a' * 12}..{'b' * 12} --profile nightly" in window
     assert terminal.lines[-3:] == [
         ("s.py::a: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W", {}),
         ("s.py::b: 2 J (95% 1.9-2.1, ±5.0% this run), 300 W, more energy", {"red": True}),

@@ -118,3 +118,11 @@ def test_a_check_the_store_cannot_keep_is_refused_in_one_sentence(tmp_path, chan
     change(doc[ACCURACY_KEY][0])
     with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store, pytest.raises(HistoryError, match=words):
         store.record_run(doc, outcome="passed", profile="quick")
+
+
+def test_a_margin_needs_both_an_error_and_a_tolerance():
+    def check(max_error, tolerance):
+        return AccuracyRecord("s.py::k", max_error, None, tolerance_max=tolerance)
+
+    assert check(2.5e-6, 1e-5).margin == pytest.approx(0.75)
+    assert check(2.5e-6, None).margin is None and check(None, 1e-5).margin is None and check(2.5e-6, 0.0).margin is None

@@ -483,3 +483,10 @@ def test_an_ab_interval_that_reaches_one_is_not_wholly_past_it(mean):
     assert verdict.ratio == pytest.approx(math.exp(mean)) and abs(verdict.ratio - 1) > 0.015
     assert (verdict.ci_low if mean > 0 else verdict.ci_high) == 1.0
     assert verdict.label == SAME
+
+
+def test_a_side_of_one_sample_has_no_welch_test():
+    # the verdict's p of a side with a single energy: no spread to test, so never significant
+    assert energy_verdict._welch_p([1.0], [1.0, 1.1, 1.2], "greater") == 1.0
+    assert energy_verdict._welch_p([2.0, 2.1, 2.2], [1.0], "greater") == 1.0
+    assert energy_verdict._welch_p([2.0, 2.1, 2.2], [1.0, 1.1, 1.05], "greater") < 0.01

@@ -67,6 +67,12 @@ REFUSED = {
         "benchmark.extra_info.window.commits is not a list of [commit, subject] pairs of text"),
     "phases that are no times (the next verdict reads them)": (
         lambda doc: _info(doc, phases={"copy": ["slow"]}), "benchmark.extra_info.phases.copy[0] is 'slow', not a time"),
+    "an energy of no joules (a counter that did not move)": (
+        lambda doc: _info(doc, energy={"window_joules_per_launch": [0.0, 1.0], "joules_per_launch": 0.5}),
+        "benchmark.extra_info.energy.window_joules_per_launch[0] is 0.0, not an energy in joules above 0"),
+    "an energy below zero": (
+        lambda doc: _info(doc, energy={"window_joules_per_launch": [1.0], "joules_per_launch": -0.5}),
+        "benchmark.extra_info.energy.joules_per_launch is -0.5, not an energy in joules above 0"),
     "an energy that is a list": (
         lambda doc: _info(doc, energy=[1.0]), "benchmark.extra_info.energy is a list, not an object"),
     "a timer that is a number": (
