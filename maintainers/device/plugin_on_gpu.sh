@@ -182,8 +182,9 @@ accuracy() {
   rm -rf "$clone" && git clone -q "$REPO" "$clone" || { row accuracy "git clone" "failed" ""; return; }
   local suites=(suites/test_matmul_correctness.py suites/test_elementwise_correctness.py suites/test_host_routines.py)
   for n in 1 2; do
-    (cd "$clone" && run_step "accuracy-clean-$n" "${PYTEST[@]}" "${suites[@]}" "${narrow[@]}" --kernelwatch-require-gpu \
-      --kernelwatch-history="$store" --kernelwatch-report="$WORK/accuracy-clean-$n.md")
+    # not in a subshell: run_step sets rc and secs for the row (a part run alone has them set nowhere else)
+    cd "$clone" && run_step "accuracy-clean-$n" "${PYTEST[@]}" "${suites[@]}" "${narrow[@]}" --kernelwatch-require-gpu \
+      --kernelwatch-history="$store" --kernelwatch-report="$WORK/accuracy-clean-$n.md"; cd "$REPO" || return
     row accuracy "clean run $n (correctness suites)" "exit $rc in ${secs}s" \
       "$(grep -m1 -E '^accuracy: ' "$WORK/accuracy-clean-$n.log" || grep -E 'passed|failed' "$WORK/accuracy-clean-$n.log" | tail -n 1)"
   done
@@ -207,9 +208,9 @@ PY
   (cd "$clone" && python3 -m tests.plugins.no_compensation kernels/cuda/common.cuh \
     && "${GIT[@]}" commit -qam "kahan_add without its compensation (accuracy part of plugin_on_gpu.sh)") \
     || { row accuracy "Kahan-less commit" "failed" ""; return; }
-  (cd "$clone" && run_step accuracy-kahan-less "${PYTEST[@]}" suites/test_matmul_correctness.py \
+  cd "$clone" && run_step accuracy-kahan-less "${PYTEST[@]}" suites/test_matmul_correctness.py \
     -k "test_matmul_matches_float64 and (naive_kahan or row_shared)${ACCURACY_K:+ and ($ACCURACY_K)}" \
-    --kernelwatch-require-gpu --kernelwatch-history="$store" --kernelwatch-report="$OUT/accuracy.md")
+    --kernelwatch-require-gpu --kernelwatch-history="$store" --kernelwatch-report="$OUT/accuracy.md"; cd "$REPO" || return
   row accuracy "Kahan-less naive_kahan and row_shared" "exit $rc in ${secs}s (1 expected)" \
     "$(grep -m1 -E '^accuracy: ' "$WORK/accuracy-kahan-less.log"); e.g. $(grep -m1 -E ': less accurate: ' "$WORK/accuracy-kahan-less.log" | cut -c1-200)"
   (cd "$clone" && python3 -m kernelwatch.history changes --history "$store" > "$WORK/accuracy-changes.txt" 2>&1)

@@ -13,6 +13,7 @@ from kernelwatch.verdict.accuracy import (
     LESS_ACCURATE,
     MORE_ACCURATE,
     SLACK,
+    UNSEEDED,
     AccuracyRecord,
     StoredAccuracy,
     judge_accuracy,
@@ -126,3 +127,22 @@ def test_a_margin_needs_both_an_error_and_a_tolerance():
 
     assert check(2.5e-6, 1e-5).margin == pytest.approx(0.75)
     assert check(2.5e-6, None).margin is None and check(None, 1e-5).margin is None and check(2.5e-6, 0.0).margin is None
+
+
+def test_a_check_without_a_seed_is_kept_but_not_judged_against_its_history():
+    """Inputs drawn afresh each run (examples/triton on an H100, 2026-12-06): two runs repeated their maximum error
+    5.9604634117251494e-08 by chance, and the third, 5.960464122267716e-08, read `less accurate` against them."""
+    def stored(run_id, max_error, seed):
+        record = AccuracyRecord("t.py::test_add", max_error, 2.14e-08, tolerance_max=1e-5, shape="16777216", seed=seed)
+        return StoredAccuracy(run_id, None, None, record, "passed")
+
+    for seed, label in ((None, None), (0, LESS_ACCURATE)):
+        history = [stored(2, 5.9604634117251494e-08, seed), stored(1, 5.9604634117251494e-08, seed)]
+        now = AccuracyRecord("t.py::test_add", 5.960464122267716e-08, 2.14e-08, tolerance_max=1e-5,
+                             shape="16777216", seed=seed)
+        verdict = judge_accuracy(now, history)
+        assert verdict.label == label
+        assert (verdict.reason == UNSEEDED) is (seed is None)
+    # an A/B checks both sides on the very inputs of this run: judged, seed or none
+    assert judge_pair(AccuracyRecord("t.py::test_add", 2e-6, 1e-6), AccuracyRecord("t.py::test_add", 1e-6, 1e-6),
+                      "main").verdict == LESS_ACCURATE

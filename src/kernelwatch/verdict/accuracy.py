@@ -20,6 +20,10 @@ the newest accepted one: an acceptance starts a new level), on the same inputs o
   its range [lo, hi] widened by its own width on each side, as the noise model widens time by its spread.
   `less accurate` past the top of the band, `more accurate` below its bottom.
 
+Both rules need the same inputs every run: a record without a seed (the `kernelwatch` marker's or
+`kernelwatch_accuracy.record`'s `seed=`) is kept but not judged against its history (UNSEEDED); under
+`--kernelwatch-compare-ref` both sides are checked on the very same inputs, seeded or not.
+
 `less accurate` fails the case's test as `slower` does; an `Accept-Slowdown` trailer naming the case
 (`cases=PATTERN`) in the window since the newest reference, or `acknowledge`, accepts it (label `accepted`).
 """
@@ -39,6 +43,10 @@ ACCURACY_KEY = "kernelwatch_accuracy"  # the run document's list of accuracy rec
 SLACK = 1e-8  # relative growth a bit-for-bit history still allows (see the module's docstring)
 REFERENCE_CHECKS = 20  # at most this many of a case's newest stored checks (same inputs) make its reference band
 MARGIN_FLAG = 0.1  # the index flags a case with less than this fraction of its tolerance left
+# inputs drawn afresh each run (no seed) give other errors each run: two runs may even repeat a maximum error by
+# chance (a float32 sum's is often exactly 2**-24), which the bit-for-bit rule would then hold the next run to
+UNSEEDED = ("not judged against its history: its inputs carry no seed, so their errors need not repeat from run to "
+            "run (draw them from a seed and give it as seed=)")
 
 
 def finite_or_none(value) -> float | None:
@@ -147,7 +155,7 @@ class StoredAccuracy:
 
 @dataclass(frozen=True)
 class AccuracyVerdict:
-    label: str
+    label: str | None  # None: not judged (inputs without a seed)
     reason: str
     reference_max: float | None = None
     reference_avg: float | None = None
@@ -187,7 +195,13 @@ def band(values: list[float]) -> tuple[float, float, bool]:
 
 
 def judge_accuracy(record: AccuracyRecord, history: list[StoredAccuracy]) -> AccuracyVerdict:
-    """The record against its history (module docstring)."""
+    """The record against its history (module docstring); a check whose inputs carry no seed is not judged."""
+    if record.seed is None:
+        return AccuracyVerdict(None, UNSEEDED)
+    return _against(record, history)
+
+
+def _against(record: AccuracyRecord, history: list[StoredAccuracy]) -> AccuracyVerdict:
     if record.max_error is None or record.avg_error is None:
         return AccuracyVerdict(NEW, "not judged: an error is not finite (the check failed)")
     refs = references_of(record, history)
@@ -226,7 +240,7 @@ def judge_pair(head: AccuracyRecord, base: AccuracyRecord, ref: str) -> Accuracy
     """A/B (`--kernelwatch-compare-ref`): head's errors against base's on the same inputs in the same run;
     a deterministic pair is compared exactly (with SLACK), as a history of one run."""
     stored = StoredAccuracy(0, None, None, base, "passed")
-    verdict = judge_accuracy(head, [stored])
+    verdict = _against(head, [stored])  # one set of inputs for both sides, seeded or not
     return dataclasses.replace(head, verdict=verdict.label, verdict_reason=verdict.reason,
                                reference_max=base.max_error, reference_avg=base.avg_error, reference=ref,
                                reference_runs=1)
