@@ -43,3 +43,16 @@ def test_acknowledge_takes_a_run_where_the_case_failed_and_names_the_failures_el
     assert _acknowledge(history_url, case_name(1), ids[2]) == 1
     assert f"(it failed at runs {ids[3]}; `changes` lists them)" in capsys.readouterr().err
     assert _acknowledge(history_url, case_name(1), ids[3]) == 0
+
+
+def test_the_refusal_lists_six_failed_runs_and_counts_the_rest(history_url, capsys):
+    for failures, listed in ((6, "{0}, {1}, {2}, {3}, {4}, {5}"), (8, "{0}, {1}, {2}, {3}, {4}, {5} and 2 more")):
+        with open_store(history_url) as store:
+            for run in store.runs():
+                store.remove_run(run.id, reason="the next story")
+            start = 100 * failures
+            failed = [store.record_run(_failed_run(start + i), outcome="failed", profile="nightly", other_failures=0)
+                      for i in range(failures)]
+            passed = store.record_run(make_document(start + failures), outcome="passed", profile="nightly")
+        assert _acknowledge(history_url, case_name(1), passed) == 1
+        assert f"(it failed at runs {listed.format(*failed)}; `changes` lists them)" in capsys.readouterr().err

@@ -166,6 +166,7 @@ def test_the_flush_reads_its_whole_buffer_and_nothing_past_its_end(made):
     assert int(n4) * 16 == buffer.nbytes
     # and strides by x alone: a launch of more than one dimension would read every float4 once per y and z
     assert grid[1:] == block[1:] == (1, 1) and block[0] % 32 == 0
+    assert grid[0] == 4 * 132  # four blocks on each of the fake GPU's SMs: every SM reads its share
 
 
 def sample_of_a_kernel(made, timer, flush=True, enqueue_ns=0):
@@ -191,6 +192,8 @@ def test_a_sample_holds_the_stream_until_its_stop_event_is_queued_and_gives_seco
     assert [entry[2] for entry in made.log[:-1]] == [timer.stream] * 5
     assert [entry[-1] != 0 for entry in made.log] == [False] * 5 + [True]
     assert seconds == pytest.approx(2.5e-3, rel=1e-12)  # CUDA's milliseconds, in seconds
+    # one thread spins on the release word: a grid or block of no thread would launch nothing, and hold nothing
+    assert [(grid, block) for name, grid, block, _ in made.launches if name == "hold_stream"] == [((1, 1, 1), (1, 1, 1))]
 
 
 @pytest.mark.parametrize("flush", [None, True, False], ids=["default", "flush", "no flush"])

@@ -187,6 +187,12 @@ def test_recording_a_run_twice_names_the_run_it_is_stored_as(store):
 
 
 
+def test_a_removed_runs_id_is_never_given_to_a_later_run(store):
+    """Ids name runs in acknowledgements, windows and notes: the newest run removed, the next run takes a new id."""
+    ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3)]
+    store.remove_run(ids[-1], reason="recorded by mistake")
+    assert store.record_run(make_document(3), outcome="passed", profile="nightly") == ids[-1] + 1
+
 def test_after_a_lost_race_the_run_of_that_content_hash_is_found_and_no_other(store):
     """A writer whose insert lost to another writer's (the unique content hash refused it) looks the run up by its
     hash (`_run_with_hash`) to name it: that run's id, whatever order the hashes were stored in, and None for a
