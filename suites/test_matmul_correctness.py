@@ -72,7 +72,8 @@ def test_matmul_matches_float64(name, kind, shape, request, kernelwatch_accuracy
     problems, errors = error_problems(name, a, b, c, ref, kind)
     # recorded with the run (its JSON, the history store, `changes`, the dashboard) and judged against this GPU's
     # history: `less accurate` fails the test; also kept as JUnit properties (maintainers/device/summarize.py)
-    tol = tolerance(MATMUL_KERNELS[name], shape[1])
+    # the tolerance the check above holds it to: of its inner dimension k, a's columns (the shape is m x n x k)
+    tol = tolerance(MATMUL_KERNELS[name], a.shape[1])
     kernelwatch_accuracy.record(errors, tolerance=(tol.max_error, tol.avg_error), shape=shape_id(shape), kind=kind,
                                 seed=seed_for(request.node.nodeid), kernel=name,
                                 measure="relative" if kind == "uniform" else "scaled", fail=not problems)
