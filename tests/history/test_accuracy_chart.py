@@ -34,7 +34,16 @@ def test_a_passed_check_is_a_circle_a_failed_one_a_triangle_and_an_accepted_one_
     # the diamond: its top and bottom corners equally far above and below its left and right ones
     (top, right, bottom, left) = [tuple(map(float, xy)) for xy in re.findall(r"[ML]([\d.]+),([\d.]+)", accepted)]
     assert top[0] == bottom[0] and left[1] == right[1] and bottom[1] - left[1] == pytest.approx(left[1] - top[1])
+    assert right[0] - top[0] == pytest.approx(top[0] - left[0])
     assert 'stroke="#d62728"' in failed and 'stroke="#ff7f0e"' in accepted  # red and orange, as the time chart
+
+
+def test_the_maximum_and_the_average_errors_are_each_one_line_through_their_runs():
+    one = accuracy_chart([point(1, "passed", 1e-5)])
+    three = accuracy_chart([point(i, "passed", 1e-5 * i) for i in (1, 2, 3)])
+    assert "<polyline" not in one  # a single run: marks only
+    lines = re.findall(r'<polyline [^>]*points="([^"]*)"', three)
+    assert len(lines) == 2 and all(len(line.split()) == 3 for line in lines)  # average (dashed) and maximum
 
 
 def mark_x(mark: str) -> float:

@@ -490,6 +490,12 @@ def test_a_probe_that_pytest_refuses_names_pytests_one_line_why_and_bad_refused_
 
     probe = probe_tree(root, Selector(NODE), "HEAD", "quick", refused_ab)
     assert probe == Probe(commits[-1], SKIP, f"exit 4: cannot judge it: pytest refused the A/B: {why}")
+
+    def errored_ab(selector, good, profile, report, python=sys.executable):  # an error line, but not a refusal
+        return [python, "-c", f"import sys; print({'ERROR: ' + why!r}, file=sys.stderr); sys.exit(1)"]
+
+    probe = probe_tree(root, Selector(NODE), "HEAD", "quick", errored_ab)
+    assert probe.detail.startswith("exit 1: cannot judge it (no case row in the report") and "refused" not in probe.detail
     with pytest.raises(BisectError) as raised:
         bisect(root, Selector(NODE), "HEAD~1", "HEAD", "quick",
                prober=lambda profile: worktree_prober(root, Selector(NODE), commits[0], profile, refused_ab))

@@ -69,6 +69,11 @@ def test_no_result_for_the_reference(kernelwatch):
     kernelwatch(lambda: None, reference=X)
 
 
+@pytest.mark.kernelwatch(1e-3)
+def test_a_positional_setting(kernelwatch):
+    kernelwatch(lambda: None)
+
+
 def test_fewer_results_than_references(kernelwatch):
     out = np.empty_like(X)
     kernelwatch(lambda: doubled(out), out=out, reference=(2.0 * X.astype(np.float64), X.astype(np.float64)))
@@ -164,6 +169,7 @@ def test_misuse_is_said_in_one_line(ran):
         "@pytest.mark.kernelwatch: takes only the keywords tolerance, scale, flops, bytes, kernel, shape, flush, kind, seed "
         "(given: colour)")
     assert "one timed callable per test" in results["test_twice"]
+    assert results["test_a_positional_setting"].endswith("(given: 0.001)")
     assert results["test_fewer_results_than_references"] == "kernelwatch: 1 result(s) against 2 reference(s)"
     assert results["test_more_results_than_references"] == "kernelwatch: 2 result(s) against 1 reference(s)"
 

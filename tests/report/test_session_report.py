@@ -30,3 +30,19 @@ def test_nothing_found_is_no_section_and_problems_are_red_after_the_notices():
     assert titles == ["kernelwatch", "kernelwatch: errors"]
     errors = sections(Findings(problems=["disk full"]))["kernelwatch: errors"]
     assert errors.red and errors.lines == [("ERROR: disk full", True)]
+
+
+def test_a_slower_cases_window_is_plain_text_with_its_bisect_line():
+    from kernelwatch.verdict.labels import SLOWER
+    from kernelwatch.verdict.record import CaseRecord
+
+    window = {"base": "a" * 40, "head": "b" * 40, "commits": [["c" * 40, "tiles"]], "acceptances": []}
+    record = CaseRecord(case="s.py::b", median_s=1.1e-3, verdict=SLOWER, ratio=1.1, window=window)
+    bisect = {"s.py::b": "python -m kernelwatch.history bisect s.py::b aaaa..bbbb"}
+    (section,) = summary_sections(Findings(records=[record]), followed=True, run_id=3, bisect=bisect,
+                                  energy_seconds=None)
+    assert section.lines[0] == ("s.py::b: slower x1.100", False) and not section.red
+    assert not any(red for _, red in section.lines)  # the failure itself is pytest's red line
+    assert ("  bisect: python -m kernelwatch.history bisect s.py::b aaaa..bbbb", False) in section.lines
+    assert summary_sections(Findings(records=[record]), followed=False, run_id=3, bisect=bisect,
+                            energy_seconds=None) == []  # a run not judged against stored runs follows nothing

@@ -117,3 +117,22 @@ def test_a_write_that_fails_in_a_pipeline_on_postgresql_leaves_no_line_beside_it
             with store._errors("write to"), store.engine.begin() as conn:
                 conn.execute(sa.insert(CASES), rows)
     assert "error ignored terminating" not in caplog.text + "".join(capfd.readouterr())
+
+
+def test_every_sqlite_write_takes_the_write_lock_before_it_reads(tmp_path):
+    """A write that read under a shared lock first could not upgrade it while another writer waits (SQLITE_BUSY at
+    once, not after the busy timeout): recording, acknowledging and removing each begin IMMEDIATE."""
+    begun = []
+    with open_store(f"sqlite:///{tmp_path / 'h.sqlite'}") as store:
+        sa.event.listen(store.engine, "before_cursor_execute",
+                        lambda conn, cursor, statement, *rest: begun.append(statement) if statement.startswith("BEGIN")
+                        else None)
+        run_id = store.record_run(make_document(1), outcome="passed", profile="nightly")
+        case = store.export_run(run_id)["benchmarks"][0]["fullname"]
+        writes = {"record": lambda: store.record_run(make_document(2), outcome="passed", profile="nightly"),
+                  "acknowledge": lambda: store.acknowledge(case, run_id, reason="meant"),
+                  "remove": lambda: store.remove_run(run_id, reason="recorded by mistake")}
+        for name, write in writes.items():
+            begun.clear()
+            write()
+            assert "BEGIN IMMEDIATE" in begun, f"{name} began {begun}"

@@ -177,3 +177,10 @@ def test_an_imported_version_1_file_is_checked_as_written_before_it_is_migrated(
     assert main(["import", str(tmp_path / "0001_old.json"), "--history", history_url]) == 1
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
+
+
+def test_a_long_field_path_is_named_by_its_first_80_and_last_60_characters():
+    from kernelwatch.storage.history.validation import _path
+
+    assert _path("a" * 160) == "a" * 160
+    assert _path("a" * 100 + "b" * 100) == "a" * 80 + "..." + "b" * 60
