@@ -196,6 +196,7 @@ def test_kernel_time():
 """
 
 
+@pytest.mark.slow  # a bisect run of pytest per probe: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_bisect_without_a_gpu_cannot_judge_and_names_no_commit(tmp_path, capsys):
     repo = tmp_path / "repo"
     (repo / "suites").mkdir(parents=True)

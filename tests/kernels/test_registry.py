@@ -48,6 +48,7 @@ ADDED_ENTRY = {"name": "vector_add_ldg", "summary": "one element per thread thro
                "function": "vector_add_ldg", "ndim": 1, "threads": (128, 1)}
 
 
+@pytest.mark.slow  # a pytester run collecting the suite: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_a_registered_elementwise_kernel_is_collected_by_the_correctness_suite(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest(

@@ -131,6 +131,7 @@ placeholder (`python -m maintainers.<folder>.<name>`, `bash maintainers/<folder>
 """
 
 
+@pytest.mark.slow  # runs the commands of a sample text: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_a_made_up_command_in_a_sample_text_is_reported():
     named = named_in("sample.md", SAMPLE, code_pieces(SAMPLE))
     assert {str(n).split(": ", 1)[1] for n in named} == {

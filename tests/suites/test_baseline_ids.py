@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.pytest_runs import ROOT, run_pytest
 
 BASELINE = ROOT / "baselines" / "NVIDIA_H200" / "0005_h200-5fcc19b.json"
 PROFILE = "full"
 
 
+@pytest.mark.slow  # collects the whole suite in a pytest process: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_every_case_of_the_h200_baseline_is_still_collected_under_its_id():
     doc = json.loads(BASELINE.read_text())
     assert doc["commit_info"]["id"].startswith("5fcc19b")

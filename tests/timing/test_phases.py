@@ -187,6 +187,7 @@ def test_an_activity_starting_at_a_marks_end_belongs_to_that_sample_and_errors_n
         by_sample([Activity("kernel", "k", 0, 1), mark(10)], 1, "")
 
 
+@pytest.mark.slow  # a pytest process per spec: `tox -e unit` leaves it out, CI's slow pass runs it
 @pytest.mark.parametrize("spec", ["*pinned*", "*pinned*:ten", "*pinned*:0", ":10"])
 def test_the_host_kernel_slowdown_plugin_refuses_a_spec_that_is_no_pattern_and_positive_percent(spec, tmp_path):
     import subprocess
