@@ -43,6 +43,7 @@ def test_plot_is_run_by_the_console_script_itself(monkeypatch):
     assert cli.main(["plot", "baselines/NVIDIA_H200"]) == 5
 
 
+@pytest.mark.slow  # a Python process without matplotlib: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_plot_without_matplotlib_says_what_it_needs_in_one_sentence(tmp_path):
     blocker = tmp_path / "matplotlib"
     blocker.mkdir()

@@ -71,6 +71,7 @@ _SCALE = ('extern "C" __global__ void k(float *out, const float *in, int n) {'
           ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = in[i] * %s; }')
 
 
+@pytest.mark.slow  # builds with NVRTC per architecture: `tox -e unit` leaves it out, CI's slow pass runs it
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_constant_bytes_are_the_kernels_parameter_bank_and_the_files_constant_data_alone(arch):
     launch = "block=(256, 1) shared=0"

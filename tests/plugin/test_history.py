@@ -38,6 +38,7 @@ def test_on_another_host_a_two_percent_slowdown_is_seen_against_its_own_history_
     assert [run_.outcome for run_ in recorded(url)] == ["failed"] + ["passed"] * 3  # newest first
 
 
+@pytest.mark.slow  # two plugin runs on the fake GPU: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_a_run_with_a_failed_test_is_recorded_as_failed_and_never_used_as_a_reference(suite, tmp_path):
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     (suite / "test_failing.py").write_text(FAILING)

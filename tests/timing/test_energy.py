@@ -655,6 +655,7 @@ def test_a_busy_recording_keeps_replays_queued_counts_their_launches_and_reads_t
     assert all(b - a >= 0.005 * 0.99 for a, b in zip(instants, instants[1:], strict=False))
 
 
+@pytest.mark.slow  # a long replay of fake power readings: `tox -e unit` leaves it out, CI's slow pass runs it
 def test_a_measurement_gives_the_windows_and_the_conditions_of_its_replay(monkeypatch):
     _fake_cupy(monkeypatch)
     meter = energy.EnergyMeter(CountingPower())
