@@ -165,9 +165,10 @@ def _open_ref(config, state: SuiteState) -> None:
 
     try:
         state.code.ref = RefComparison(Path(config.rootpath), config.getoption("kernelwatch_compare_ref"),
-                                  arch=arch_of(state.measuring.gpu.compute_capability), library=state.code.library,
-                                  time_identical=config.getoption("kernelwatch_compare_ref_all"),
-                                  accepted=config.getoption("kernelwatch_accept_slowdown"))
+                                       arch=arch_of(state.measuring.gpu.compute_capability),
+                                       library=state.code.library,
+                                       time_identical=config.getoption("kernelwatch_compare_ref_all"),
+                                       accepted=config.getoption("kernelwatch_accept_slowdown"))
     except (RefError, LibraryError) as error:
         raise pytest.UsageError(f"--kernelwatch-compare-ref: {error}") from None
 

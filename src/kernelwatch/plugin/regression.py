@@ -205,7 +205,7 @@ def card_of_phases(state: SuiteState, record: CaseRecord) -> None:
     reference_info = _reference_machine_info(state.stored, newest) if newest is not None else {}
     environment = environment_pairs(reference_info, _this_machine_info(state)) if reference_info else None
     state.findings.cards[record.case] = phase_card(record.case, record.phase_verdicts, environment,
-                                          reference_words(phases[0].get("references") or []))
+                                                   reference_words(phases[0].get("references") or []))
 
 
 def explain_slower(state: SuiteState, case: str, prepared) -> None:

@@ -73,7 +73,7 @@ def terminal_summary(terminalreporter, state: SuiteState) -> None:
             f"--kernelwatch-require-gpu (or KERNELWATCH_REQUIRE_GPU=1) makes that an error", yellow=True)
     meter = state.measuring.energy_meter
     for section in summary_sections(findings, followed=state.judging.comparing, run_id=state.stored.recorded_run,
-                                    bisect=bisect_commands(state) if state.judging.comparing else {},
+                                    bisect=bisect_commands(state),
                                     energy_seconds=meter.seconds if meter is not None else None):
         terminalreporter.section(section.title, **({"red": True} if section.red else {}))
         for line, red in section.lines:
