@@ -79,21 +79,28 @@ def pytest_sessionfinish(session):
 
 # -- the run --------------------------------------------------------------------------------------------
 
+def coverage_config(scratch: str) -> str:
+    """coverage.py's configuration of a map's run, its data files in the folder `scratch`."""
+    return ("[run]\n"
+            f"data_file = {scratch}/.coverage\n"
+            "parallel = true\n"
+            f"source_pkgs = {', '.join(MEASURED)}\n"
+            f"context = ${{{CONTEXT}}}\n"
+            "disable_warnings = no-data-collected, module-not-measured\n"
+            # an installed kernelwatch's lines are counted as src/kernelwatch's, the files mutated: site-packages,
+            # or the folder of `pip install --target` that the device scripts put on PYTHONPATH (where only
+            # */site-packages/ matched, the map of 2026-12-06 on the GPU machine lost every in-process line)
+            "[paths]\n"
+            f"kernelwatch =\n    {ROOT / 'src' / 'kernelwatch'}\n    */kernelwatch\n")
+
+
 def build(pytest_arguments: list[str]) -> dict:
     """Run pytest with `pytest_arguments` under coverage; the map of test seconds and covered lines."""
     import coverage
 
     with tempfile.TemporaryDirectory(prefix="mutation-coverage-") as scratch:
         rc = Path(scratch) / "coverage.ini"
-        rc.write_text("[run]\n"
-                      f"data_file = {scratch}/.coverage\n"
-                      "parallel = true\n"
-                      f"source_pkgs = {', '.join(MEASURED)}\n"
-                      f"context = ${{{CONTEXT}}}\n"
-                      "disable_warnings = no-data-collected, module-not-measured\n"
-                      # an installed kernelwatch's lines are counted as src/kernelwatch's, the files mutated
-                      "[paths]\n"
-                      f"kernelwatch =\n    {ROOT / 'src' / 'kernelwatch'}\n    */site-packages/kernelwatch\n")
+        rc.write_text(coverage_config(scratch))
         times = Path(scratch) / "times.json"
         pth = Path(sysconfig.get_paths()["purelib"]) / PTH
         outer = pth.exists()  # a map built by a test of a map's run (this module's own): the outer run's file stays

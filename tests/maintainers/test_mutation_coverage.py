@@ -171,3 +171,20 @@ def test_a_built_map_names_the_test_that_ran_a_line_in_a_subprocess_and_leaves_o
     assert "test_toy.py::test_in_process" in {t for lines in built["files"]["src/kernelwatch/units.py"].values() for t in lines}
     assert all("test_toy.py::test_failing" not in t for lines in built["files"].values() for t in lines.values())
     assert all(path.startswith(("src/kernelwatch/", "kernels/")) for path in built["files"])
+
+
+@pytest.mark.parametrize("installed", ["/usr/lib/python3.12/site-packages/kernelwatch",  # pip install
+                                       "/tmp/site/kernelwatch"])  # pip install --target, on PYTHONPATH (device scripts)
+def test_the_lines_of_an_installed_kernelwatch_count_as_the_lines_of_src(tmp_path, installed):
+    """coverage.py's own path aliasing over the map's configuration: a line run in an installed copy lands on the
+    file the mutants change. Where it did not, a map built on the GPU machine held no in-process line."""
+    import coverage
+    from coverage.files import PathAliases
+
+    rc = tmp_path / "coverage.ini"
+    rc.write_text(mutation_coverage.coverage_config(str(tmp_path)))
+    canonical, *patterns = coverage.Coverage(config_file=str(rc)).config.paths["kernelwatch"]
+    aliases = PathAliases(relative=False)
+    for pattern in patterns:
+        aliases.add(pattern, canonical)
+    assert aliases.map(f"{installed}/history/chart.py") == str(mutation_coverage.ROOT / "src/kernelwatch/history/chart.py")
