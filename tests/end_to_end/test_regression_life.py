@@ -25,7 +25,7 @@ from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name
 from kernelwatch.storage.history import open_store
 from tests.support.backends import fresh_postgres_database, sqlite_file
-from tests.support.fake_suite import SUITE, output, run
+from tests.support.fake_suite import SUITE, output, run, suite_repository
 from tests.support.git_repos import commit, git
 
 CLEAN, SLOW_AT, RUNS = 6, 7, 12
@@ -45,11 +45,7 @@ def nightly(folder, url: str, number: int, *extra: str):
 def clean_history(tmp_path_factory):
     """A suite in a git repository with CLEAN nightlies made at commits of their own: (folder, their documents)."""
     folder = tmp_path_factory.mktemp("suite")
-    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
-    (folder / "test_fake_suite.py").write_text(SUITE)
-    (folder / "baselines").mkdir()
-    git(folder, "init", "-q", "-b", "main")
-    (folder / ".gitignore").write_text("baselines/\nreport.md\n*.sqlite*\n")
+    suite_repository(folder, "test_fake_suite.py", SUITE)
     url = f"sqlite:///{folder / 'clean.sqlite'}"
     for number in range(1, CLEAN + 1):
         commit(folder, number)

@@ -87,13 +87,10 @@ def test_a_host_routines_phases_are_stored_judged_and_a_slower_kernel_phase_fail
 
 @pytest.mark.slow  # seven plugin runs and a git repository: CI's second pass (tox -e unit -- -m slow)
 def test_a_slower_phase_names_its_window_and_a_trailer_naming_the_routine_accepts_it_from_then_on(tmp_path):
-    from tests.support.git_repos import commit, git
+    from tests.support.fake_suite import suite_repository
+    from tests.support.git_repos import commit
 
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
-    (tmp_path / "test_host_suite.py").write_text(HOST_SUITE)
-    (tmp_path / "baselines").mkdir()
-    git(tmp_path, "init", "-q", "-b", "main")
-    (tmp_path / ".gitignore").write_text("baselines/\nreport.md\n*.sqlite*\nrun.json\n")
+    suite_repository(tmp_path, "test_host_suite.py", HOST_SUITE, "run.json")
     url = f"sqlite:///{tmp_path / 'history.sqlite'}"
     for seed in (1, 2, 3):
         commit(tmp_path, seed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tests.support.git_repos import git
 from tests.support.pytest_runs import run_pytest
 
 FOLDER = "Fake_GPU_9000"
@@ -28,6 +29,17 @@ FAILING = '''
 def test_broken():
     assert False, "a real failure"
 '''
+
+
+def suite_repository(folder: Path, file_name: str, text: str, *ignored: str) -> None:
+    """`folder` as a git repository (no commit yet) holding the suite `text` as `file_name` on the fake GPU, an
+    empty baselines/ folder, and a .gitignore of the files the runs write: baselines/, report.md, SQLite stores and
+    `ignored`."""
+    (folder / "conftest.py").write_text('pytest_plugins = ["tests.plugins.fake_gpu"]\n')
+    (folder / file_name).write_text(text)
+    (folder / "baselines").mkdir()
+    git(folder, "init", "-q", "-b", "main")
+    (folder / ".gitignore").write_text("".join(f"{name}\n" for name in ("baselines/", "report.md", "*.sqlite*", *ignored)))
 
 
 def run(folder: Path, *args: str, env: dict | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
