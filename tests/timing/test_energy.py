@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import types
@@ -667,3 +668,143 @@ def test_a_measurement_gives_the_windows_and_the_conditions_of_its_replay(monkey
     assert set(m.sm_clock_mhz) == {1980} and m.idle_w == pytest.approx(300.0, rel=0.05)
     assert m.starved_s == m.traces[0].starved_s
 
+
+
+class ConditionsMeter(BatchedMeter):
+    """A BatchedMeter whose recordings read the clocks as `_polled` does (an SM clock and a throttle reason per
+    recording, into the lists the caller gave) and wait `starved_s` each: 0.25 s, 0.5 s, 1 s, ..."""
+
+    def __init__(self, batches):
+        super().__init__(batches)
+        self.recordings = 0
+
+    def _record(self, replay, busy_s, warm_s, clocks=None, throttle=None):
+        trace = super()._record(replay, busy_s, warm_s, clocks, throttle)
+        self.recordings += 1
+        clocks.append(2000 - self.recordings)
+        throttle.update({f"reason {10 - self.recordings}", "sw power cap"})
+        trace.starved_s = 0.125 * 2**self.recordings
+        return trace
+
+
+class WarmingUpPower(Power):
+    """Power whose temperature climbs a degree at each read: before a case, then after it."""
+
+    def __init__(self):
+        self.reads = 0
+
+    def temperature_c(self):
+        self.reads += 1
+        return 39.0 + self.reads
+
+
+def test_a_measurement_keeps_every_batchs_clocks_throttle_reasons_and_waits_and_the_temperature_around_them(
+        monkeypatch):
+    monkeypatch.setattr(energy, "windows_of", cut)
+    meter = ConditionsMeter([[1.0] * 3, [1.07] * 3, [1.0] * 3])
+    meter.power = WarmingUpPower()
+    m = meter.measure(lambda s: None, RefusingStream(), 0.02, THREE_THEN_SIX_MORE, case="k",
+                      enough=lambda values: False)
+    assert m.sm_clock_mhz == (1999, 1998, 1997)  # in the order read
+    assert m.throttle == ("reason 7", "reason 8", "reason 9", "sw power cap")  # sorted, each once
+    assert m.starved_s == 0.25 + 0.5 + 1.0  # every batch's wait
+    assert m.temperature_c == (40.0, 41.0) and m.power_limit_w == 700.0 and m.idle_w == 100.0
+    assert m.replay == "host launches, one per replay" and m.windows_added == 6 and len(m.traces) == 3
+    assert [t.starved_s for t in m.traces] == [0.25, 0.5, 1.0]
+
+
+def test_an_energy_abs_sides_share_the_clocks_and_the_temperatures_and_keep_their_own_waits(monkeypatch):
+    monkeypatch.setattr(energy, "windows_of", cut)
+    # periods A B, B A: recordings 1 and 4 are A's (0.25 + 2 s waited), 2 and 3 B's (0.5 + 1 s)
+    meter = ConditionsMeter([[1.0], [2.0], [2.01], [1.01]])
+    meter.power = WarmingUpPower()
+    graph = Replay(lambda s: None, CapturingStream(), launch_s=1e-3)
+    a, b = meter.measure_interleaved(lambda s: None, lambda s: None, CapturingStream(), 1e-3, 0.02, 2, case="k")
+    assert (a.starved_s, b.starved_s) == (2.25, 1.5)
+    assert a.replay == graph.how == "a CUDA graph of 10 launches" and b.replay == "host launches, one per replay"
+    for side in (a, b):
+        assert side.sm_clock_mhz == (1999, 1998, 1997, 1996)  # the periods of both sides, in order
+        assert side.throttle == ("reason 6", "reason 7", "reason 8", "reason 9", "sw power cap")
+        assert side.temperature_c == (40.0, 41.0) and side.power_limit_w == 700.0 and side.idle_w == 100.0
+    assert a.joules_per_launch == pytest.approx([1.0, 1.01], rel=1e-6)
+    assert b.joules_per_launch == pytest.approx([2.0, 2.01], rel=1e-6)
+
+
+def test_an_energy_abs_sides_added_no_windows_and_keep_their_traces(monkeypatch):
+    """measure_interleaved once passed its traces as a ninth positional field, windows_added: the A/B's energy
+    block then held Trace objects that json cannot write."""
+    from kernelwatch.verdict.energy import energy_block
+
+    monkeypatch.setattr(energy, "windows_of", cut)
+    meter = BatchedMeter([[1.0], [2.0], [2.01], [1.01]])
+    meter.power = Power()
+    a, b = meter.measure_interleaved(lambda s: None, lambda s: None, RefusingStream(), 0.02, 0.02, 2, case="k")
+    assert (a.windows_added, b.windows_added) == (0, 0)
+    assert (len(a.traces), len(b.traces)) == (2, 2)
+    json.dumps([energy_block(a), energy_block(b)])  # what the record, the store and an xdist worker send
+
+
+@pytest.mark.parametrize("extra_windows", [0, -1])
+def test_a_plan_without_extra_windows_measures_one_batch_whatever_the_rule_says(monkeypatch, extra_windows):
+    plan = EnergyPlan(windows=3, ticks_per_window=5, warm_s=0.3, extra_windows=extra_windows)
+    meter, m = measured(monkeypatch, [[1.0] * 3, [2.0] * 3, [3.0] * 3], lambda values: False, plan)
+    assert len(m.windows) == 3 and m.windows_added == 0 and len(meter.batches) == 2 and len(meter.asked) == 1
+
+
+def test_a_rule_met_by_the_first_batch_asks_for_no_more_and_sees_its_joules_per_launch(monkeypatch):
+    saw = []
+    meter, m = measured(monkeypatch, [[1.0, 1.5, 2.0], [9.0] * 3], lambda values: saw.append(values) or True)
+    assert saw == [pytest.approx([1.0, 1.5, 2.0], rel=1e-9)] and m.windows_added == 0 and len(meter.asked) == 1
+
+
+class HeldSamplesPower(ClockedPower):
+    """ClockedPower whose NVML gives two samples at its first read, newest first, and at every later read a
+    sample with the newer one's timestamp and another reading (a sample read again as it was rewritten)."""
+
+    def samples(self, since_us):
+        self.asked_at.append(self.clock.now)
+        stamp = round(self.clock.time() * 1e6)
+        held = [(stamp - 200_000, 310.0), (stamp - 400_000, 290.0)] if len(self.asked_at) == 1 else []
+        return held + ([(self.first - 200_000, 315.0)] if len(self.asked_at) > 1 else [])
+
+    @property
+    def first(self):
+        return round((1.7e9 + self.asked_at[0]) * 1e6)
+
+
+def test_a_recordings_samples_are_one_per_timestamp_in_time_order_the_newest_reading_kept(clock):
+    power = HeldSamplesPower(clock)
+    trace = energy.EnergyMeter(power)._record(None, busy_s=0.3, warm_s=0.0)
+    start = power.asked_at[0] - 1000.0
+    assert trace.samples_clock == "epoch"
+    assert [(round(t - 1000.0 - start, 6), w) for t, w in trace.samples] == [(-0.4, 290.0), (-0.2, 315.0)]
+
+
+def test_polls_are_timed_at_the_middle_of_their_read_and_instant_power_every_5_ms(clock):
+    class SlowCounter(ClockedPower):
+        def counter_mj(self):
+            self.clock.now += 0.002  # the read takes 2 ms
+            return super().counter_mj()
+
+    trace = energy.EnergyMeter(SlowCounter(clock))._record(None, busy_s=0.02, warm_s=0.0)
+    # each poll: the read (2 ms) and a sleep of 0.2 ms; the poll is placed 1 ms into its read
+    assert [t - 1000.0 for t, _ in trace.polls[:3]] == pytest.approx([0.001, 0.0032, 0.0054], abs=1e-9)
+    # POWER_INSTANT at the first poll and then at the first poll 5 ms after the last read (CountingPower: every
+    # other read refused): reads at 0, 6.6 ms and 13.2 ms, the second refused
+    assert [t - 1000.0 for t, _ in trace.instant] == pytest.approx([0.0, 0.0132], abs=1e-9)
+    # polls start every 2.2 ms: the last is the first to start at or past busy_s (22 ms), placed 1 ms into its read
+    assert trace.polls[-1][0] - 1000.0 == pytest.approx(0.022 + 0.001, abs=1e-9) and len(trace.polls) == 11
+
+
+def test_a_recording_without_clocks_to_keep_never_reads_them(clock, monkeypatch):
+    monkeypatch.setattr(energy, "clock_state", lambda: pytest.fail("the clocks were read"))
+    energy.EnergyMeter(ClockedPower(clock))._record(None, busy_s=0.6, warm_s=0.0)
+
+
+def test_an_sm_clock_nvml_cannot_read_is_left_out_and_its_throttle_reasons_kept(clock, monkeypatch):
+    states = iter([(None, ("hw slowdown",)), (1500, ())])
+    monkeypatch.setattr(energy, "clock_state", lambda: types.SimpleNamespace(
+        **dict(zip(("sm_clock_mhz", "throttle"), next(states), strict=True))))
+    clocks, throttle = [], set()
+    energy.EnergyMeter(ClockedPower(clock))._record(None, busy_s=0.6, warm_s=0.0, clocks=clocks, throttle=throttle)
+    assert clocks == [1500] and throttle == {"hw slowdown"}

@@ -490,3 +490,103 @@ def test_a_side_of_one_sample_has_no_welch_test():
     assert energy_verdict._welch_p([1.0], [1.0, 1.1, 1.2], "greater") == 1.0
     assert energy_verdict._welch_p([2.0, 2.1, 2.2], [1.0], "greater") == 1.0
     assert energy_verdict._welch_p([2.0, 2.1, 2.2], [1.0, 1.1, 1.05], "greater") < 0.01
+
+
+# ---- whole texts and whole blocks, compared with their reviewed snapshots (tests/verdict/__snapshots__/) ----------
+
+
+def _rounded(value):
+    """A block's value with its floats to 12 significant figures: what a snapshot can hold across platforms."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def test_the_block_of_a_measurement_against_stored_runs_is_its_reviewed_snapshot(snapshot):
+    # six windows 0.3 J a launch, 0.1% apart; three stored runs 5% apart widen the interval between runs
+    block = energy_block(measurement(), flops=2e9, reference_runs=[run(1, 1.0), run(2, 1.05), run(3, 0.95)])
+    assert {key: _rounded(value) for key, value in block.items()} == snapshot
+
+
+def test_the_block_of_a_bare_measurement_is_its_reviewed_snapshot(snapshot):
+    found = (PowerWindow(0.0, 0.5, 150.0, 500.0, sampled_w=290.0), PowerWindow(0.5, 1.25, 300.0, 1000.0, 410.0, 310.0))
+    block = energy_block(EnergyMeasurement(found, "host launches, one per replay", None, (None, 50.0), None,
+                                           (1500,), ("hw slowdown", "sw power cap"), 0.125, 2), bytes_moved=6e8)
+    assert {key: _rounded(value) for key, value in block.items()} == snapshot
+
+
+@pytest.mark.parametrize(("mean", "text"), [
+    (0.1, "0.1 J (95% 0.099-0.101, ±1.0% this run)"),  # 0.1 J and more: joules
+    (0.0999, "99.9 mJ (95% 98.9-100.9, ±1.0% this run)"),  # under 0.1 J: millijoules
+    (1e-4, "0.1 mJ (95% 0.099-0.101, ±1.0% this run)"),
+    (9.99e-5, "99.9 µJ (95% 98.9-100.9, ±1.0% this run)"),  # under 0.1 mJ: microjoules
+    (1234.5678, "1235 J (95% 1222-1247, ±1.0% this run)"),  # four significant figures
+])
+def test_the_interval_texts_unit_changes_at_a_tenth_of_a_joule_and_of_a_millijoule(mean, text):
+    block = {"joules_per_launch": mean, "joules_per_launch_low": mean * 0.99, "joules_per_launch_high": mean * 1.01,
+             "confidence": 0.95}
+    assert interval_text(block) == text
+
+
+def test_the_interval_text_gives_an_asymmetric_interval_by_its_half_width_and_the_between_runs_half_width():
+    # low 1.0, high 1.6 around 1.2: ±25.0% (half of 0.6 over 1.2); between 0.9 and 1.8: ±37.5%
+    block = {"joules_per_launch": 1.2, "joules_per_launch_low": 1.0, "joules_per_launch_high": 1.6,
+             "confidence": 0.9, "between_runs_low": 0.9, "between_runs_high": 1.8}
+    assert interval_text(block) == "1.2 J (90% 1-1.6, ±25.0% this run; ±37.5% between runs)"
+
+
+def _verdict_reasons() -> dict[str, str]:
+    steady = [_stored(i, (0.999, 1.001)) for i in range(1, 11)]
+    return {
+        "more": judge_energy("c", [1.1875, 1.3125] * 3, _reference_runs()).reason,
+        "less": judge_energy("c", [0.6875, 0.8125] * 3, _reference_runs()).reason,
+        "same at the floor": judge_energy("c", [1.1875, 1.3125] * 3, _reference_runs(), floor=0.25).reason,
+        "same, one window": judge_energy("c", [1.5], _reference_runs()).reason,
+        "more against steady runs": judge_energy("c", [1.021, 1.023] * 3, steady).reason,
+        "same against steady runs": judge_energy("c", [1.0, 1.002] * 3, steady).reason,
+        "new": judge_energy("c", [1.0], []).reason,
+        "ab more": judge_energy_paired("c", [1.0] * 3, [1.05, 1.051, 1.049]).reason,
+        "ab less": judge_energy_paired("c", [1.0] * 4, [0.95, 0.951, 0.949, 0.95], floor=0.04).reason,
+        "ab same": judge_energy_paired("c", [1.0] * 3, [1.0, 1.1, 1.2]).reason,
+    }
+
+
+def test_the_energy_verdicts_reasons_are_their_reviewed_snapshots(snapshot):
+    assert _verdict_reasons() == snapshot
+
+
+def test_a_verdicts_p_value_is_the_one_its_reason_gives():
+    current = [1.1875, 1.3125] * 3
+    verdict = judge_energy("c", current, _reference_runs())
+    assert verdict.reason.endswith(f"; Welch p={verdict.p_value:.2g})")
+    # a level just under the reference's: the smaller of the two one-sided p values, here the "less" one
+    current = [0.998, 1.0] * 3
+    same = judge_energy("c", current, _reference_runs())
+    more = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="greater").pvalue
+    less = stats.ttest_ind(current, REFERENCE * 3, equal_var=False, alternative="less").pvalue
+    assert same.label == SAME and less < 0.5 < more and same.p_value == pytest.approx(less, rel=1e-12)
+    assert same.reason.endswith(f"; Welch p={less:.2g})")
+
+
+def test_the_interval_of_the_mean_takes_its_confidence():
+    values = [1.0, 1.01, 0.99, 1.02, 0.98]
+    half = stats.t.ppf(0.995, 4) * np.std(values, ddof=1) / math.sqrt(5)
+    assert mean_interval(values, 0.99) == pytest.approx((1.0, 1.0 - half, 1.0 + half), rel=1e-12)
+    assert mean_interval(values, confidence=0.5)[2] - 1.0 == pytest.approx(
+        stats.t.ppf(0.75, 4) * np.std(values, ddof=1) / math.sqrt(5), rel=1e-12)
+
+
+def test_a_stored_run_without_a_start_time_is_the_oldest_reference():
+    history = [run(1, started_at=None), run(2), run(3, started_at=None), run(4)]
+    assert [r.run for r in energy_reference(history, GPU, "s1")] == ["history run 4", "history run 2",
+                                                                      "history run 1"]
+
+
+def test_the_reference_takes_an_unthrottled_run_and_stops_at_a_level_start_it_takes():
+    history = [run(1), run(2, accepted_reason="meant", throttled=True), run(3, throttled=False)]
+    # run 2 starts a level but is throttled: not a reference, and the search goes past it
+    assert [r.run for r in energy_reference(history, GPU, "s1")] == ["history run 3", "history run 1"]
+    assert [r.run for r in energy_reference([run(1), run(2, accepted_reason="meant")], GPU, "s1")] == [
+        "history run 2"]

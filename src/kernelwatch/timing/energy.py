@@ -264,7 +264,7 @@ class EnergyMeter:
         after = self.power.temperature_c()
         return tuple(EnergyMeasurement(tuple(found[side]), replays[side].how, idle, (before, after),
                                        self.power.power_limit_w(), tuple(clocks), tuple(sorted(throttle)),
-                                       sum(t.starved_s for t in traces[side]), tuple(traces[side]))
+                                       sum(t.starved_s for t in traces[side]), traces=tuple(traces[side]))
                      for side in (0, 1))
 
     def _record(self, replay: Replay | None, busy_s: float, warm_s: float, clocks: list | None = None,
