@@ -178,7 +178,6 @@ TESTED_ELSEWHERE = {
     "ab.commits": ("tests/verdict/test_acceptance.py", "a commit window is what an acceptance trailer is looked up in"),
     "cause.card": ("tests/cause/test_static_card.py tests/cause/test_dynamic_card.py", "the card of each kind of cause"),
     "cause.code_under_test": ("tests/plugin/test_state.py", "a part of the session's state, checked with the others"),
-    "cause.dynamic": ("tests/cause/test_dynamic_card.py", "an ncu profile is read for the dynamic card"),
     "cause.phases": ("tests/cause/test_phase_card.py", "the phase card is its product"),
     "cause.static": ("tests/cause/test_static_card.py", "the static card is its product"),
     "history.bisect_checks": ("tests/history/test_bisect.py", "the checks bisect makes before building"),

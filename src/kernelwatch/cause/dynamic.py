@@ -95,7 +95,8 @@ def parse_csv(text: str) -> dict[str, float]:
     reader = csv.DictReader(io.StringIO("\n".join(rows)))
     found: dict[str, float] = {}
     for row in reader:
-        name, unit, value = row.get("Metric Name"), row.get("Metric Unit", ""), row.get("Metric Value", "")
+        # a row cut short (fewer fields than the header) has None for the fields it lacks: read as absent
+        name, unit, value = row.get("Metric Name"), row.get("Metric Unit") or "", row.get("Metric Value") or ""
         if not name:
             continue
         try:
