@@ -279,6 +279,14 @@ def _argument_problems(profile, label, source):
         yield f"the profile {profile[:40]!r}... is longer than {LIMITS['profile']} characters"
 
 
+def _run_key_problem(key) -> str | None:
+    """Why a key of the run itself is no key both backends store (a number, None: a document built in Python), or
+    None. JSON read from a file has text keys only."""
+    if not isinstance(key, str):
+        return f"the run has a key {key!r} that is not text"
+    return json_problem(key, "a key")
+
+
 def checked_run(doc, *, profile: str | None = None, label: str | None = None, source: str | None = None) -> dict:
     """`doc` in the current schema once every value in it is one both backends store alike and every later
     command reads (the module docstring); DocumentError, one sentence naming the case and the field, otherwise."""
@@ -293,7 +301,7 @@ def checked_run(doc, *, profile: str | None = None, label: str | None = None, so
                    or text_or_none(bench["fullname"], "its name", CASE_NAME_BYTES))
         if problem:
             raise DocumentError(f"case {shown(bench['fullname'])}: {problem}")
-    problem = _first(json_problem(key, "a key") or json_problem(value, _key_text(key), depth=2)
+    problem = _first(_run_key_problem(key) or json_problem(value, _key_text(key), depth=2)
                      for key, value in doc.items() if key != "benchmarks")
     if problem:
         raise DocumentError(problem)
