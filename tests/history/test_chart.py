@@ -33,7 +33,7 @@ from kernelwatch.history.chart import (
     tick_labels,
 )
 from kernelwatch.history.series import Point, Series, SeriesKey
-from kernelwatch.history.steps import CREEP, SLOWER, STEP, Step
+from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, Step
 
 START = datetime(2026, 12, 2, tzinfo=UTC)
 CASE = "suites/test_perf_matmul.py::test_matmul_time[4096x4096x4096-warptile_128x256]"
@@ -186,6 +186,12 @@ def test_precise_writes_four_significant_figures_in_the_unit_that_keeps_the_valu
     assert precise(seconds) == text
 
 
+@pytest.mark.parametrize("seconds, text", [(999.96e-6, "1.000 ms"), (9.9996e-3, "10.00 ms"), (0.99996, "1.000 s")],
+                         ids=str)
+def test_precise_rounds_to_four_figures_before_it_picks_the_unit_and_the_decimals(seconds, text):
+    assert precise(seconds) == text
+
+
 # --- the frame and where runs and values are drawn -------------------------------------------------------------------
 
 
@@ -295,6 +301,26 @@ def test_labelled_places_are_never_closer_than_a_label_is_wide_and_the_newest_is
     assert all((b - a) * place_px >= chars * 6.5 + 8 for a, b in zip(places, places[1:], strict=False))
 
 
+@pytest.mark.parametrize("count, place_px, chars, places", [
+    (2, 100.0, 20, [1]),  # a label 138 px wide, the runs 100 px apart: no room for two, the newest alone
+    (3, 60.0, 20, [2]),  # 120 px between the oldest and the newest: still no room for two
+    (3, 69.0, 20, [0, 2]),  # 138 px: just room for the oldest and the newest
+    (1, 828.0, 40, [0]),  # a single run is labelled however wide its label
+    (0, 828.0, 11, []),
+])
+def test_where_two_labels_have_no_room_only_the_newest_run_is_labelled(count, place_px, chars, places):
+    assert labelled_places(count, place_px, chars) == places
+
+
+def test_a_chart_of_two_runs_whose_labels_would_overlap_labels_the_newest_alone():
+    # run ids of 122 characters: labels of 126 (819 px, and 8 between) for runs 828 px apart; one more and no room
+    def labelled(id_chars: int) -> list[str]:
+        runs = [dataclasses.replace(point(i, 1e-3), run_id=str(i) * id_chars) for i in (1, 2)]
+        return [next(text.iter("tspan")).text.removeprefix("run ")[0] for text in texts(svg_of(runs), "x-tick")]
+
+    assert labelled(122) == ["1", "2"] and labelled(123) == ["2"]
+
+
 def test_an_x_label_is_under_its_run_below_the_frame_one_line_per_field():
     svg = svg_of([point(i, 1e-3) for i in range(1, 5)])
     for place, text in enumerate(texts(svg, "x-tick")):
@@ -344,6 +370,12 @@ def test_a_smaller_mark_is_the_same_shape_scaled_and_carries_its_run_and_state()
     assert 'd="M10.0,16.7 L13.0,22.1 L7.0,22.1 Z"' in small  # the chart's triangle at 3/5 of its size
     assert 'class="mark failed" data-run="1" data-state="failed"' in small and "<title>run 1, " in small
     assert 'r="1.8"' in state_mark(point(1, 1e-3), 10.0, 20.0, "#000", size=3)
+
+
+def test_a_marks_size_and_class_are_given_by_name_only():
+    # the chart and the sparklines name them (size=3, css="mark"): a fifth argument by position is refused
+    with pytest.raises(TypeError):
+        state_mark(point(1, 1e-3), 10.0, 20.0, "#000", 3)  # type: ignore[misc]
 
 
 def test_a_failed_runs_triangle_points_up_centred_on_its_run_with_a_level_base():
@@ -408,6 +440,35 @@ def test_the_labels_of_steps_close_together_go_on_a_second_line_and_a_third_is_l
     assert len([line for line in svg.iter("line") if line.get("class") == "step slower"]) == 3  # every line drawn
 
 
+@pytest.mark.parametrize("runs, rows", [
+    (25, [0, 1]),  # 3.5 places of 34.5 px: the second label would start 3.75 px after the first ends
+    (24, [0, 0]),  # 3.5 places of 36 px: 9 px after it, more than the room kept between two labels
+])
+def test_a_step_label_goes_on_the_second_line_where_it_would_come_within_a_few_pixels_of_the_first(runs, rows):
+    # steps between runs 1-2 and 4-6 (the first label 18 characters, 117 px, wide from 3 px right of its line)
+    points = [point(i, 1e-3 * (1.03 if i > 1 else 1)) for i in range(1, runs + 1)]
+    svg = svg_of(points, [step(points, 0, 1), step(points, 3, 5)])
+    labels = texts(svg, "step-label")
+    assert [t.text for t in labels] == ["0001abcd..0002abcd", "0004abcd..0006abcd"]
+    assert [float(t.get("y")) for t in labels] == [TOP - 6 - 12 * row for row in rows]
+    first_right = float(labels[0].get("x")) + 18 * 6.5
+    assert float(labels[1].get("x")) - first_right == pytest.approx(3.75 if runs == 25 else 9, abs=PIXEL)
+
+
+def test_a_step_label_that_would_come_within_the_room_kept_between_labels_goes_on_the_second_line():
+    # eleven runs, 82.8 px apart: steps between runs 1-2 and 2-4, their labels 7.2 px apart on one line
+    points = [point(i, 1e-3 * (1.03 if i > 1 else 1)) for i in range(1, 12)]
+    labels = texts(svg_of(points, [step(points, 0, 1), step(points, 1, 3)]), "step-label")
+    assert float(labels[1].get("x")) - float(labels[0].get("x")) - 18 * 6.5 == pytest.approx(7.2, abs=PIXEL)
+    assert [float(t.get("y")) for t in labels] == [TOP - 6, TOP - 18]
+
+
+def test_the_label_of_a_step_three_runs_before_the_newest_of_forty_is_inside_the_chart():
+    points = [point(i, 1e-3 * (1.03 if i > 37 else 1)) for i in range(1, 41)]
+    (label,) = texts(svg_of(points, [step(points, 36, 37)]), "step-label")
+    assert float(label.get("x")) + len(label.text) * 6.5 <= WIDTH
+
+
 def test_a_step_whose_kind_was_read_back_as_text_is_still_drawn_as_a_step():
     points = [point(i, 1e-3 if i < 3 else 1.03e-3) for i in range(1, 5)]
     kind = "".join(["st", "ep"])  # equal to STEP, not the same object: as JSON or a database gives it back
@@ -459,3 +520,134 @@ def test_quotes_and_angle_brackets_in_a_case_name_survive_in_the_svg():
 def test_a_short_uuid_is_the_prefix_and_eight_hex_digits():
     assert short_uuid("GPU-19ed6398-1f2e-3d4c-5b6a-000000000001") == "GPU-19ed6398"
     assert short_uuid(None) == "no UUID" and short_uuid("MIG-12345678-aaaa") == "MIG-1234"
+
+
+# --- the whole chart, compared with its reviewed snapshot (tests/history/__snapshots__/test_chart.ambr) ---------------
+# Each chart below is built to reach some of the module's branches; together they reach every one. The snapshot
+# holds the SVG one element a line (the SVG itself is one line: `_readable` checks so), so that a change reads as
+# the elements it moved. Refresh with `pytest tests/history/test_chart.py --snapshot-update`, then read the diff.
+
+OTHER = dataclasses.replace(KEY, gpu="GPU-52901b0c-0000-0000-0000-000000000002")
+
+
+def _readable(svg: str) -> str:
+    """The SVG, checked to be one well-formed line, one element a line."""
+    assert "\n" not in svg
+    ET.fromstring(svg)
+    return svg.replace("><", ">\n<")
+
+
+def _two_gpus_in_every_state():
+    """Runs 1-10, each on two GPUs (GPU b 20% slower): a step both share at 4-5, a step of GPU a alone at 5-6 (its
+    label overlaps the first: the second line), a faster step of GPU b at 8-9, a creep of GPU b over runs 6-9; GPU a's
+    run 5 failed, 6 accepted, 8's run failed, run 2 not judged and on no branch."""
+    def of(gpu: str, scale: float) -> list[Point]:
+        points = []
+        for run in range(1, 11):
+            fields = {"verdict": "same"}
+            if gpu == KEY.gpu and run == 5:
+                fields |= {"outcome": "failed", "verdict": "slower"}
+            if gpu == KEY.gpu and run == 6:
+                fields |= {"outcome": "accepted", "verdict": "accepted", "accepted_reason": "bigger tiles, by a trailer"}
+            if gpu == KEY.gpu and run == 8:
+                fields |= {"run_failed": True}
+            one = point(run, scale * (1.01e-3 if run < 5 else 1.06e-3) * (1 + ((run * 7) % 5 - 2) / 1000), **fields)
+            one = dataclasses.replace(one, gpu_uuid=gpu)
+            points.append(dataclasses.replace(one, branch=None, verdict=None) if run == 2 else one)
+        return points
+
+    a, b = of(KEY.gpu, 1.0), of(OTHER.gpu, 1.2)
+    faster = dataclasses.replace(step(b, 7, 8), key=OTHER, direction=FASTER, ratio=0.97, ratio_low=0.96,
+                                 ratio_high=0.98)
+    steps = {KEY: [step(a, 3, 4), step(a, 4, 5)],
+             OTHER: [dataclasses.replace(step(b, 3, 4), key=OTHER), dataclasses.replace(step(b, 5, 8, CREEP), key=OTHER),
+                     faster]}
+    return CASE, [Series(KEY, tuple(a)), Series(OTHER, tuple(b))], steps
+
+
+def _forty_runs_in_microseconds():
+    """40 runs of about 4.2 µs: eight x labels of the forty; steps at runs 20-21, 21-22 and 22-23 (the third label has
+    no room on either line: its line's tooltip alone) and 30-31."""
+    points = [point(run, 4.2e-6 * (1.03 if run > 20 else 1) * (1 + ((run * 13) % 7 - 3) / 1000)) for run in range(1, 41)]
+    return CASE, [Series(KEY, tuple(points))], {KEY: [step(points, 19, 20), step(points, 20, 21),
+                                                      step(points, 21, 22), step(points, 29, 30)]}
+
+
+def _nanoseconds_to_microseconds():
+    """Five runs from 850 ns to 1.15 µs: the ticks in µs (the largest), the tooltips in ns and µs."""
+    medians = (850e-9, 920e-9, 999.9e-9, 1.0e-6, 1.15e-6)
+    return CASE, [Series(KEY, tuple(point(run, m) for run, m in enumerate(medians, start=1)))], {}
+
+
+def _milliseconds_to_seconds():
+    """Four runs from 0.9 s to 1.4 s with wide bands: the ticks in s, the tooltips in ms and s."""
+    points = [dataclasses.replace(point(run, m), low_s=m * 0.9, high_s=m * 1.1)
+              for run, m in enumerate((0.9, 0.9995, 1.2, 1.4), start=1)]
+    return CASE, [Series(KEY, tuple(points))], {}
+
+
+def _one_run():
+    """A single run: in the middle of the frame, labelled."""
+    return CASE, [Series(KEY, (point(7, 2.5e-3),))], {KEY: []}
+
+
+def _flat():
+    """Three runs of exactly 1 ms and no spread: the axis 1% either side, every mark at mid-height."""
+    flat = [dataclasses.replace(point(run, 1e-3), low_s=1e-3, high_s=1e-3) for run in range(1, 4)]
+    return CASE, [Series(KEY, tuple(flat))], {}
+
+
+def _odd_characters():
+    """Quotes, angle brackets and ampersands in every text the chart shows: the case, the GPU (a model, not a UUID),
+    the timer and profile, the runs, the commits, the branch and the acceptance's reason; the GPU UUID of a run
+    unknown."""
+    key = SeriesKey(gpu='NVIDIA "H200" <SXM> & co', case='suites/test_x.py::test_y[say "hi" <&>]',
+                    timer="cu<pti>", profile="night & 'day'")
+    points = [Point(run_id=f'r<{run}>&"', started_at=START + timedelta(hours=run), commit=f"<{run}>&'\"abcdef0123",
+                    branch="feat/<x>&'y'", median_s=m, low_s=m * 0.99, high_s=m * 1.01, sample_count=7, gpu_uuid=None,
+                    **fields)
+              for run, m, fields in [(1, 1e-3, {}), (2, 1.1e-3, {"outcome": "accepted", "verdict": "a<b>",
+                                                                    "accepted_reason": 'tiles "by" <trailer> & co'}),
+                                     (3, 1.1e-3, {})]]
+    one_step = dataclasses.replace(step(points, 0, 1), key=key)
+    return key.case, [Series(key, tuple(points))], {key: [one_step]}
+
+
+def _long_run_ids():
+    """Twelve runs named by 36-character ids: their x labels (40 characters) are wider than a date's, so no two
+    closer than four places: three of the twelve are labelled."""
+    points = [dataclasses.replace(point(run, 1e-3 * (1 + run / 100)), run_id=f"{run:08d}-aaaa-bbbb-cccc-dddddddddddd")
+              for run in range(1, 13)]
+    return CASE, [Series(KEY, tuple(points))], {}
+
+
+def _nine_gpus():
+    """Nine GPUs of one run each, runs 1-9: the palette's eight colours, then its first again."""
+    group = [Series(dataclasses.replace(KEY, gpu=f"GPU-{i:08x}-0000"),
+                    (dataclasses.replace(point(i, 1e-3 * (1 + i / 50)), gpu_uuid=f"GPU-{i:08x}-0000"),))
+             for i in range(1, 10)]
+    return CASE, group, {}
+
+
+CHARTS = {"two-gpus-in-every-state": _two_gpus_in_every_state, "forty-runs-in-microseconds": _forty_runs_in_microseconds,
+          "nanoseconds-to-microseconds": _nanoseconds_to_microseconds,
+          "milliseconds-to-seconds": _milliseconds_to_seconds, "one-run": _one_run, "flat": _flat,
+          "odd-characters": _odd_characters, "long-run-ids": _long_run_ids, "nine-gpus": _nine_gpus}
+
+
+@pytest.mark.parametrize("name", CHARTS)
+def test_the_whole_chart_is_the_reviewed_one(name, snapshot):
+    case, group, steps = CHARTS[name]()
+    assert _readable(case_plot(case, group, steps)) == snapshot
+
+
+@pytest.mark.parametrize("name", ["two-gpus-in-every-state", "odd-characters", "nine-gpus"])
+def test_the_whole_legend_is_the_reviewed_one(name, snapshot):
+    _, group, _ = CHARTS[name]()
+    text = legend(group)
+    assert "\n" not in text
+    assert text.replace("><", ">\n<") == snapshot
+
+
+def test_the_sparklines_key_of_marks_is_the_reviewed_one(snapshot):
+    assert mark_key(passed=False).replace("><", ">\n<") == snapshot

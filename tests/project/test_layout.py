@@ -188,7 +188,6 @@ TESTED_ELSEWHERE = {
     "history.cmd_runs": ("tests/history/test_cli.py", "one listing among the store's commands"),
     "history.cmd_site": ("tests/history/test_site.py tests/history/test_site_browser.py", "the dashboard it writes"),
     "history.reference": ("tests/history/test_site.py", "the dashboard's reference line"),
-    "history.sparklines": ("tests/history/test_site.py", "the index page's sparklines"),
     "plugin.device": ("tests/plugin/test_options.py tests/plugin/test_front_door_options.py",
                       "the GPU a run takes, through the options that choose it"),
     "plugin.hookspecs": ("tests/plugin/test_options.py", "the device hook a test plugin implements"),

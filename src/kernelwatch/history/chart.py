@@ -15,7 +15,8 @@ Plain SVG written here (no library, nothing fetched when the page is read).
   <title> with its run, date, commit, median, band and verdict.
 * A step is a dashed line between its last run before and first run after, labelled above
   the frame with its commit range (once where two GPUs share it; on a second line where it
-  would overlap another); an accepted slowdown a dotted line at its run, labelled "accepted".
+  would overlap another); an accepted slowdown a dotted line at its run, labelled "accepted". A label that
+  would run past the right edge ends left of its line instead (`label_x`).
 * `state_mark` draws a run's mark; the index's sparklines (src/kernelwatch/history/site.py) use
   the same shapes, smaller, so a run reads the same wherever it is drawn.
 
@@ -94,7 +95,10 @@ def _unit_of(seconds: float) -> tuple[str, float]:
 
 
 def precise(seconds: float) -> str:
-    """4 significant figures: enough to see a 0.2% move in a tooltip or the runs table."""
+    """4 significant figures: enough to see a 0.2% move in a tooltip or the runs table. Rounded before the unit is
+    chosen, so 999.96 µs reads 1.000 ms (not 1000.0 µs) and 9.9996 ms 10.00 ms."""
+    if seconds > 0:
+        seconds = float(f"{seconds:.4g}")
     unit, scale = _unit_of(seconds)
     value = seconds / scale
     return f"{value:.{max(0, 3 - math.floor(math.log10(value)))}f} {unit}" if value > 0 else f"0 {unit}"
@@ -193,8 +197,8 @@ def case_plot(case: str, group: Sequence[Series], steps: Mapping[SeriesKey, Sequ
                 parts.append(f'<line class="accepted" data-run="{_e(p.run_id)}" x1="{x(p):.1f}" y1="{TOP}" '
                              f'x2="{x(p):.1f}" y2="{TOP + height}" stroke="{ACCEPTED_COLOUR}" stroke-dasharray="2 3">'
                              f'<title>{_e(f"accepted at run {p.run_id} (commit {p.commit[:12]}): {p.accepted_reason}")}'
-                             f'</title></line><text x="{x(p) + 3:.1f}" y="{TOP + 12}" fill="#8a4500">accepted '
-                             f'{_e(p.commit[:8])}</text>')
+                             f'</title></line><text x="{label_x(x(p), f"accepted {p.commit[:8]}"):.1f}" y="{TOP + 12}" '
+                             f'fill="#8a4500">accepted {_e(p.commit[:8])}</text>')
     parts += _step_labels(step_labels)
     parts.append("</svg>")
     return "".join(parts)
@@ -212,17 +216,27 @@ def labelled_places(count: int, place_px: float, chars: int) -> list[int]:
     return [round(i * (count - 1) / intervals) for i in range(intervals + 1)]
 
 
+def label_x(line_x: float, text: str) -> float:
+    """Where a label of a vertical line starts: 3 px right of it, or, where it would run past the chart's right
+    edge (near the newest run: RIGHT leaves 48 px), ending 3 px left of it."""
+    width = len(text) * CHAR_PX
+    return line_x + 3 if line_x + 3 + width <= WIDTH else line_x - 3 - width
+
+
 def _step_labels(labels: Sequence[tuple[float, str]]) -> list[str]:
     """The steps' commit ranges above the frame, left to right, each on the first line (of two) where it overlaps
     no other; one with no room on either is left to its line's tooltip."""
     rows: list[list[tuple[float, float]]] = [[] for _ in range(STEP_LABEL_ROWS)]
     parts = []
     for mid, text in sorted(labels):
-        left, right = mid + 3, mid + 3 + len(text) * CHAR_PX
-        row = next((r for r, taken in enumerate(rows) if all(right < a or b < left for a, b in taken)), None)
+        left = label_x(mid, text)
+        right = left + len(text) * CHAR_PX
+        # each label keeps LABEL_GAP_PX / 2 on either side: LABEL_GAP_PX between two
+        wide = (left - LABEL_GAP_PX / 2, right + LABEL_GAP_PX / 2)
+        row = next((r for r, taken in enumerate(rows) if all(wide[1] < a or b < wide[0] for a, b in taken)), None)
         if row is None:
             continue
-        rows[row].append((left - LABEL_GAP_PX / 2, right + LABEL_GAP_PX / 2))
+        rows[row].append(wide)
         parts.append(f'<text class="step-label" x="{left:.1f}" y="{TOP - 6 - 12 * row}">{_e(text)}</text>')
     return parts
 
