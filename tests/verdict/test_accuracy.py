@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import math
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,8 +18,10 @@ from kernelwatch.verdict.accuracy import (
     UNSEEDED,
     AccuracyRecord,
     StoredAccuracy,
+    inputs_text,
     judge_accuracy,
     judge_pair,
+    margin_words,
 )
 from maintainers.support.dashboard_history import ACCURACY_RUN, KAHAN, PLAIN, dashboard_document
 
@@ -53,6 +57,34 @@ def test_a_history_that_varies_gets_a_band_of_its_own_width_each_side():
     assert judge_accuracy(check(1.45e-6, 1e-7), past).label == LESS_ACCURATE
     assert judge_accuracy(check(0.85e-6, 1e-7), past).label == "same"
     assert judge_accuracy(check(0.75e-6, 1e-7), past).label == MORE_ACCURATE
+
+
+def test_an_error_on_either_edge_of_the_band_is_the_same_and_one_just_past_it_is_not():
+    past = history((0.375, 0.75), (0.5, 1.0))  # bands (width each side) 0.25..0.625 and 0.5..1.25, exact in binary
+    assert judge_accuracy(check(0.25, 0.5), past).label == "same"
+    verdict = judge_accuracy(check(0.625, 1.25), past)
+    assert (verdict.label, verdict.reason) == ("same", "within the history of 2 run(s)")
+    below = judge_accuracy(check(math.nextafter(0.25, 0), math.nextafter(0.5, 0)), past)
+    assert below.label == MORE_ACCURATE and below.reason == (
+        "max error 0.25 below 2 run(s) from 0.375 to 0.5, band 0.25..0.625; "
+        "avg error 0.5 below 2 run(s) from 0.75 to 1, band 0.5..1.25")
+    above = judge_accuracy(check(0.25, math.nextafter(1.25, 2)), past)
+    assert above.label == LESS_ACCURATE and above.reason == "avg error 1.25 above 2 run(s) from 0.75 to 1, band 0.5..1.25"
+    assert (above.reference_max, above.reference_avg) == (0.5, 1.0)  # the newest check's
+
+
+def test_an_error_at_the_edge_of_a_bit_for_bit_history_is_the_same():
+    past = history(KAHAN, KAHAN)
+    low, high = KAHAN[0] * (1 - SLACK), KAHAN[0] * (1 + SLACK)
+    assert judge_accuracy(check(low, KAHAN[1]), past).label == "same"
+    assert judge_accuracy(check(high, KAHAN[1]), past).label == "same"
+    assert judge_accuracy(check(math.nextafter(low, 0), KAHAN[1]), past).label == MORE_ACCURATE
+    assert judge_accuracy(check(math.nextafter(high, 1), KAHAN[1]), past).label == LESS_ACCURATE
+
+
+def test_an_exact_result_is_the_same_against_a_history_whose_band_reaches_zero():
+    past = history((1e-7, 1e-8), (3e-7, 3e-8))  # the band's low edge, 1e-7 - 2e-7, is clamped at zero
+    assert judge_accuracy(check(0.0, 0.0), past).label == "same"
 
 
 def test_only_checks_of_the_same_inputs_and_from_the_newest_acceptance_on_are_references():
@@ -146,3 +178,16 @@ def test_a_check_without_a_seed_is_kept_but_not_judged_against_its_history():
     # an A/B checks both sides on the very inputs of this run: judged, seed or none
     assert judge_pair(AccuracyRecord("t.py::test_add", 2e-6, 1e-6), AccuracyRecord("t.py::test_add", 1e-6, 1e-6),
                       "main").verdict == LESS_ACCURATE
+
+
+@pytest.mark.parametrize("margin, words", [(None, ""), (0.5, ""), (0.1, ""), (0.0999, "under a tenth left"),
+                                           (0.0, "under a tenth left"), (-0.01, "past its tolerance")])
+def test_a_margin_under_a_tenth_is_flagged_and_one_below_zero_is_past_its_tolerance(margin, words):
+    assert margin_words(margin) == words
+
+
+def test_the_inputs_of_a_check_say_each_part_that_was_not_recorded():
+    given = SimpleNamespace(shape="64x64", input_kind="normal", seed=0)
+    assert inputs_text(given) == "inputs 64x64, normal, seed 0"  # seed 0 is a seed
+    assert inputs_text(SimpleNamespace(shape=None, input_kind=None, seed=None)) == \
+        "inputs ?, kind not given, seed not given"

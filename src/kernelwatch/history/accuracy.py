@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, StoredAccuracy, judge_accuracy
+from kernelwatch.verdict.accuracy import LESS_ACCURATE, MORE_ACCURATE, StoredAccuracy, inputs_text, judge_accuracy
 
 from .series import states_text
 
@@ -87,14 +87,14 @@ def describe_step(step: AccuracyStep, points: list[StoredAccuracy], newest: int)
     ratio = step.ratio
     lines = [f"{step.direction} step" + (f" x{ratio:.3g} (max error)" if ratio is not None else "")
              + f": {step.key.case}",
-             f"  GPU {step.key.gpu}, profile {step.key.profile}; inputs {after.record.shape} "
-             f"{after.record.input_kind or ''} seed {after.record.seed}",
+             f"  GPU {step.key.gpu or 'no UUID'}, profile {step.key.profile or 'not given'}; "
+             f"{inputs_text(after.record)}",
              f"  errors before: max {before.record.max_error:.6g}, avg {before.record.avg_error:.6g}; after: max "
              f"{after.record.max_error:.6g}, avg {after.record.avg_error:.6g}"
              + (f"; tolerance {after.record.tolerance_max:.3g}, margin left {100 * after.record.margin:.1f}%"
                 if after.record.margin is not None else ""),
-             f"  last run before: run {before.run_id}, {before.started_at} UTC, commit {before.commit}",
-             f"  first run after: run {after.run_id}, {after.started_at} UTC, commit {after.commit}",
+             f"  last run before: run {before.run_id}, {before.started_at} UTC, commit {before.commit or '?'}",
+             f"  first run after: run {after.run_id}, {after.started_at} UTC, commit {after.commit or '?'}",
              f"  runs after: {states_text(step.level)}",
              f"  commits: {step.commit_range}"]
     if step.acknowledged is not None:

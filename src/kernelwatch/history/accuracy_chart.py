@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import math
 
-from kernelwatch.verdict.accuracy import MARGIN_FLAG, format_error
+from kernelwatch.verdict.accuracy import MARGIN_FLAG, format_error, inputs_text, margin_words
 
 WIDTH, HEIGHT = 960, 260
 LEFT, RIGHT, TOP, BOTTOM = 84, 48, 20, 40
@@ -108,7 +108,7 @@ def accuracy_section(points, steps=()) -> str:
         f"<td>{'' if p.record.margin is None else f'{100 * p.record.margin:.1f}%'}</td>"
         f"<td>{_e(p.record.verdict or 'not judged')}</td><td>{_e(p.state)}</td></tr>" for p in reversed(points))
     newest = points[-1].record
-    inputs = f"inputs {newest.shape or '?'}, {newest.input_kind or 'kind not given'}, seed {newest.seed}"
+    inputs = inputs_text(newest)
     return (f"<h2>Accuracy</h2><p>{_e(inputs)}; measure {_e(newest.measure or 'not given')}</p>"
             f"{accuracy_chart(points, steps)}<table><tr><th>run</th><th>commit</th><th>max error</th>"
             "<th>avg error</th><th>tolerance</th><th>margin left</th><th>verdict</th><th>state</th></tr>"
@@ -126,9 +126,10 @@ def accuracy_index(series, page_name) -> str:
         flag = "near tolerance" if margin is not None and margin < MARGIN_FLAG else ""
         lines.append(f'<tr class="accuracy-row" data-kernel="{_e(key.case)}" data-state="{_e(newest.state)}" '
                      f'data-flag="{flag}"><td class="case"><a href="cases/{page_name(key.case)}">'
-                     f'{_e(key.case.rsplit("::", 1)[-1])}</a></td><td>{_e(key.gpu)}</td><td>{len(points)}</td>'
+                     f'{_e(key.case.rsplit("::", 1)[-1])}</a></td><td>{_e(key.gpu or "no UUID")}</td><td>{len(points)}</td>'
                      f"<td>{format_error(newest.record.max_error)}</td><td>{format_error(newest.record.avg_error)}</td>"
-                     f"<td>{'' if margin is None else f'{100 * margin:.1f}%'}{' ⚠ under a tenth left' if flag else ''}"
+                     f"<td>{'' if margin is None else f'{100 * margin:.1f}%'}"
+                     f"{f' ⚠ {margin_words(margin)}' if flag else ''}"
                      f"</td><td>{_e(newest.record.verdict or 'not judged')}</td></tr>")
     return ("<h2>Accuracy</h2><table class=\"accuracy\"><tr><th>check</th><th>GPU</th><th>runs</th>"
             "<th>newest max error</th><th>avg error</th><th>margin left to tolerance</th><th>newest verdict</th></tr>"

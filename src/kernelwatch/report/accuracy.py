@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kernelwatch.report.markdown import cell, table
-from kernelwatch.verdict.accuracy import ACCURACY_LABELS, LESS_ACCURATE, MARGIN_FLAG, format_error
+from kernelwatch.verdict.accuracy import ACCURACY_LABELS, LESS_ACCURATE, format_error, margin_words
 from kernelwatch.verdict.labels import SAME
 
 
@@ -30,8 +30,7 @@ def accuracy_counts(records) -> str:
 
 
 def near_tolerance(record) -> bool:
-    margin = record.margin
-    return margin is not None and margin < MARGIN_FLAG
+    return bool(margin_words(record.margin))
 
 
 def accuracy_section(records, against: str = "this GPU's history") -> str:
@@ -48,7 +47,7 @@ def accuracy_section(records, against: str = "this GPU's history") -> str:
         for r in shown:
             ratio = r.ratio
             margin = r.margin
-            flag = " (under a tenth left)" if near_tolerance(r) else ""
+            flag = f" ({margin_words(margin)})" if near_tolerance(r) else ""
             rows.append([f"`{cell(r.case)}`", r.verdict or "not judged", format_error(r.max_error),
                          format_error(r.avg_error), format_error(r.reference_max), format_error(r.reference_avg),
                          "" if ratio is None else f"{ratio:.3g}x", format_error(r.tolerance_max),

@@ -250,6 +250,20 @@ def format_error(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
+def margin_words(margin: float | None) -> str:
+    """What a margin left to the tolerance calls for: "" (none recorded, or a tenth or more left), "under a tenth
+    left", or "past its tolerance" (a failed check's margin is below zero)."""
+    if margin is None or margin >= MARGIN_FLAG:
+        return ""
+    return "past its tolerance" if margin < 0 else "under a tenth left"
+
+
+def inputs_text(record) -> str:
+    """A check's inputs in words, each part that was not recorded said so: "inputs 64x64, normal, seed 1"."""
+    seed = "not given" if record.seed is None else record.seed
+    return f"inputs {record.shape or '?'}, {record.input_kind or 'kind not given'}, seed {seed}"
+
+
 def row_words(record: AccuracyRecord) -> str:
     """One line: both errors, the reference's, the ratio and the margin left to the tolerance."""
     ratio = record.ratio
