@@ -3,6 +3,8 @@ its removal logged in the store (`runs --removed`), on each backend."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 import sqlalchemy as sa
 
@@ -10,7 +12,7 @@ from kernelwatch.history.cli import main
 from kernelwatch.storage.history import HistoryError, open_store
 from kernelwatch.storage.history.documents import case_rows, run_row
 from kernelwatch.storage.history.schema import CASES, RUNS
-from maintainers.support.synthetic_history import case_name, make_document
+from maintainers.support.synthetic_history import GPU_A, case_name, make_document
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
@@ -93,3 +95,47 @@ def test_a_removal_is_refused_on_a_store_that_does_not_exist(tmp_path, capsys):
         open_store(str(tmp_path / "none.sqlite"), create=False)
     assert main(["remove-run", "1", "--reason", "x", "--history", str(tmp_path / "none.sqlite")]) == 1
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_removal_counts_the_acknowledgements_at_its_run_alone_and_keeps_the_others(history_url):
+    with open_store(history_url) as store:
+        ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3)]
+        store.acknowledge(case_name(1), ids[1], reason="meant")
+        store.acknowledge(case_name(1), ids[1], reason="meant, said again")  # every acknowledgement is kept
+        store.acknowledge(case_name(0), ids[2], reason="another run's")
+        removal = store.remove_run(ids[1], reason="broken timer", who="alice")
+        assert removal.run == {"started_at": "2026-12-01 01:00:00", "commit": f"{1:040x}", "branch": "main",
+                               "profile": "nightly", "gpu_model": "NVIDIA H200", "gpu_uuids": [GPU_A],
+                               "host": "synthetic-host", "outcome": "passed", "label": None, "source": None,
+                               "case_count": 3, "acknowledgements": 2}
+        assert store.acknowledgements() == {(case_name(0), ids[2]): "another run's"}
+        assert store.remove_run(ids[0], reason="unacknowledged", who="bob").run["acknowledgements"] == 0
+        assert [run.id for run in store.runs()] == [ids[2]]
+        assert [(r.run_id, r.who) for r in store.removals()] == [(ids[0], "bob"), (ids[1], "alice")]
+
+
+@pytest.mark.parametrize("amend", ["remove_run", "acknowledge"])
+def test_an_amendment_is_in_the_sqlite_file_alone_once_the_store_closes_while_another_reader_holds_it(tmp_path, amend):
+    # a cache step keeps history.sqlite alone: the amendment must not stay behind in history.sqlite-wal, which
+    # SQLite itself folds into the file only when its last connection closes (here a reader still holds it)
+    path = tmp_path / "history.sqlite"
+    with open_store(f"sqlite:///{path}") as store:
+        ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(2)]
+    reader = sqlite3.connect(path)
+    try:
+        assert reader.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+        with open_store(f"sqlite:///{path}") as store:
+            if amend == "remove_run":
+                store.remove_run(ids[0], reason="broken timer")
+            else:
+                store.acknowledge(case_name(0), ids[1], reason="meant")
+        assert path.with_name("history.sqlite-wal").stat().st_size == 0
+        copy = tmp_path / "copy.sqlite"
+        copy.write_bytes(path.read_bytes())
+    finally:
+        reader.close()
+    with open_store(f"sqlite:///{copy}") as again:
+        if amend == "remove_run":
+            assert [run.id for run in again.runs()] == [ids[1]] and len(again.removals()) == 1
+        else:
+            assert again.acknowledgements() == {(case_name(0), ids[1]): "meant"}

@@ -70,3 +70,25 @@ def test_a_version_one_record_keeps_a_rate_and_a_reference_it_already_has():
     assert (info["datasheet_rate"], info["reference"], info["verdict"]) == (5e12, "r", "new")
     assert "baseline" not in info
     assert migrated(version_doc(verdict="unchanged (same SASS)"))["benchmarks"][0]["extra_info"]["verdict"] == "unchanged"
+
+
+@pytest.mark.parametrize("benchmarks", [None, {}, {"a": {}}, "ab", [1], [{"fullname": "a"}, ["b"]], [None]],
+                         ids=["missing", "empty object", "object", "text", "list of numbers", "one list among objects",
+                              "list of null"])
+def test_a_version_one_document_whose_benchmarks_are_no_list_of_objects_is_refused(benchmarks):
+    doc = {"machine_info": {}, **({} if benchmarks is None else {"benchmarks": benchmarks})}
+    with pytest.raises(RunSchemaError, match=r'^its "benchmarks" is not a list of objects$'):
+        migrated(doc)
+
+
+@pytest.mark.parametrize("machine, kind", [([], "list"), ("gpu", "str"), (3, "int")])
+def test_a_version_one_document_whose_machine_info_is_no_object_is_refused_naming_what_it_is(machine, kind):
+    with pytest.raises(RunSchemaError, match=rf"^its machine_info is a {kind}, not an object$"):
+        migrated({"machine_info": machine, "benchmarks": []})
+
+
+def test_a_version_one_document_without_machine_info_gets_one_saying_the_current_version():
+    assert migrated({"benchmarks": []}) == {"benchmarks": [], "machine_info": {SCHEMA_KEY: SCHEMA_VERSION}}
+    assert migrated({"benchmarks": [], "machine_info": None})["machine_info"] == {SCHEMA_KEY: SCHEMA_VERSION}
+    assert migrated({"benchmarks": [{"fullname": "a"}]})["benchmarks"] == [
+        {"fullname": "a", "extra_info": {"timer": None}}]  # no record: an empty one, migrated

@@ -418,3 +418,280 @@ def test_a_query_password_echoed_alone_in_a_drivers_message_is_hidden_and_nothin
     # a key given twice is a tuple of values: each one hidden
     twice = make_url("postgresql://suite@127.0.0.1:9/h?password=hunter2&password=swordfish")
     assert scrub("tried hunter2, then swordfish", twice) == "tried ***, then ***"
+
+
+# ---- the URL, word for word ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, message", [
+    ("post gres://u@h/db", "'post gres://u@h/db' is not a database URL; give {forms}"),
+    ("postgresql://u@h:port/db",
+     "'postgresql://u@h:port/db' is not a database URL: its port 'port' is not a number from 1 to 65535; give {forms}"),
+    ("postgresql://u@h:99999/db",
+     "postgresql+psycopg://u@h:99999/db: its port '99999' is not a number from 1 to 65535; give {forms}"),
+    ("mysql://u:pw@h/db", "mysql://u:***@h/db: the history store runs on SQLite or PostgreSQL only"),
+    ("history", "'history' is neither a path nor a URL; give {forms}"),
+    ("user=u password=pw", "'user=u password=***' looks like a libpq connection string, which is not taken "
+                           "(it would be read as a file name); give {forms}"),
+])
+def test_a_history_value_that_is_no_store_is_refused_word_for_word(value, message):
+    with pytest.raises(HistoryError) as refused:
+        resolve_url(value)
+    assert str(refused.value) == message.format(forms=connection.FORMS)
+
+
+@pytest.mark.parametrize("value", ["/tmp/a=b/history.sqlite", "./a=b.sqlite", "~/a=b.db", " /a=b"])
+def test_a_path_holding_an_equals_sign_is_a_path_not_a_libpq_string(value):
+    url = resolve_url(value)
+    assert url.get_backend_name() == "sqlite" and url.database == str(Path(value).expanduser())
+
+
+@pytest.mark.parametrize("value, url", [
+    ("postgresql://u@h/db", "postgresql+psycopg://u@h/db"),
+    ("postgres://u@h:5433/db", "postgresql+psycopg://u@h:5433/db"),
+    ("postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"),
+    ("sqlite:///h.sqlite", "sqlite:///h.sqlite"),
+])
+def test_a_postgresql_url_is_read_with_psycopg_3(value, url):
+    assert resolve_url(value).render_as_string() == url
+
+
+@pytest.mark.parametrize("url", ["postgresql://u@h/nightly/history", "sqlite://", "sqlite:///:memory:"])
+def test_only_a_sqlite_file_has_a_folder_that_must_exist(url, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no folder "nightly" here
+    connection.check_folder(make_url(url))
+
+
+# ---- the timeout ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, seconds", [(None, 60), ("", 60), ("0.001", 0.001), ("1e-9", 1e-9), ("90", 90.0),
+                                            ("999999.99", 999999.99)])
+def test_the_timeout_is_sixty_seconds_or_any_positive_number_below_a_million(monkeypatch, value, seconds):
+    if value is None:
+        monkeypatch.delenv(connection.TIMEOUT_ENV, raising=False)
+    else:
+        monkeypatch.setenv(connection.TIMEOUT_ENV, value)
+    assert connection.timeout_s() == seconds
+
+
+# ---- a SQLite engine ----------------------------------------------------------------------------------------------
+
+def test_a_sqlite_connection_is_in_wal_with_foreign_keys_and_a_minute_of_busy_timeout(tmp_path):
+    engine = connection.create_engine(make_url(f"sqlite:///{tmp_path / 'h.sqlite'}"))
+    try:
+        with engine.connect() as conn:
+            pragmas = {name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+                       for name in ("journal_mode", "foreign_keys", "busy_timeout")}
+    finally:
+        engine.dispose()
+    assert pragmas == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 60_000}
+
+
+def test_a_file_already_in_wal_is_not_switched_again():
+    class InWal(SwitchingCursor):
+        def execute(self, statement):
+            if statement == "PRAGMA journal_mode":
+                return type("Row", (), {"fetchone": lambda _: ("WAL",)})()
+            return super().execute(statement)
+
+    cursor = InWal([])
+    connection._use_wal(cursor)
+    assert cursor.switches == 0
+
+
+def _database_error(text: str) -> sa.exc.DBAPIError:
+    return sa.exc.OperationalError("SELECT 1", {}, sqlite3.OperationalError(text))
+
+
+@pytest.mark.parametrize("url, text, message", [
+    ("sqlite:///h.sqlite", "database is locked",
+     "cannot write to the history store sqlite:///h.sqlite: another connection held its write lock for more than "
+     "60 s (database is locked): try again once it is done"),
+    ("sqlite:///h.sqlite", "file is not a database",
+     "cannot write to the history store sqlite:///h.sqlite: the file is not a SQLite database (file is not a "
+     "database)"),
+    ("sqlite:///h.sqlite", "disk I/O error.", "cannot write to the history store sqlite:///h.sqlite: disk I/O error"),
+    ("postgresql+psycopg://u:pw@h/db", "database is locked",
+     "cannot write to the history store postgresql+psycopg://u:***@h/db: database is locked"),
+    ("postgresql+psycopg://u:pw@h/db", "FATAL: password pw rejected\nDETAIL: for u\nHINT: more",
+     "cannot write to the history store postgresql+psycopg://u:***@h/db: FATAL: password *** rejected; DETAIL: for u"),
+])
+def test_a_database_error_is_one_sentence_worded_for_its_backend(url, text, message):
+    with pytest.raises(HistoryError) as raised, connection.translated_errors(make_url(url), "write to"):
+        raise _database_error(text)
+    assert str(raised.value) == message and raised.value.sqlstate is None
+
+
+def test_another_error_of_sqlalchemy_is_one_sentence_too():
+    with pytest.raises(HistoryError) as raised, connection.translated_errors(make_url("sqlite:///h.sqlite"), "read"):
+        raise sa.exc.ArgumentError("no such option\n")
+    assert str(raised.value) == "cannot read the history store sqlite:///h.sqlite: no such option"
+
+
+def test_a_history_error_passes_through_as_it_is():
+    original = HistoryError("given up")
+    with pytest.raises(HistoryError) as raised, connection.translated_errors(make_url("sqlite:///h.sqlite"), "read"):
+        raise original
+    assert raised.value is original
+
+
+# ---- a PostgreSQL engine's sessions, and the deadline -------------------------------------------------------------
+
+def test_a_postgresql_engine_remembers_each_threads_session_and_refuses_a_commit_given_up():
+    engine = sa.create_engine("sqlite://")
+    connection._track_sessions(engine)
+    dbapi = type("Connection", (), {"info": type("Info", (), {"backend_pid": 4242})()})()
+    me = threading.get_ident()
+    try:
+        engine.pool.dispatch.checkout(dbapi, None, None)
+        assert connection._SESSIONS[me] == 4242
+        engine.dispatch.commit(None)  # work not given up commits
+        connection._ABANDONED.add(me)
+        with pytest.raises(HistoryError) as refused:
+            engine.dispatch.commit(None)
+        assert str(refused.value) == "given up after the time limit: this work is not committed"
+    finally:
+        connection._SESSIONS.pop(me, None)
+        connection._ABANDONED.discard(me)
+        engine.dispose()
+
+
+PG = make_url("postgresql+psycopg://u:pw@127.0.0.1:9/h")
+
+
+def test_the_deadline_hands_the_works_value_or_its_error_to_the_caller():
+    assert connection.deadline(PG, "read", lambda: 7) == 7
+
+    def fails():
+        raise KeyboardInterrupt("stopped")  # even what is no Exception
+
+    with pytest.raises(KeyboardInterrupt, match="stopped"):
+        connection.deadline(PG, "read", fails)
+
+
+def test_work_that_ends_after_the_probe_but_within_the_limit_is_waited_for(monkeypatch):
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.8")  # probed at 0.4 s (half the limit), given up at 0.8 s
+    assert connection.deadline(PG, "read", lambda: time.sleep(0.5) or "done") == "done"
+
+
+def _session_waiting(seconds: float, ident: list | None = None, error: BaseException | None = None):
+    """Work whose PostgreSQL session (pid 77) waits `seconds`, then fails with `error` (or returns)."""
+    def work():
+        connection._SESSIONS[threading.get_ident()] = 77
+        if ident is not None:
+            ident.append(threading.get_ident())
+        time.sleep(seconds)
+        if error is not None:
+            raise error
+        return "late"
+    return work
+
+
+def test_the_server_is_asked_what_the_work_waits_for_at_half_a_short_limit(monkeypatch):
+    asked = []
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.2")
+    monkeypatch.setattr(connection, "_blocking_sessions", lambda url, pid, within: asked.append((url, pid, within)))
+    started = time.monotonic()
+    with pytest.raises(HistoryError) as raised:
+        connection.deadline(PG, "read", _session_waiting(0.5))
+    assert asked == [(PG, 77, 0.1)] and 0.2 <= time.monotonic() - started < 0.6
+    assert str(raised.value) == ("cannot read the history store postgresql+psycopg://u:***@127.0.0.1:9/h: the server "
+                                 "did not answer for 0.2 s ($KERNELWATCH_HISTORY_TIMEOUT sets the limit)")
+
+
+def test_the_server_is_asked_at_most_probe_s_before_the_limit(monkeypatch):
+    asked = []
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.3")
+    monkeypatch.setattr(connection, "PROBE_S", 0.05)
+    monkeypatch.setattr(connection, "_blocking_sessions",
+                        lambda url, pid, within: asked.append((pid, within, time.monotonic())) or [])
+    started = time.monotonic()
+    with pytest.raises(HistoryError, match="the server did not answer for 0.3 s"):
+        connection.deadline(PG, "write to", _session_waiting(0.5))
+    (pid, within, at), = asked
+    assert (pid, within) == (77, 0.05) and at - started >= 0.25  # not at half the limit (0.15 s)
+
+
+def test_work_given_up_may_not_commit_until_it_ends(monkeypatch):
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.1")
+    ident: list[int] = []
+    with pytest.raises(HistoryError, match="did not answer"):
+        connection.deadline(PG, "read", _session_waiting(0.3, ident))
+    assert ident[0] in connection._ABANDONED and connection._SESSIONS[ident[0]] == 77
+    deadline = time.monotonic() + 2
+    while ident[0] in connection._ABANDONED and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ident[0] not in connection._ABANDONED and ident[0] not in connection._SESSIONS
+
+
+BLOCKER = "pid 5, user u, application 'psql', idle in transaction for 75 s in its transaction"
+
+
+@pytest.mark.parametrize("seconds, error, outcome", [
+    (0.8, None, "lock"),  # still waiting at the limit
+    # ended after the probe (at 0.25 s) and before the limit (0.5 s): a statement the server ended is a lock wait
+    (0.33, type("Canceled", (Exception,), {"sqlstate": "57014"})("statement timeout"), "lock"),
+    (0.33, ValueError("another error"), "another error"),
+    (0.33, None, "late"),
+])
+def test_a_session_that_waited_for_a_lock_is_told_as_such(monkeypatch, seconds, error, outcome):
+    monkeypatch.setenv(connection.TIMEOUT_ENV, "0.5")
+    monkeypatch.setattr(connection, "_blocking_sessions", lambda url, pid, within: [BLOCKER, "pid 6, user v"])
+    if outcome == "late":
+        assert connection.deadline(PG, "read", _session_waiting(seconds, error=error)) == "late"
+        return
+    with pytest.raises(Exception) as raised:
+        connection.deadline(PG, "read", _session_waiting(seconds, error=error))
+    if outcome == "lock":
+        assert str(raised.value) == (
+            f"cannot read the history store postgresql+psycopg://u:***@127.0.0.1:9/h: waited 0.5 s for a lock "
+            f"that another session holds ({BLOCKER}; pid 6, user v): end that session, or try again once it is "
+            f"done ($KERNELWATCH_HISTORY_TIMEOUT sets how long to wait)")
+    else:
+        assert raised.value is error
+
+
+class _Rows:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def all(self):
+        return self.rows
+
+
+def _row(pid, usename, application_name, state, held_s):
+    return type("Row", (), {"pid": pid, "usename": usename, "application_name": application_name, "state": state,
+                            "held_s": held_s})()
+
+
+def test_the_sessions_holding_a_lock_are_told_each_in_words(monkeypatch):
+    made, seen = [], []
+
+    class Engine:
+        def connect(self):
+            seen.append((threading.current_thread().name, threading.current_thread().daemon))
+            return contextlib.nullcontext(self)
+
+        def execute(self, statement, parameters):
+            seen.append(parameters)
+            return _Rows([_row(5, "u", "psql", "idle in transaction", 74.6), _row(6, None, None, None, None)])
+
+        def dispose(self):
+            seen.append("disposed")
+
+    monkeypatch.setattr(connection.sa, "create_engine", lambda url, **kwargs: made.append((url, kwargs)) or Engine())
+    assert connection._blocking_sessions(PG, 42, 0.4) == [
+        "pid 5, user u, application 'psql', idle in transaction for 75 s in its transaction",
+        "pid 6, user ?, application '(none)', state unknown"]
+    (url, kwargs), = made
+    assert url == PG and kwargs["poolclass"] is sa.pool.NullPool
+    assert kwargs["connect_args"] == {"connect_timeout": 2, "application_name": "kernelwatch",
+                                      "options": "-c statement_timeout=400"}
+    assert seen == [("kernel-suite-history-probe", True), {"pid": 42}, "disposed"]
+
+
+def test_a_server_that_cannot_be_asked_is_none_without_an_error_of_its_thread(monkeypatch):
+    failed = []
+    monkeypatch.setattr(threading, "excepthook", failed.append)
+    assert connection._blocking_sessions(make_url(f"postgresql+psycopg://u@127.0.0.1:{_closed_port()}/h"), 1,
+                                         1.0) is None
+    assert failed == []

@@ -48,9 +48,21 @@ def test_a_port_that_is_no_port_is_one_sentence_in_every_store_command(url, port
 
 
 @pytest.mark.parametrize("url", ["postgresql://suite@/h?host=a:5432&host=b:5433", "postgresql://suite@h:5432/h?port=",
-                                 "postgresql://suite@[::1]:5432/h", "postgresql://suite@/h?host=/var/run/postgresql"])
+                                 "postgresql://suite@[::1]:5432/h", "postgresql://suite@/h?host=/var/run/postgresql",
+                                 "postgresql://suite@/h?host=[::1]:5432,[fe80::2]", "postgresql://suite@/h?host=[::1]:5",
+                                 "postgresql://suite@[::1]:5432,[::2]:6/h"])
 def test_every_form_of_host_and_port_libpq_takes_is_taken(url):
     assert resolve_url(url).get_backend_name() == "postgresql"
+
+
+@pytest.mark.parametrize("url, port", [
+    ("postgresql://suite@/h?host=[::1]:zz", "'zz'"), ("postgresql://suite@/h?host=[::1]:0", "'0'"),
+    ("postgresql://suite@/h?host=a:1,[::1]:65536", "'65536'"), ("postgresql://suite@/h?host=[::1],[::2]:99999", "'99999'"),
+    ("postgresql://suite@[::1]:5x/h", "'5x'"), ("postgresql://suite@[::1]:5432,[::2]:7x/h", "'7x'")])
+def test_the_port_of_an_ipv6_host_is_all_that_follows_its_bracket_and_colon(url, port):
+    with pytest.raises(HistoryError) as refused:
+        resolve_url(url)
+    assert f": its port {port} is not a number from 1 to 65535; " in str(refused.value)
 
 
 # every secret a PostgreSQL URL can carry (libpq's PQconndefaults: password, sslpassword and oauth_client_secret
