@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 
 from kernelwatch.history.cli import COMMANDS, main
 from kernelwatch.storage.history import open_store
-from maintainers.support.synthetic_history import make_document, write_document
+from maintainers.support.dashboard_history import accuracy_check
+from maintainers.support.synthetic_history import GPU_A, GPU_B, case_name, make_document, write_document
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,6 +172,34 @@ def test_a_site_that_cannot_be_written_is_one_sentence_and_exit_1(history_url, t
     assert main(["site", str(blocker / "site"), "--history", history_url]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: cannot write the site into {blocker / 'site'}: ") and "[Errno" not in err
+
+
+@pytest.fixture(scope="module")
+def two_gpus_checks(tmp_path_factory):
+    """A SQLite store of two runs on each of two GPUs (GPU_A an NVIDIA H200, GPU_B an NVIDIA A100), each run with
+    the correctness check of case 0."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('two_gpus') / 'history.sqlite'}"
+    with open_store(url) as store:
+        for gpu, model, first in ((GPU_A, "NVIDIA H200", 1), (GPU_B, "NVIDIA A100", 3)):
+            for run in (first, first + 1):
+                doc = make_document(run, gpu_uuid=gpu)
+                doc["machine_info"]["gpu"]["name"] = model
+                doc["kernelwatch_accuracy"] = [accuracy_check(run - first + 1, case_name(0))]
+                store.record_run(doc, outcome="passed", profile="quick")
+    return url
+
+
+# GPU_A sorts before GPU_B and both before "NVIDIA": a filter that compared them by order would let the other in
+@pytest.mark.parametrize("gpu, shown", [(None, [GPU_A, GPU_B]), (GPU_A, [GPU_A]), (GPU_B, [GPU_B]),
+                                        ("NVIDIA A100", [GPU_B]), ("NVIDIA H200", [GPU_A]), ("GPU-none", [])],
+                         ids=["every GPU", "GPU_A", "GPU_B", "A100", "H200", "no such GPU"])
+def test_the_sites_checks_are_those_of_the_gpu_or_gpu_model_asked_for(two_gpus_checks, tmp_path, capsys, gpu, shown):
+    out = tmp_path / "site"
+    assert main(["site", str(out), "--history", two_gpus_checks, *(["--gpu", gpu] if gpu else [])]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+    rows = re.findall(r'<tr class="accuracy-row" data-kernel="([^"]+)"[^>]*>.*?</td><td>([^<]*)</td><td>(\d+)</td>',
+                      (out / "index.html").read_text())
+    assert sorted(rows) == [(case_name(0), uuid, "2") for uuid in shown]
 
 
 def test_importing_a_run_again_counts_it_once_as_skipped(history_url, tmp_path, capsys):

@@ -9,6 +9,7 @@ import sys
 import types
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 
 from tests.support.fake_suite import output, run
@@ -50,6 +51,24 @@ def test_the_markers_tolerance(kernelwatch):
 def test_the_calls_setting_wins(kernelwatch):
     out = np.empty_like(X)
     kernelwatch(lambda: np.copyto(out, 2 * X + 1e-3), out=out, reference=2.0 * X.astype(np.float64), tolerance=1e-6)
+
+
+@pytest.mark.kernelwatch(tolerance=(1e-3, 1e-5))
+def test_a_pair_missed_on_the_average(kernelwatch):
+    out = np.empty_like(X)
+    off = np.where(np.arange(8) == 3, 5e-4, 1e-4)  # relative errors: the mean 1.5e-4, the largest at (3,)
+    kernelwatch(lambda: np.copyto(out, 2 * X * (1 + off)), out=out, reference=2.0 * X.astype(np.float64))
+
+
+def test_an_exact_integer_output(kernelwatch):
+    out = np.empty(8, dtype=np.int32)
+    kernelwatch(lambda: np.copyto(out, np.arange(1, 9, dtype=np.int32)), out=out, reference=np.arange(1.0, 9.0))
+
+
+def test_an_integer_output_one_off(kernelwatch):
+    out = np.empty(8, dtype=np.int32)
+    kernelwatch(lambda: np.copyto(out, np.arange(1, 9, dtype=np.int32) + (np.arange(8) == 5)), out=out,
+                reference=np.arange(1.0, 9.0))
 
 
 def test_a_returned_result_and_a_scale(kernelwatch):
@@ -154,6 +173,76 @@ def test_the_markers_settings_apply_and_the_calls_keywords_override_them(ran):
     assert results["test_the_markers_tolerance"] == "passed"
     assert benchmarks["test_the_markers_tolerance"]["extra_info"]["max_error"] == pytest.approx(5e-4, rel=1e-3)
     assert "tolerance 1e-06 " in results["test_the_calls_setting_wins"]
+
+
+def test_a_pair_of_tolerances_missed_on_the_average_names_both_bounds(ran):
+    assert ran[0]["test_a_pair_missed_on_the_average"] == (
+        "kernelwatch: test_a_pair_missed_on_the_average misses its float64 reference: max error 0.0005, average "
+        "error 0.00015, tolerance 0.001 (average 1e-05) (relative error |out - ref| / |ref|, float32 output; worst at "
+        "(3,))")
+
+
+def test_an_integer_output_must_match_its_reference_exactly(ran):
+    results, benchmarks, _ = ran
+    assert results["test_an_exact_integer_output"] == "passed"
+    extra = benchmarks["test_an_exact_integer_output"]["extra_info"]
+    assert extra["max_error"] == 0.0 and extra["avg_error"] == 0.0
+    assert results["test_an_integer_output_one_off"] == (
+        "kernelwatch: test_an_integer_output_one_off misses its float64 reference: max error 0.167, average error "
+        "0.0208, tolerance 0 (relative error |out - ref| / |ref|, int32 output; worst at (5,))")
+
+
+def checker():
+    from kernelwatch.plugin.launch import Launch
+
+    bench = types.SimpleNamespace(timer=types.SimpleNamespace(stream=None))
+    return Launch(bench, device=None, node=types.SimpleNamespace(name="test_k"), checks=None)
+
+
+@pytest.mark.parametrize(("tolerance", "words"), [(1e-4, "tolerance 0.0001 ("), ((1e-3, 1e-4), "tolerance 0.001 (average "
+                                                  "0.0001) ("), ((1e-4, 1e-4), "tolerance 0.0001 (")])
+def test_a_miss_names_one_bound_where_max_and_average_share_it_and_both_where_they_differ(tolerance, words):
+    reference = np.array([1.0, 2.0, 4.0, 8.0])
+    result = (reference * [1, 1 + 2e-3, 1, 1]).astype(np.float32)  # max error 2e-3 at (1,), average 5e-4
+    miss, bounds, kind = checker()._check_one(result, reference, None, tolerance, " (output 2 of 2)", {})
+    assert miss == ("kernelwatch: test_k (output 2 of 2) misses its float64 reference: max error 0.002, average error "
+                    f"0.0005, {words}relative error |out - ref| / |ref|, float32 output; worst at (1,))")
+    assert bounds == ((tolerance, tolerance) if isinstance(tolerance, float) else tolerance)
+    assert kind == "relative"
+
+
+def test_a_check_within_its_bounds_misses_nothing_and_the_worst_errors_of_several_outputs_are_kept():
+    reference, worst = np.array([1.0, 2.0]), {}
+    one = checker()._check_one(np.float32([1.0008, 2.0]), reference, None, (1e-3, 5e-4), "", worst)  # 8e-4, 0
+    two = checker()._check_one(np.float32([1.0006, 2.0006]), reference, np.array([1.0, 1.0]), 1e-3, "", worst)
+    assert one[0] is None and one[1:] == ((1e-3, 5e-4), "relative")
+    assert two[0] is None and two[1:] == ((1e-3, 1e-3), "scaled")
+    # of the two outputs, the larger max error (the first's) and the larger average (the second's)
+    assert worst == {"max_error": pytest.approx(8e-4, rel=1e-4), "avg_error": pytest.approx(6e-4, rel=1e-4)}
+    exact = checker()._check_one(np.int32([3, 4]), np.array([3.0, 4.0]), None, None, "", {})
+    assert exact == (None, (0.0, 0.0), "relative")  # an integer output: no error allowed, none made
+
+
+@pytest.mark.parametrize(("tolerance", "dtype", "bounds"), [
+    (None, "int32", (0.0, 0.0)), (None, "uint8", (0.0, 0.0)), (None, "bool", (0.0, 0.0)),
+    (None, "float64", (1e-12, 1e-12)), (None, "float32", (1e-5, 1e-5)), (None, "float16", (1e-2, 1e-2)),
+    (None, "bfloat16", (1e-2, 1e-2)), (1e-3, "float32", (1e-3, 1e-3)), (2, "int32", (2.0, 2.0)),
+    ((1e-3, 1e-5), "float32", (1e-3, 1e-5)), ([1e-2, 1e-4], "float16", (1e-2, 1e-4))])
+def test_the_tolerance_bounds_the_max_and_the_average_error(tolerance, dtype, bounds):
+    from kernelwatch.plugin.launch import tolerance_of
+
+    assert tolerance_of(tolerance, dtype) == bounds
+    assert all(type(bound) is float for bound in tolerance_of(tolerance, dtype))
+
+
+def test_an_output_type_without_a_default_tolerance_needs_one_given():
+    from kernelwatch.plugin.launch import tolerance_of
+
+    with pytest.raises(pytest.fail.Exception, match=r"^kernelwatch: no default tolerance for a complex64 output: "
+                                                     r"pass tolerance=$") as failed:
+        tolerance_of(None, "complex64")
+    assert failed.value.pytrace is False
+    assert tolerance_of(1e-4, "complex64") == (1e-4, 1e-4)
 
 
 def test_a_returned_result_a_scale_and_an_in_place_kernel_are_checked(ran):

@@ -672,3 +672,244 @@ def test_a_stored_run_is_dated_by_its_datetime_where_that_is_a_string(started, s
     doc = {**stored_case(1e-3), "datetime": started}
     assert Baseline.from_doc(Path("0001_run.json"), doc).started_at == started_at
     assert [run.started_at for run in history_of({"0001_run.json": doc})[CASE]] == [started_at]
+
+
+# ---- pinned exactly: which stored runs count, each path's whole verdict ------------------------------------------
+
+def mixed_history(timer: str = TIMER_CUPTI, sass: str | None = "sass-1") -> list[StoredResult]:
+    """Stored runs of CASE: three of GPU-A, `timer` and `sass` (runs 1, 4 and 8), among runs that must never count:
+    the baseline file itself, one without samples, GPUs and timers and codes sorting before and after the right ones."""
+    def one(i, **kwargs):
+        return stored(**{"gpu": "GPU-A", "i": i, "timer": timer, "sass": sass, **kwargs})
+
+    return [one(0, run=BASELINE_FILE), one(1), dataclasses.replace(one(2), samples=()), one(3, gpu="GPU-0"), one(4),
+            one(5, gpu="GPU-Z"), one(6, timer="aa timer"), one(7, timer="zz timer"), one(8), one(9, sass="sass-0"),
+            one(10, sass="sass-9"), one(11, gpu=None)]
+
+
+def test_the_runs_pooled_with_the_baseline_are_those_of_its_gpu_timer_and_code_only_oldest_first():
+    base = record_of(1e-3, seed=0)
+    pooled = against_baseline.pooled_with_baseline(base, baseline_of(base), mixed_history())
+    assert [run.run for run in pooled] == ["run 1", "run 4", "run 8"]
+    reference, runs = reference_samples(base, baseline_of(base), mixed_history())
+    assert runs == 4 and len(reference) == 4 * 40
+    assert against_baseline.machine_runs(base, baseline_of(base), mixed_history()) == 4
+
+
+def test_the_pool_holds_the_baseline_and_the_four_newest_of_its_other_runs():
+    base = record_of(1e-3, seed=0)
+    history = history_runs("GPU-A", 7)
+    pooled = against_baseline.pooled_with_baseline(base, baseline_of(base), history)
+    assert [run.run for run in pooled] == ["run 3", "run 4", "run 5", "run 6"]
+    assert against_baseline.machine_runs(base, baseline_of(base), history) == 8  # all of them count there
+    assert [run.run for run in against_baseline.pooled_with_baseline(base, baseline_of(base), history[:4])] == [
+        "run 0", "run 1", "run 2", "run 3"]
+
+
+def test_a_baseline_case_of_unknown_code_or_gpu_pools_nothing_and_its_machine_holds_one_run():
+    unknown_code = record_of(1e-3, seed=0, sass=None)
+    history = history_runs("GPU-A", 3, sass=None)
+    assert against_baseline.pooled_with_baseline(unknown_code, baseline_of(unknown_code), history) == []
+    base = record_of(1e-3, seed=0)
+    runs_of_no_gpu = history_runs(None, 3)
+    assert against_baseline.pooled_with_baseline(base, baseline_of(base, gpu=None), runs_of_no_gpu) == []
+    assert against_baseline.machine_runs(base, baseline_of(base, gpu=None), runs_of_no_gpu) == 1
+    # the case's own GPU (an xdist worker's) where the run's is unknown
+    on_worker = dataclasses.replace(base, gpu_uuid=fresh("GPU-A"))
+    assert len(against_baseline.pooled_with_baseline(on_worker, baseline_of(on_worker, gpu=None),
+                                                     history_runs("GPU-A", 2))) == 2
+
+
+def test_a_wall_clock_cases_machine_holds_only_its_runs_of_the_wall_clock():
+    base = record_of(1e-3, timer=TIMER_WALL, seed=0, sass=None)
+    # "cuda events" and "aa timer" sort before "wall clock", "zz timer" after it
+    history = mixed_history(timer=TIMER_WALL, sass=None) + history_runs("GPU-A", 2, first=20, timer=TIMER_EVENTS,
+                                                                        sass=None)
+    assert against_baseline.machine_runs(base, baseline_of(base), history) == 4
+
+
+@pytest.mark.parametrize("others, label", [(HISTORY_MIN_RUNS_WALL - 2, FEW_RUNS), (HISTORY_MIN_RUNS_WALL - 1, SAME),
+                                           (HISTORY_MIN_RUNS_WALL, SAME), (HISTORY_MIN_RUNS_WALL + 4, SAME)])
+def test_a_wall_clock_case_is_judged_from_eight_runs_of_its_machine_on(others, label):
+    base = baseline_of(record_of(1e-3, timer=TIMER_WALL, seed=0))
+    verdict = judge_record(record_of(1.1e-3, timer=TIMER_WALL), base, gpu_uuid=fresh("GPU-A"),
+                           history=history_runs("GPU-A", others, timer=TIMER_WALL))
+    assert verdict.label == label
+    if label == SAME:
+        assert verdict.detectable == pytest.approx(0.30) and verdict.reference_runs == min(others + 1, REFERENCE_RUNS)
+    else:
+        assert "the baseline folder holds 7" in verdict.reason and verdict.reference_runs is None
+
+
+def test_a_timer_sorting_after_the_wall_clock_is_judged_at_the_gpu_floors():
+    base = baseline_of(record_of(1e-3, timer="zz timer", seed=0))
+    verdict = judge_record(record_of(1.03e-3, timer="zz timer"), base, gpu_uuid=fresh("GPU-A"))
+    assert (verdict.label, verdict.detectable) == (SLOWER, pytest.approx(0.015))
+
+
+def test_the_floors_given_are_those_of_a_gpu_case_and_never_of_a_wall_clock_one():
+    floors = NoiseFloors(same_gpu=0.04, other_gpu=0.08, absolute_s=0.0)
+    base = baseline_of(record_of(1e-3, seed=0))
+    assert judge_record(record_of(1.03e-3), base, gpu_uuid=fresh("GPU-A"), floors=floors).detectable == 0.04
+    assert judge_record(record_of(1.03e-3), base, gpu_uuid=fresh("GPU-B"), floors=floors).detectable == 0.08
+    history = history_runs("GPU-A", 3)
+    assert judge_against_history(record_of(1.03e-3), history, gpu_uuid=fresh("GPU-A"),
+                                 floors=floors).detectable == 0.04
+    wall = history_runs("GPU-A", 8, timer=TIMER_WALL)
+    assert judge_against_history(record_of(1.03e-3, timer=TIMER_WALL), wall, gpu_uuid=fresh("GPU-A"),
+                                 floors=floors).detectable == pytest.approx(0.30)
+    for own, reference in ((history, "history of GPU-A"), ([], BASELINE_FILE)):
+        verdict = judge_against_stored(record_of(1.03e-3), baseline=base, baseline_runs=[], own_history=own,
+                                       gpu_uuid=fresh("GPU-A"), floors=floors)
+        assert (verdict.reference, verdict.detectable) == (reference, 0.04)
+
+
+def test_the_wall_clock_floors_are_thirty_percent_on_any_gpu_without_an_absolute_floor():
+    # history.analysis judges host routines' steps by them too
+    assert against_baseline.WALL_CLOCK_FLOORS == NoiseFloors(same_gpu=0.30, other_gpu=0.30, absolute_s=0.0)
+
+
+def test_the_nightly_passes_the_baseline_folders_runs_and_the_host_to_the_baseline_verdict():
+    wall = record_of(1e-3, timer=TIMER_WALL, seed=0)
+    base = dataclasses.replace(baseline_of(wall), host=fresh("node-a"))
+    record = record_of(1.1e-3, timer=TIMER_WALL)
+    assert judge_against_stored(record, baseline=base, baseline_runs=[], own_history=[], gpu_uuid=fresh("GPU-B"),
+                                current_host=fresh("node-a")).label == OTHER_GPU
+    assert judge_against_stored(record, baseline=base, baseline_runs=[], own_history=[], gpu_uuid=fresh("GPU-B"),
+                                current_host=fresh("node-b")).label == OTHER_HOST
+    runs = history_runs("GPU-A", 7, timer=TIMER_WALL)
+    assert judge_against_stored(record, baseline=base, baseline_runs=runs, own_history=[],
+                                gpu_uuid=fresh("GPU-A")).label == SAME
+    assert judge_against_stored(record, baseline=base, baseline_runs=runs[1:], own_history=[],
+                                gpu_uuid=fresh("GPU-A")).label == FEW_RUNS
+
+
+def test_runs_of_a_gpu_or_timer_sorting_after_this_ones_never_make_up_its_history():
+    assert judge_against_history(record_of(1e-3), history_runs("GPU-C", 3), gpu_uuid=fresh("GPU-B")) is None
+    assert judge_against_history(record_of(1e-3, timer=TIMER_EVENTS), history_runs("GPU-A", 3, timer="zz timer"),
+                                 gpu_uuid=fresh("GPU-A")) is None
+    # a timer sorting before the wall clock needs three runs, not eight
+    assert judge_against_history(record_of(1e-3, timer=TIMER_EVENTS), history_runs("GPU-A", 3, timer=TIMER_EVENTS),
+                                 gpu_uuid=fresh("GPU-A")) is not None
+
+
+def test_a_young_levels_spread_never_takes_runs_of_a_code_sorting_after_the_newest_before_it():
+    # before the accepted run: three runs far apart of sass-9, then three that agree of sass-0 (the newest code)
+    apart = [dataclasses.replace(run, median=m, sass="sass-9", samples=tuple(samples(m, seed=30 + i)))
+             for i, (run, m) in enumerate(zip(stored_runs_of("GPU-A", 3), (0.9e-3, 1.1e-3, 1.0e-3), strict=True))]
+    tight = stored_runs_of("GPU-A", 3, sass="sass-0", first_seed=20)
+    level = accepted_at(stored_runs_of("GPU-A", 1, median=1.03e-3, sass="sass-2", first_seed=60), 0, "tiles")
+    verdict = judge_against_history(current(1.03, sass="sass-2"), apart + tight + level, gpu_uuid="GPU-A")
+    assert verdict.detectable == pytest.approx(0.015)
+
+
+def test_a_level_whose_newest_run_alone_was_accepted_needs_three_runs_of_its_code():
+    # the accepted run is the newest: the runs before it are of the same code but of the level before
+    history = stored_runs_of("GPU-A", 2) + accepted_at(stored_runs_of("GPU-A", 1, first_seed=50), 0)
+    verdict = judge_against_history(current(1.0), history, gpu_uuid="GPU-A")
+    assert verdict.reference_runs == 1 and "where a slowdown was accepted (meant)" in verdict.reason
+    # the accepted run first, then two of another code: that code has two runs, too few
+    level = accepted_at(stored_runs_of("GPU-A", 1), 0) + stored_runs_of("GPU-A", 2, sass="sass-2", first_seed=50)
+    assert judge_against_history(current(1.0, sass="sass-2"), level, gpu_uuid="GPU-A") is None
+    # the accepted run and two more of its code: three runs, named from the accepted one on
+    level = accepted_at(stored_runs_of("GPU-A", 3), 0)
+    verdict = judge_against_history(current(1.0), stored_runs_of("GPU-A", 4, sass="sass-0") + level, gpu_uuid="GPU-A")
+    assert verdict.reference_runs == 3 and "from history run 0 on, where a slowdown was accepted" in verdict.reason
+
+
+@pytest.mark.parametrize("doc, uuid", [({}, None), ({"machine_info": None}, None), ({"machine_info": {}}, None),
+                                       ({"machine_info": {"gpu": None}}, None),
+                                       ({"machine_info": {"gpu": {"name": "NVIDIA H200"}}}, None),
+                                       ({"machine_info": {"gpu": {"uuid": "GPU-A"}, "node": "n"}}, "GPU-A")])
+def test_a_stored_runs_gpu_is_its_gpu_records_uuid(doc, uuid):
+    assert against_baseline.run_gpu_uuid(doc) == uuid
+
+
+@pytest.mark.parametrize("machine_info", [None, {}, {"gpu": None, "node": None}])
+def test_a_stored_run_without_a_machine_record_names_no_host(machine_info):
+    assert against_baseline.run_host({"machine_info": machine_info}) is None
+
+
+def test_the_history_of_stored_runs_is_every_timed_unthrottled_case_with_all_it_recorded():
+    def bench(case, timer=TIMER_CUPTI, data=(1e-3, 2e-3, 3e-3), **extra):
+        return {"fullname": case, "stats": {"data": list(data)}, "extra_info": {"timer": timer, **extra}}
+
+    runs = {"0001_a.json": {"machine_info": {"gpu": {"uuid": "GPU-A"}}, "datetime": "2026-12-01T00:00:00",
+                            "commit_info": {"id": "c1"},
+                            "benchmarks": [bench(CASE, sass="s1", energy={"window_joules_per_launch": [0.5, 0.25]}),
+                                           bench(OTHER_CASE, gpu_uuid="GPU-W"), bench("no timer", timer=None),
+                                           bench("no samples", data=()),
+                                           bench("throttled", throttle_reasons=["hw_slowdown"])]},
+            "0002_b.json": {"benchmarks": [bench(CASE, data=(4e-3,))]}}
+    history = history_of(runs)
+    assert set(history) == {CASE, OTHER_CASE}
+    assert history[CASE] == [
+        StoredResult("GPU-A", TIMER_CUPTI, 2e-3, "0001_a.json", "s1", (1e-3, 2e-3, 3e-3), "2026-12-01T00:00:00", "c1",
+                     energy=(0.5, 0.25)),
+        StoredResult(None, TIMER_CUPTI, 4e-3, "0002_b.json", None, (4e-3,))]
+    assert history[OTHER_CASE] == [StoredResult("GPU-W", TIMER_CUPTI, 2e-3, "0001_a.json", None, (1e-3, 2e-3, 3e-3),
+                                                "2026-12-01T00:00:00", "c1")]
+
+
+def test_runs_are_pooled_as_the_same_quantiles_of_each():
+    # the smallest run has three samples: each run gives its 1/6, 1/2 and 5/6 quantiles (linear interpolation)
+    pooled = against_baseline.pooled_samples([[1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0]])
+    assert pooled == pytest.approx([1.5, 2.5, 3.5, 10 + 10 / 3, 20.0, 30 - 10 / 3], rel=1e-12)
+    # fewer than three samples in a run still give three values of each
+    assert against_baseline.pooled_samples([[1.0, 3.0], [5.0]]) == pytest.approx([4 / 3, 2.0, 8 / 3, 5.0, 5.0, 5.0],
+                                                                                  rel=1e-12)
+
+
+def plain(verdict) -> dict:
+    """A verdict as a snapshot holds it: every field, its numbers to 12 significant digits."""
+    def number(value):
+        return float(f"{value:.12g}") if isinstance(value, float) else value
+
+    return {name: number(value) for name, value in dataclasses.asdict(verdict).items()}
+
+
+def test_each_path_of_a_baseline_verdict_is_its_reviewed_snapshot(snapshot):
+    """NEW, other host (wall clock and host copies), other GPU, few runs, other timer, throttled, and judged with a
+    pooled reference (one of whose runs has no name): every field of the verdict."""
+    def base_of(**kwargs):
+        record = dataclasses.replace(record_of(1e-3, seed=0), **kwargs)
+        return dataclasses.replace(baseline_of(record), started_at="2026-12-01T00:00:00", commit="c0", host="node-a")
+
+    def record(**kwargs):
+        return dataclasses.replace(record_of(1.1e-3), **kwargs)
+
+    pooled = [dataclasses.replace(stored("GPU-A", 1), started_at="2026-12-02T00:00:00", commit="c1"),
+              dataclasses.replace(stored("GPU-A", 2), run=None)]
+    verdicts = {
+        "new": judge_record(record(), None, gpu_uuid="GPU-A"),
+        "new in the baseline": judge_record(record(case=OTHER_CASE), base_of(), gpu_uuid="GPU-A"),
+        "wall clock, other host": judge_record(record(timer=TIMER_WALL), base_of(timer=TIMER_WALL), gpu_uuid="GPU-B"),
+        "wall clock, other gpu": judge_record(record(timer=TIMER_WALL), base_of(timer=TIMER_WALL), gpu_uuid="GPU-B",
+                                              current_host="node-a"),
+        "wall clock, few runs": judge_record(record(timer=TIMER_WALL), base_of(timer=TIMER_WALL), gpu_uuid="GPU-A",
+                                             history=history_runs("GPU-A", 2, timer=TIMER_WALL)),
+        "host copies": judge_record(record(host_copies=True), base_of(), gpu_uuid="GPU-B"),
+        "other timer": judge_record(record(), base_of(timer=TIMER_EVENTS), gpu_uuid="GPU-A"),
+        "unknown timers": judge_record(record(timer=None), base_of(), gpu_uuid="GPU-A"),
+        "throttled": judge_record(record(), base_of(throttle_reasons=["hw_thermal_slowdown", "sw_power_cap"]),
+                                  gpu_uuid="GPU-A"),
+        "judged alone": judge_record(record(), base_of(), gpu_uuid="GPU-A"),
+        "judged pooled": judge_record(record(), base_of(), gpu_uuid="GPU-A", history=pooled),
+    }
+    assert {name: plain(verdict) for name, verdict in verdicts.items()} == snapshot
+
+
+def test_each_path_of_a_history_verdict_is_its_reviewed_snapshot(snapshot):
+    """Pooled from the five newest runs, of one accepted run, and of code that differs from this run's."""
+    history = [dataclasses.replace(run, started_at=f"2026-12-0{i + 1}T00:00:00", commit=f"c{i}")
+               for i, run in enumerate(history_runs("GPU-A", 6))]
+    verdicts = {
+        "pooled": judge_against_history(record_of(1.03e-3), history, gpu_uuid="GPU-A"),
+        "one accepted run": judge_against_history(
+            record_of(1.03e-3), history + accepted_at(history_runs("GPU-A", 1, first=6, median=1.03e-3), 0, "tiles"),
+            gpu_uuid="GPU-A"),
+        "other code": judge_against_history(record_of(1e-3, sass="sass-2"), history, gpu_uuid="GPU-A"),
+        "wall clock": judge_against_history(record_of(1.2e-3, timer=TIMER_WALL),
+                                            history_runs("GPU-A", 8, timer=TIMER_WALL), gpu_uuid="GPU-A"),
+    }
+    assert {name: plain(verdict) for name, verdict in verdicts.items()} == snapshot
