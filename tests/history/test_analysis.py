@@ -17,13 +17,16 @@ from kernelwatch.history.analysis import (
     analyse,
     detectable,
     failing_stretch,
+    no_change_at,
 )
 from kernelwatch.history.series import Series, SeriesKey
 from kernelwatch.history.steps import CREEP, FASTER, detect_steps, noise_scale
+from kernelwatch.storage.history import open_store
 from kernelwatch.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOORS
 from kernelwatch.verdict.noise import MIN_VALUES_FOR_SPREAD
 from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 from tests.history.made_series import CASE, KEY, QUIET, a_point, a_series, a_step, with_points
+from tests.history.rich_history import record_rich_history, rich_case
 
 # equal to the constants, not the same objects: as a Step made from JSON or a database's text would hold them
 TEXT_STEP, TEXT_SLOWER = "".join(["st", "ep"]), "".join(["slow", "er"])
@@ -165,3 +168,65 @@ def test_a_step_whose_kind_was_read_back_as_text_has_a_level_and_ends_the_one_be
     analysis = Analysis([one], {}, {one.key: [older, newer]}, {})
     assert analysis.reason(newer) == "bounds checks (at run r8)"
     assert analysis.reason(older) is None
+
+
+# -- a rich store's analysis, whole, against reviewed snapshots (tests/history/__snapshots__/test_analysis.ambr) ----
+
+@pytest.fixture(scope="module")
+def rich_url(tmp_path_factory):
+    """tests/history/test_cmd_changes.py's rich history in a SQLite store, recorded once: the tests only read it."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
+    with open_store(url) as store:
+        record_rich_history(store)
+    return url
+
+
+def _runs(points) -> str:
+    return " ".join(f"{p.run_id}{'' if p.state == 'passed' else f'({p.state})'}" for p in points)
+
+
+def described(analysis: Analysis) -> str:
+    """Everything `changes` and `site` read of an analysis, in words: each series with its runs and their states,
+    its detectable change, its steps (with why each was accepted) and its failing stretch; then the
+    acknowledgements and the series too short for a step."""
+    lines = []
+    for one in analysis.series:
+        key = one.key
+        limit = analysis.detectable[key]
+        lines += [f"{key.case} on {key.gpu} ({key.timer}, {key.profile}): {_runs(one.points)}",
+                  f"  detectable {limit.fraction:.4f} ({limit.because})"]
+        for s in analysis.steps[key]:
+            lines.append(f"  {s.kind} {s.direction} at {s.index}: {s.before.run_id} -> {s.after.run_id}, x{s.ratio:.4f} "
+                         f"({s.ratio_low:.4f}-{s.ratio_high:.4f}), p {s.p_value:.3g}, {s.runs_before} before, "
+                         f"{s.runs_after} after; reason {analysis.reason(s)!r}")
+        failing = analysis.failing.get(key)
+        if failing is not None:
+            held = failing.step and f"the step at {failing.step.after.run_id}"
+            lines.append(f"  failing since {failing.first.run_id} (before: {failing.before and failing.before.run_id}, "
+                         f"newest {failing.newest.run_id}), {failing.runs} runs, commits {failing.commit_range}, "
+                         f"window {failing.window and sorted(failing.window)}, held by {held}")
+    lines += [f"acknowledged {case} at {run}: {reason}" for (case, run), reason in sorted(analysis.acknowledged.items())]
+    lines.append(f"too short: {[(one.key.case, one.key.gpu, len(one)) for one in analysis.too_short()]}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("how", [{}, {"by": "gpu_model"}, {"gpu": "GPU-bbbbbbbb-0000-0000-0000-000000000002"},
+                                 {"floors": dataclasses.replace(GPU_FLOORS, same_gpu=0.05)}],
+                         ids=["per-gpu", "per-model", "one-gpu", "five-percent"])
+def test_the_analysis_of_a_rich_store_is_the_reviewed_snapshot(rich_url, snapshot, how):
+    with open_store(rich_url) as store:
+        assert described(analyse(store, **how)) == snapshot
+
+
+def test_why_there_is_nothing_to_acknowledge_is_the_reviewed_snapshot(rich_url, snapshot):
+    """`acknowledge`'s refusal, for runs of the rich store: None where the case failed there, a step of it starts
+    there, or the run holds no such case; else its steps and failed runs, six at most by number."""
+    asked = [("trailer", 17),  # failed in exactly six runs (9-14), accepted at 15: all six listed
+             ("still-failing", 5),  # failed in seven (12-18): six listed, "and 1 more"
+             ("quietly-slower", 17), ("creep", 10), ("throttled", 17),  # a step, a creep (no step), nothing
+             ("open", 2),  # a run of the other GPU: its model's series holds the step
+             ("open", 16), ("open", 17), ("acknowledged", 12), ("trailer", 15),  # a step's first run, failed runs
+             ("failing", 2), ("failing", 99)]  # runs that do not hold the case: the store's own refusal says so
+    with open_store(rich_url) as store:
+        answers = [f"{name} at {run}: {no_change_at(store, rich_case(name), run)}" for name, run in asked]
+    assert "\n".join(answers) == snapshot

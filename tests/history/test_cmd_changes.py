@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import time
@@ -22,6 +23,7 @@ from maintainers.support.synthetic_history import STEPPED_HISTORY_CASES as CASES
 from maintainers.support.synthetic_history import STEPPED_HISTORY_RUNS as RUNS
 from maintainers.support.synthetic_history import record_stepped_history as record_history
 from tests.history.made_series import KEY, a_point, a_series, a_step
+from tests.history.rich_history import record_rich_history
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
@@ -389,3 +391,76 @@ def test_whether_a_step_is_in_the_newest_runs_must_be_named_not_given_in_place()
     # describe's two flags are keyword-only: a bare True and a number could be read the other way round
     with pytest.raises(TypeError, match="positional"):
         cmd_changes.describe(None, None, True, 10)
+
+
+# -- a rich history, whole outputs against reviewed snapshots (tests/history/__snapshots__/test_cmd_changes.ambr) --
+@pytest.fixture(scope="module")
+def rich_url(tmp_path_factory):
+    """The rich history in a SQLite store, recorded once for the module's tests: they only read it."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
+    with open_store(url) as store:
+        record_rich_history(store)
+    return url
+
+
+def changes_text(url: str, *args: str, capsys) -> str:
+    """`changes`'s exit status, its whole output and any error, the store's temporary path named <tmp>."""
+    status = changes(url, *args)
+    captured = capsys.readouterr()
+    folder = url.removeprefix("sqlite:///").rsplit("/", 1)[0]
+    text = f"exit {status}\n{captured.out}" + (f"stderr:\n{captured.err}" if captured.err else "")
+    return text.replace(folder, "<tmp>")
+
+
+@pytest.mark.parametrize("args", [
+    (),  # every change: open steps, failing cases, acknowledged and accepted steps, a creep, accuracy steps
+    ("--newest", "10"),  # older steps in the window: the faster one is no open step, the quietly slower one is
+    ("--newest", "1"),  # the step of `open` lies before the newest run, yet still fails: open
+    ("--since", "2026-12-09"),  # the changes whose first run after is on Dec 9 or later
+    ("--gpu", "GPU-bbbbbbbb-0000-0000-0000-000000000002"),  # too short for any step: says so, and passes
+    ("--gpu", "NVIDIA H200"),  # a model: both GPUs' runs, the accuracy checks of that model too
+    ("--by", "gpu_model"),  # one series per model: `open` and `throttled` of the two GPUs mixed, at the 5% floor
+    ("--threshold", "0.05"),  # a live run's threshold: each GPU-timed series' floor
+], ids=["default", "newest-10", "newest-1", "since", "short-gpu", "gpu-model", "by-model", "threshold"])
+def test_the_whole_output_of_changes_on_a_rich_history_is_the_reviewed_snapshot(rich_url, capsys, snapshot, args):
+    assert changes_text(rich_url, *args, capsys=capsys) == snapshot
+
+
+def test_changes_on_an_empty_store_and_a_gpu_without_runs_says_so_and_passes(tmp_path, capsys, snapshot):
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    with open_store(url):
+        pass
+    assert [changes_text(url, capsys=capsys), changes_text(url, "--gpu", "GPU-cccc", capsys=capsys)] == snapshot
+
+
+def test_changes_on_a_store_of_one_run_says_it_is_too_short(tmp_path, capsys, snapshot):
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    record_history(url, runs=1, cases=2)
+    assert changes_text(url, capsys=capsys) == snapshot
+
+
+def test_a_slower_step_whose_kind_and_direction_were_read_back_as_text_is_described_and_open(monkeypatch, capsys,
+                                                                                               snapshot):
+    # equal to the constants, not the same objects: as a Step made from JSON or a database's text would hold them
+    one = a_series(1e-3, 1e-3, 1e-3, 2e-3)
+    step = dataclasses.replace(a_step(one, 2, 3), kind="".join(["st", "ep"]), direction="".join(["slow", "er"]))
+    fake_analysis(monkeypatch, one, [step])
+    assert changes_of() == 1
+    assert capsys.readouterr().out == snapshot
+
+
+def test_a_case_failing_in_as_many_runs_as_a_step_needs_says_why_it_is_no_step(history_url, capsys):
+    """Failed runs at a time that did not move (a failure of its energy, say) as many as a step needs: once read
+    'not yet a step: 3 runs at the new level, 3 needed'."""
+    with open_store(history_url) as store:
+        for i in range(6 + MIN_RUNS_AT_LEVEL):
+            doc = make_document(i, cases=CASES)
+            if i >= 6:
+                doc["benchmarks"][STEPPED_CASE]["extra_info"]["verdict"] = "slower"
+            store.record_run(doc, outcome="failed" if i >= 6 else "passed", profile="quick",
+                             other_failures=0 if i >= 6 else None)
+    assert changes(history_url) == 1
+    out = capsys.readouterr().out
+    assert (f"; no step in its {MIN_RUNS_AT_LEVEL} runs since: its time moved less than the detectable change, or it "
+            "failed on its energy or a phase") in out
+    assert "needed" not in out

@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 from kernelwatch.history.chart import ACCEPTED_COLOUR, FAILED_COLOUR, RUN_FAILED_COLOUR
+from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.sparklines import SPARK_HEIGHT, SPARK_PAD, SPARK_WIDTH, energy_line, sparkline
 from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
+from kernelwatch.storage.history import open_store
 from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
+from tests.history.rich_history import record_rich_history, rich_case
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
@@ -489,3 +492,90 @@ def test_a_series_failing_again_after_an_acknowledged_step_is_compared_with_its_
     index = write_site(tmp_path, [one], {one.key: [a_step(one, 2, 3)]},
                        acknowledged={(one.key.case, "r3"): "intended"}).read_text()
     assert _ratios(index) == ["1.050"] and "before the failing runs since run r6" in index
+
+
+# -- whole pages against reviewed snapshots (tests/history/__snapshots__/test_site.ambr) ------------------------------
+
+def readable(page: str) -> str:
+    """A page one element a line, for the snapshot's reader: past its doctype's line it has no newline between two
+    elements of its own, so the snapshot still pins every character of it."""
+    doctype, rest = page.split("\n", 1)
+    assert doctype == "<!DOCTYPE html>" and ">\n<" not in rest
+    return page.replace("><", ">\n<")
+
+
+def site_pages(out) -> dict[str, str]:
+    """Every page of the site in `out`, by its path there, each readable."""
+    return {page.relative_to(out).as_posix(): readable(page.read_text(encoding="utf-8"))
+            for page in sorted(out.rglob("*.html"))}
+
+
+@pytest.fixture(scope="module")
+def rich_url(tmp_path_factory):
+    """tests/history/test_cmd_changes.py's rich history in a SQLite store, recorded once (the tests only read it),
+    without its creep: the index takes a slower creep for an open slower step
+    (test_a_slower_creep_is_no_open_slower_step_on_the_index)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
+    with open_store(url) as store:
+        record_rich_history(store, leave_out=(rich_case("creep"),))
+    return url
+
+
+def site_of(url: str, out, *args: str) -> dict[str, str]:
+    assert main(["site", str(out), "--history", url, *args]) == 0
+    return site_pages(out)
+
+
+def test_the_site_of_a_rich_history_is_the_reviewed_snapshot(rich_url, tmp_path, capsys, snapshot):
+    # as `site` writes it: the steps, acknowledgements and trailers of `changes`, energy, correctness checks (one
+    # of a timed case, under its chart; one alone on its page), a run failed besides its cases, throttled runs
+    # left out, two GPUs (one too short: a series of one run)
+    pages = site_of(rich_url, tmp_path)
+    assert capsys.readouterr().out == f"{tmp_path / 'index.html'}\n"
+    assert pages == snapshot
+
+
+def test_the_index_of_a_rich_history_by_gpu_model_is_the_reviewed_snapshot(rich_url, tmp_path, snapshot):
+    # one series per GPU model: its name whole, in the rows and the filter; the UUIDs of its runs in the other
+    assert site_of(rich_url, tmp_path, "--by", "gpu_model")["index.html"] == snapshot
+
+
+def test_the_site_of_an_empty_store_is_an_index_without_rows(tmp_path, snapshot):
+    write_site(tmp_path, [], {})
+    assert site_pages(tmp_path) == snapshot
+
+
+def test_a_site_given_its_references_acknowledgements_and_title_is_the_reviewed_snapshot(tmp_path, snapshot):
+    # write_site's own options, as a caller other than `site` passes them: a reference for one series, the
+    # acknowledgements (the default reason: one at a step's first run after), a title; text to escape everywhere;
+    # a series of one physical GPU (its UUID shortened) and one of a GPU model (named whole)
+    uuid = "GPU-19ed6398-1111-2222-3333-444455556666"
+    odd = with_points(a_series(1e-4, 1e-4, 1e-4, 1.1e-4, 1.1e-4, 1.1e-4, 1.05e-4,
+                               key=dataclasses.replace(_case('test_q["a" & <b>]'), gpu=uuid), uuids=[uuid] * 7),
+                      p3={"verdict": "slower", "outcome": "failed", "branch": "fix/<tiles>"}, p4={"verdict": "same"})
+    model = with_points(a_series(2e-4, 2e-4, 2e-4, 1e-4, 1e-4, 1.2e-4, key=_case("test_model")),
+                        p5={"verdict": "slower", "accepted_reason": "meant: <fused> & wider"})
+    steps = {odd.key: [a_step(odd, 2, 3), a_step(odd, 4, 6, kind=CREEP, direction=FASTER)]}
+    write_site(tmp_path, [odd, model], steps, acknowledged={(odd.key.case, "r3"): "meant: <wider> & 'tiles'"},
+               references={model.key: 1e-4}, title="kernelwatch & <friends>")
+    assert site_pages(tmp_path) == snapshot
+
+
+def test_a_gpu_model_is_named_whole_on_the_case_page_too(tmp_path):
+    one = with_points(a_series(1e-3, 1e-3, 2e-3), p2={"energy_j": 1.5})
+    write_site(tmp_path, [one], {one.key: [a_step(one, 1, 2)]})
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    assert re.findall(r'<tr class="(?:step|energy)-row"><td>([^<]*)</td>', page) == ["NVIDIA H200"] * 2
+
+
+def test_a_slower_creep_is_no_open_slower_step_on_the_index(tmp_path):
+    one = a_series(*[1e-4] * 6, 1.01e-4, 1.02e-4, 1.03e-4)
+    index = write_site(tmp_path, [one], {one.key: [a_step(one, 5, 8, kind=CREEP)]}).read_text()
+    assert re.findall(r'data-state="([^"]*)"', index) == ["quiet"] and _attention_cells(index) == [""]
+
+
+def test_a_p_value_below_the_smallest_shown_is_escaped_on_the_case_page(tmp_path):
+    one = a_series(1e-3, 1e-3, 2e-3)
+    write_site(tmp_path, [one], {one.key: [dataclasses.replace(a_step(one, 1, 2), p_value=1e-15)]})
+    page = (tmp_path / "cases" / case_page_name(one.key.case)).read_text()
+    assert "<td>&lt; 1e-12</td>" in page

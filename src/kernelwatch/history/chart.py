@@ -255,8 +255,13 @@ def _step_mark(s: Step, x, colour: str, height: float) -> tuple[str, tuple[float
             f'width="{max(x(s.after) - x(s.before), 1):.1f}" height="{height}"><title>{_e(tip)}</title></rect>', None)
 
 
+def short_gpu(gpu: str) -> str:
+    """A series' GPU as a table shows it: a UUID shortened, a model name (`--by gpu_model`) whole."""
+    return short_uuid(gpu) if gpu.startswith("GPU-") else gpu
+
+
 def legend_text(key: SeriesKey) -> str:
-    return f"{short_uuid(key.gpu) if key.gpu.startswith('GPU-') else key.gpu} ({key.timer}, {key.profile})"
+    return f"{short_gpu(key.gpu)} ({key.timer}, {key.profile})"
 
 
 def legend(group: Sequence[Series]) -> str:

@@ -123,14 +123,23 @@ def describe(step: Step, analysis: Analysis, *, in_newest: bool, newest: int) ->
     return lines
 
 
+def _why_no_step(runs_after: int) -> str:
+    """Why a case failing since some run is no step: too few runs since, or (with enough) a change the detector
+    does not call one: under the detectable change, or a failure of its energy or a phase, not of its time."""
+    runs = f"{runs_after} run{'s' if runs_after != 1 else ''}"
+    if runs_after < MIN_RUNS_AT_LEVEL:
+        return f"not yet a step: {runs} at the new level, {MIN_RUNS_AT_LEVEL} needed"
+    return (f"no step in its {runs} since: its time moved less than the detectable change, or it failed on its "
+            "energy or a phase")
+
+
 def describe_failing(failing: Failing, one: Series) -> list[str]:
     """The lines of a case failing in its newest runs that no step holds yet."""
     key = failing.key
     runs_after = len(one.points) - one.points.index(failing.first)
     lines = [f"slower (the nightly's verdict) since run {failing.first.run_id}, {failing.runs} failed "
              f"run{'s' if failing.runs != 1 else ''}: {key.case}",
-             f"  GPU {key.gpu}, timer {key.timer}, profile {key.profile}; not yet a step: {runs_after} run"
-             f"{'s' if runs_after != 1 else ''} at the new level, {MIN_RUNS_AT_LEVEL} needed"]
+             f"  GPU {key.gpu}, timer {key.timer}, profile {key.profile}; " + _why_no_step(runs_after)]
     if failing.before is not None:
         lines.append(f"  last run before: {_run_text(failing.before)}")
     lines.append(f"  first failed run: {_run_text(failing.first)}")

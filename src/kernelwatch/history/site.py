@@ -45,7 +45,7 @@ from kernelwatch.units import format_joules, p_text
 from .accuracy import accuracy_steps
 from .accuracy_chart import accuracy_index, accuracy_section
 from .analysis import Failing, failing_stretch
-from .chart import case_plot, legend, mark_key, precise, short_uuid
+from .chart import case_plot, legend, mark_key, precise, short_gpu, short_uuid
 from .reference import EARLIER_RUNS, Reference, reference_of
 from .series import Series, SeriesKey, gpu_uuids
 from .sparklines import centre_of, energy_line, shared_scale, sparkline
@@ -138,7 +138,7 @@ def _energy_section(group: Sequence[Series]) -> str:
         return ""
     joules = [[p.energy_j for p in one.points if p.energy_j is not None] for one in measured]
     scale = shared_scale((values, statistics.median(values)) for values in joules)
-    rows = "".join(f'<tr class="energy-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{energy_line(one, scale)}</td>'
+    rows = "".join(f'<tr class="energy-row"><td>{_e(short_gpu(one.key.gpu))}</td><td>{energy_line(one, scale)}</td>'
                    f'<td>{_e(_newest_energy(one))}</td>'
                    f'<td>{sum(p.energy_j is not None for p in one.points)}</td></tr>' for one in measured)
     return ("<h2>Energy per launch</h2><p>Joules per launch of the runs that measured it (docs/method.md, "
@@ -159,9 +159,9 @@ def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Ste
         for s in steps.get(one.key, ()):
             why = reason(s)
             state = f"acknowledged: {why}" if why else "open" if s.direction == SLOWER and s.kind == STEP else ""
-            rows.append(f'<tr class="step-row"><td>{_e(short_uuid(one.key.gpu))}</td><td>{_e(s.kind)}</td>'
+            rows.append(f'<tr class="step-row"><td>{_e(short_gpu(one.key.gpu))}</td><td>{_e(s.kind)}</td>'
                         f'<td class="{s.direction}">{_e(s.direction)} x{s.ratio:.3f}</td>'
-                        f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{p_text(s.p_value)}</td>'
+                        f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{_e(p_text(s.p_value))}</td>'
                         f'<td>{_e(s.before.run_id)} ({_e(s.before.started_at.date())}) &rarr; {_e(s.after.run_id)} '
                         f'({_e(s.after.started_at.date())})</td><td><code title="{_e(s.commit_range)}">'
                         f'{_e(s.before.commit[:12])}..{_e(s.after.commit[:12])}</code></td>'
@@ -254,7 +254,8 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
     rows = []
     for one in every:
         own = list(steps.get(one.key, ()))
-        open_slower = [s for s in own if s.direction == SLOWER and reason(s) is None]
+        # a step, as `changes` and the case page's table count them: a slower creep is shown, never open
+        open_slower = [s for s in own if s.kind == STEP and s.direction == SLOWER and reason(s) is None]
         failing = failing_stretch(one, own)
         rank = 0 if failing is not None else 1 if open_slower else 2
         reference = reference_of(one, own, reason, failing, references.get(one.key))
@@ -270,7 +271,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
                      f'data-kernel="{_e(case)}" data-state="{state}">'
                      f'<td class="case"><a href="cases/{case_page_name(case)}" title="{_e(case)}">'
                      f'{_breakable(case.rsplit("::", 1)[-1])}</a></td>'
-                     f'<td class="nowrap" title="{_e(gpu)}">{_e(short_uuid(gpu) if gpu.startswith("GPU-") else gpu)}</td>'
+                     f'<td class="nowrap" title="{_e(gpu)}">{_e(short_gpu(gpu))}</td>'
                      f'<td class="nowrap">{_e(one.key.timer)}</td><td>{_e(one.key.profile)}</td><td>{len(one)}</td>'
                      f'<td class="{_e(newest.state.replace(" ", "-"))}">{_e(newest.verdict or "not judged")}'
                      f'{" (" + _e(newest.state) + ")" if newest.state != "passed" else ""}</td>'
@@ -278,7 +279,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
                      + (f'<td class="nowrap">{_e(_newest_energy(one))}</td>' if energy else "")
                      + f'<td class="{"slower" if rank < 2 else ""}">{_e(attention)}</td></tr>')
     gpus = sorted({one.key.gpu for one in every})
-    options = "".join(f'<option value="{_e(g)}">{_e(short_uuid(g) if g.startswith("GPU-") else g)}</option>'
+    options = "".join(f'<option value="{_e(g)}">{_e(short_gpu(g))}</option>'
                       for g in gpus)
     uuid_options = "".join(f'<option value="{_e(u)}">{_e(short_uuid(u))}</option>' for u in gpu_uuids(every))
     body = (f"<h1>{_e(title)}</h1>"
