@@ -394,3 +394,21 @@ def test_sectors_of_a_profile_without_global_load_requests_are_counted_per_one_r
     # the base's 4 sectors a request, the head's 8 sectors with no request counted: 8 a request
     (cause,) = dynamic_causes(profile_of(), profile_of(**{sectors: 8.0, requests: 0.0}))
     assert cause.key == "uncoalesced global loads" and cause.score == pytest.approx(40 * math.log2(8.0 / 4.0))
+
+
+def test_the_card_of_a_static_and_a_dynamic_half_is_its_reviewed_snapshot(snapshot):
+    """Both halves merged by key (the barriers of the code and of the stalls one cause), the strongest three named,
+    every counter of both sides in the table as the card writes numbers (tests/cause/__snapshots__/
+    test_dynamic_card.ambr; `--snapshot-update` rewrites it)."""
+    from kernelwatch.cause.card import Cause, card
+
+    base = profile_of(**{"gpu__time_duration.sum": 1.234e-3})
+    head = profile_of(**{"gpu__time_duration.sum": 1.5e-3, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3e5,
+                         STALL_METRIC.format("barrier"): 2.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 45.0,
+                         "smsp__thread_inst_executed_per_inst_executed.ratio": 24.0, "dram__bytes.sum": 2.5e8})
+    causes = [Cause("barriers", 60.0, "barriers: BAR in the code 2 -> 8"), *dynamic_causes(base, head)]
+    ranked = [f"{c.key} | {c.score:.9f} | {c.words}" for c in merged(causes)]
+    lines = card("s.py::t[1024]", causes, dynamic.figures(base), dynamic.figures(head),
+                 {"driver": ("580.65", "580.65"), "ncu": ("2025.2", "2025.3")})
+    assert lines[2].startswith("1. **barriers**: barriers: BAR in the code 2 -> 8; stall_barrier 9% -> 56% of stalls")
+    assert "\n".join([*ranked, "-" * 40, *lines]) == snapshot

@@ -559,3 +559,76 @@ def test_another_kernels_parameter_bank_is_not_counted(arch):
     alone = static_profile(_SCALE % "2.0f", BASE_OPTIONS, arch, "k", launch).constant_bytes
     beside = static_profile(_OTHER + _SCALE % "2.0f", BASE_OPTIONS, arch, "k", launch).constant_bytes
     assert beside == alone
+
+
+# ---- whole cards, compared with their reviewed snapshots (tests/cause/__snapshots__/test_static_card.ambr;
+# `--snapshot-update` rewrites it) ---------------------------------------------------------------------------------
+
+
+def ranked_and_card(base: StaticProfile, head: StaticProfile, case: str, **card_options) -> str:
+    """Every cause the static half finds, merged and ranked (key, score to 9 decimals, words), then the card's
+    text as a report shows it."""
+    ranked = merged(static_causes(base, head))
+    return "\n".join([f"{c.key} | {c.score:.9f} | {c.words}" for c in ranked] + ["-" * 40]
+                     + card(case, static_causes(base, head), base.figures(), head.figures(), **card_options))
+
+
+def test_the_card_of_a_bigger_tile_that_spills_is_its_reviewed_snapshot(snapshot):
+    # a tile twice as deep: twice the shared memory, registers at the cap and spilling, fewer blocks per SM, more
+    # barriers and branches, the shared loads narrowed to 32 bits and more of them per FFMA
+    base = _profile({"FFMA": 2048, "LDG": 32, "LDG.128": 32, "LDS": 256, "LDS.128": 256, "STS": 32, "STS.128": 32,
+                     "BAR": 4, "branch": 12, "all": 3000}, registers=128, static_shared=16384,
+                    occupancy=occupancy("sm_90", 256, 128, 16384), constant_bytes=380)
+    head = _profile({"FFMA": 2048, "LDG": 32, "LDG.128": 32, "LDS": 640, "LDS.128": 128, "LDS.32": 512, "STS": 32,
+                     "STS.128": 32, "BAR": 8, "branch": 20, "LDL/STL (local)": 56, "all": 3500}, registers=255,
+                    spill_stores=96, spill_loads=128, stack_bytes=224, static_shared=32768, dynamic_shared=1024,
+                    occupancy=occupancy("sm_90", 256, 255, 33792), constant_bytes=380)
+    # the two runs' environments as the nightly's card reads them from their machine_info (src/kernelwatch/cause/
+    # stored.py): the driver rolled back, CuPy moved on, the rest (numbers among them) the same
+    from kernelwatch.cause.stored import environment_pairs
+
+    def machine_info(driver, cupy):
+        return {"python_version": "3.12.3", "gpu": {"host": "gpu-7", "uuid": "GPU-0123abcd", "driver": driver,
+                                                    "cuda_runtime": "13.0", "cuda_driver_api": "13.0", "nvrtc": "13.0",
+                                                    "cupy": cupy, "sm_clock_max_mhz": 1980,
+                                                    "memory_clock_max_mhz": 3201, "power_limit_w": 700.0}}
+
+    text = ranked_and_card(base, head, "suites/test_matmul.py::test_matmul_time[tiled-4096x4096x4096]",
+                           environment=environment_pairs(machine_info("580.65", "14.0"), machine_info("570.86", "14.1")))
+    assert "registers |" not in text  # the spills and the occupancy explain the registers
+    assert text == snapshot
+
+
+def test_the_card_of_a_loop_no_longer_unrolled_is_its_reviewed_snapshot(snapshot):
+    # an eighth of the FFMAs left: unrolling, and the counts per FFMA (all eight times higher) are left out; the
+    # registers fell (more warps fit: no occupancy cause), so they are named, last
+    base = _profile({"FFMA": 2048, "LDG": 64, "LDS": 512, "BAR": 4, "branch": 6}, registers=96,
+                    occupancy=occupancy("sm_90", 256, 96, 0))
+    head = _profile({"FFMA": 256, "LDG": 64, "LDS": 512, "BAR": 4, "branch": 7}, registers=72,
+                    occupancy=occupancy("sm_90", 256, 72, 0))
+    assert (base.occupancy.warps, head.occupancy.warps) == (16, 24)
+    text = ranked_and_card(base, head, "s.py::t[unrolled]", note="No dynamic half: no ncu here",
+                           environment={"driver": ("580.65", "580.65")})
+    assert "Environment differences" not in text
+    assert text == snapshot
+
+
+def test_a_card_without_a_cause_or_a_card_that_could_not_be_made_says_so():
+    from kernelwatch.cause.card import no_card
+
+    same = _profile({"FFMA": 100})
+    assert card("s.py::t", static_causes(same, same), same.figures(), {}) == [
+        "#### Why `s.py::t` is slower", "",
+        "No difference the card reads explains it (the same build, launch and counters).", "",
+        "| figure | base | head |", "|---|---|---|", *[f"| {name} | {value} | **—** |" for name, value in
+                                                      sorted(same.figures().items())], ""]
+    assert no_card("s.py::t", RuntimeError("NVRTC failed")) == [
+        "#### Why `s.py::t` is slower", "", "No card: NVRTC failed", ""]
+
+
+def test_fewer_wide_loads_without_more_32_bit_ones_are_not_narrower():
+    # half the 128-bit loads and no 32-bit load on either side (a histogram holds only the classes the code has),
+    # or as many 32-bit loads as before: fewer loads, none of them narrower
+    base = _profile({"FFMA": 100, "LDG.128": 8, "STS.64": 4, "STS.32": 2})
+    head = _profile({"FFMA": 100, "LDG.128": 4, "STS.64": 2, "STS.32": 2})
+    assert static_causes(base, head) == []

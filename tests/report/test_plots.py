@@ -400,3 +400,86 @@ def test_each_trend_panel_is_titled_by_its_group_on_a_log_scale_with_a_small_leg
         assert {t.get_fontsize() for t in legend.get_texts()} == {5} and legend._ncols == 3
         gridlines = ax.get_xgridlines() + ax.get_ygridlines()
         assert gridlines and all(line.get_visible() and line.get_linewidth() == 0.3 for line in gridlines)
+
+
+# ---- the whole table and everything each plot draws, compared with their reviewed snapshots ---------------------
+# (tests/report/__snapshots__/test_plots.ambr; `--snapshot-update` rewrites it): what the module computes and hands
+# to matplotlib, read back from the figures, not the PNG's bytes (those change with matplotlib's version)
+
+
+def rounded(value):
+    """A number to 12 significant digits (what the plot means, not the last bit of its arithmetic); lists and
+    tuples of them alike."""
+    if isinstance(value, (list, tuple)):
+        return [rounded(one) for one in value]
+    return float(f"{float(value):.12g}")
+
+
+@pytest.fixture
+def drawn(figures, monkeypatch):
+    """The figures the plots draw, kept open, with where and at what resolution each was to be saved (nothing is
+    rendered into a PNG: the tests above check the files)."""
+    import matplotlib.figure
+
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, path, **kwargs: saved.append((fig, Path(path).name, kwargs)))
+    return figures, saved
+
+
+def legend_of(ax) -> dict:
+    legend = ax.get_legend()
+    return {"texts": [t.get_text() for t in legend.get_texts()],
+            "fontsizes": sorted({t.get_fontsize() for t in legend.get_texts()}), "columns": legend._ncols,
+            "loc": legend._loc}
+
+
+def test_the_performance_table_of_a_run_is_its_reviewed_snapshot(snapshot):
+    run = loaded(recorded())
+    run["benchmarks"] += loaded([
+        add("host_routine_timed", 64e6, 1e-3, None, ceiling=None, timer="wall clock"),
+        case("test_launch_time[empty]", "launch", 3e-6, kernel="empty", timer="cupti concurrent kernel"),
+    ])
+    assert performance_table(run) == snapshot
+
+
+def test_what_the_roofline_draws_is_its_reviewed_snapshot(drawn, tmp_path, snapshot):
+    figures, saved = drawn
+    plot_roofline(roofline_run(), tmp_path / "plots" / "r.png")
+    (fig,) = figures
+    (ax,) = fig.axes
+    assert saved == [(fig, "r.png", {"dpi": 120})] and (tmp_path / "plots").is_dir()
+    assert {
+        "size in inches": rounded(list(fig.get_size_inches())),
+        "title": (ax.get_title(), ax.title.get_fontsize()),
+        "x": (ax.get_xlabel(), ax.get_xscale(), ax.xaxis.get_transform().base),
+        "y": (ax.get_ylabel(), ax.get_yscale(), ax.yaxis.get_transform().base),
+        "points": [(rounded(list(c.get_offsets()[0])), c.get_sizes().tolist()) for c in ax.collections],
+        "labels": [(t.get_text(), rounded(t.xy), t.xyann, t.anncoords, t.get_fontsize(), t.get_va())
+                   for t in ax.texts],
+        "lines": [(line.get_label(), rounded(list(line.get_xdata())), rounded(list(line.get_ydata())),
+                   line.get_linestyle(), line.get_linewidth(), line.get_color()) for line in ax.lines],
+        "legend": legend_of(ax),
+    } == snapshot
+
+
+def test_what_the_trend_draws_is_its_reviewed_snapshot(drawn, tmp_path, snapshot):
+    figures, saved = drawn
+    # an older run of the adds timed by another timer (left out), and a run of four more groups
+    older = loaded({"datetime": "2026-11-27T12:00:00+00:00", "machine_info": {"gpu": GPU}, "benchmarks": [
+        case("test_add_time[8192-vec[4]]", "add", 1e-3, kernel="vec4", timer="cuda events"),
+        case("test_add_time[scalar]", "add", 1e-3, kernel="scalar", timer="cuda events")]})
+    runs = [older, *trend_runs(), recorded("2026-11-30T18:00:00+00:00")]
+    cases = plot_trend(runs, tmp_path / "plots" / "t.png")
+    (fig,) = figures
+    assert saved == [(fig, "t.png", {"dpi": 100})] and (tmp_path / "plots").is_dir()
+    assert cases == 7
+    assert {
+        "size in inches": rounded(list(fig.get_size_inches())),
+        "panels": [{
+            "title": (ax.get_title(), ax.title.get_fontsize()), "y": (ax.get_ylabel(), ax.get_yscale()),
+            "lines": [(line.get_label(), [when.isoformat() for when in line.get_xdata()], rounded(list(line.get_ydata())),
+                       line.get_marker(), line.get_markersize(), line.get_linewidth()) for line in ax.lines],
+            "legend": legend_of(ax),
+        } for ax in fig.axes],
+    } == snapshot
