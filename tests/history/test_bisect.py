@@ -623,3 +623,20 @@ def test_the_result_counts_the_check_of_bad_among_the_probes():
                           probes=probes, checked=Probe("f" * 40, BAD, "slower"))
     assert result_lines(result)[-1].endswith("(last good cccccccccccc; 4 candidates, 4 probes)")  # 3 and the check
     assert result_lines(dataclasses.replace(result, checked=None))[-1].endswith("4 candidates, 3 probes)")
+
+
+@pytest.mark.parametrize("output, said", [
+    ("ImportError while loading conftest\n  File conftest.py, line 3\nModuleNotFoundError: No module named 'x'",
+     "ModuleNotFoundError: No module named 'x'"),  # no ERROR line: the last line, where Python names its error
+    ("collecting ...\nERROR: not found: t.py::x\nsummary", "ERROR: not found: t.py::x"),  # pytest's own ERROR line
+    ("only line", "only line"),
+    ("", "nothing said"),
+])
+def test_a_collection_that_fails_is_named_by_its_error_line_or_else_its_last(monkeypatch, tmp_path, output, said):
+    monkeypatch.setattr(bisect_checks.subprocess, "run",
+                        lambda *args, **kwargs: subprocess.CompletedProcess(args, 2, output, ""))
+    selector = bisect_module.Selector(expression="test_time")
+    with pytest.raises(bisect_module.BisectError) as raised:
+        bisect_checks.check_selection(tmp_path, selector, ["quick"])
+    assert str(raised.value) == (f"{selector.shell()} selects no timed case in {tmp_path}: pytest --collect-only "
+                                 f"exit 2: {said}")[:400]
