@@ -139,3 +139,13 @@ def test_an_amendment_is_in_the_sqlite_file_alone_once_the_store_closes_while_an
             assert [run.id for run in again.runs()] == [ids[1]] and len(again.removals()) == 1
         else:
             assert again.acknowledgements() == {(case_name(0), ids[1]): "meant"}
+
+
+def test_the_removal_asked_for_by_its_id_is_that_one_alone(history_url):
+    with open_store(history_url) as store:
+        ids = [store.record_run(make_document(i), outcome="passed", profile="nightly") for i in range(3)]
+        first, second = (store.remove_run(run_id, reason=f"removed {run_id}", who="t") for run_id in ids[:2])
+        assert [r.id for r in store.removals(removal_id=first.id)] == [first.id]
+        assert [r.id for r in store.removals(removal_id=second.id)] == [second.id]
+        assert store.removals(removal_id=second.id + 1) == []
+        assert [r.id for r in store.removals()] == [second.id, first.id]  # newest first
