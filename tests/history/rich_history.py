@@ -85,3 +85,14 @@ def record_rich_history(store, leave_out: tuple[str, ...] = ()) -> dict[tuple[in
     for case, number, reason in history.acknowledgements:
         store.acknowledge(case, number + 1, reason=reason, who="tests")
     return ids
+
+
+def rich_store_url(tmp_path_factory) -> str:
+    """A SQLite store holding the rich history, in a folder of its own: for a module-scoped fixture whose tests only
+    read it."""
+    from kernelwatch.storage.history import open_store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
+    with open_store(url) as store:
+        record_rich_history(store)
+    return url

@@ -26,7 +26,7 @@ from kernelwatch.verdict.against_baseline import REFERENCE_RUNS, WALL_CLOCK_FLOO
 from kernelwatch.verdict.noise import MIN_VALUES_FOR_SPREAD
 from kernelwatch.verdict.record import TIMER_CUPTI, TIMER_EVENTS, TIMER_WALL
 from tests.history.made_series import CASE, KEY, QUIET, a_point, a_series, a_step, with_points
-from tests.history.rich_history import record_rich_history, rich_case
+from tests.history.rich_history import rich_case, rich_store_url
 
 # equal to the constants, not the same objects: as a Step made from JSON or a database's text would hold them
 TEXT_STEP, TEXT_SLOWER = "".join(["st", "ep"]), "".join(["slow", "er"])
@@ -174,11 +174,7 @@ def test_a_step_whose_kind_was_read_back_as_text_has_a_level_and_ends_the_one_be
 
 @pytest.fixture(scope="module")
 def rich_url(tmp_path_factory):
-    """tests/history/test_cmd_changes.py's rich history in a SQLite store, recorded once: the tests only read it."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
-    with open_store(url) as store:
-        record_rich_history(store)
-    return url
+    return rich_store_url(tmp_path_factory)  # tests/history/rich_history.py, recorded once: the tests only read it
 
 
 def _runs(points) -> str:

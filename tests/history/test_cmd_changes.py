@@ -23,7 +23,7 @@ from maintainers.support.synthetic_history import STEPPED_HISTORY_CASES as CASES
 from maintainers.support.synthetic_history import STEPPED_HISTORY_RUNS as RUNS
 from maintainers.support.synthetic_history import record_stepped_history as record_history
 from tests.history.made_series import KEY, a_point, a_series, a_step
-from tests.history.rich_history import record_rich_history
+from tests.history.rich_history import rich_store_url
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
@@ -396,11 +396,7 @@ def test_whether_a_step_is_in_the_newest_runs_must_be_named_not_given_in_place()
 # -- a rich history, whole outputs against reviewed snapshots (tests/history/__snapshots__/test_cmd_changes.ambr) --
 @pytest.fixture(scope="module")
 def rich_url(tmp_path_factory):
-    """The rich history in a SQLite store, recorded once for the module's tests: they only read it."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
-    with open_store(url) as store:
-        record_rich_history(store)
-    return url
+    return rich_store_url(tmp_path_factory)  # tests/history/rich_history.py, recorded once: the tests only read it
 
 
 def changes_text(url: str, *args: str, capsys) -> str:

@@ -15,10 +15,9 @@ from kernelwatch.history.cli import main
 from kernelwatch.history.site import case_page_name, write_site
 from kernelwatch.history.sparklines import SPARK_HEIGHT, SPARK_PAD, SPARK_WIDTH, energy_line, sparkline
 from kernelwatch.history.steps import CREEP, FASTER, SLOWER, STEP, detect_all
-from kernelwatch.storage.history import open_store
 from maintainers.support.h200_histories import case_profiles, gpu_timed_profiles, relative_medians, synthetic_series
 from tests.history.made_series import KEY, a_series, a_step, with_points
-from tests.history.rich_history import record_rich_history, rich_case
+from tests.history.rich_history import rich_store_url
 from tests.support.backends import history_url_fixture  # noqa: F401 (pytest fixtures)
 
 
@@ -512,13 +511,7 @@ def site_pages(out) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def rich_url(tmp_path_factory):
-    """tests/history/test_cmd_changes.py's rich history in a SQLite store, recorded once (the tests only read it),
-    without its creep: the index takes a slower creep for an open slower step
-    (test_a_slower_creep_is_no_open_slower_step_on_the_index)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('rich') / 'history.sqlite'}"
-    with open_store(url) as store:
-        record_rich_history(store, leave_out=(rich_case("creep"),))
-    return url
+    return rich_store_url(tmp_path_factory)  # tests/history/rich_history.py, recorded once: the tests only read it
 
 
 def site_of(url: str, out, *args: str) -> dict[str, str]:
