@@ -403,7 +403,8 @@ def test_the_card_of_a_static_and_a_dynamic_half_is_its_reviewed_snapshot(snapsh
     from kernelwatch.cause.card import Cause, card
 
     base = profile_of(**{"gpu__time_duration.sum": 1.234e-3})
-    head = profile_of(**{"gpu__time_duration.sum": 1.5e-3, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3e5,
+    head = profile_of(**{"gpu__time_duration.sum": 1.5e-3,
+                         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3e5,
                          STALL_METRIC.format("barrier"): 2.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 45.0,
                          "smsp__thread_inst_executed_per_inst_executed.ratio": 24.0, "dram__bytes.sum": 2.5e8})
     causes = [Cause("barriers", 60.0, "barriers: BAR in the code 2 -> 8"), *dynamic_causes(base, head)]

@@ -594,7 +594,8 @@ def test_the_card_of_a_bigger_tile_that_spills_is_its_reviewed_snapshot(snapshot
                                                     "memory_clock_max_mhz": 3201, "power_limit_w": 700.0}}
 
     text = ranked_and_card(base, head, "suites/test_matmul.py::test_matmul_time[tiled-4096x4096x4096]",
-                           environment=environment_pairs(machine_info("580.65", "14.0"), machine_info("570.86", "14.1")))
+                           environment=environment_pairs(machine_info("580.65", "14.0"),
+                                                         machine_info("570.86", "14.1")))
     assert "registers |" not in text  # the spills and the occupancy explain the registers
     assert text == snapshot
 

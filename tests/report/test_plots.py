@@ -445,7 +445,9 @@ def test_the_performance_table_of_a_run_is_its_reviewed_snapshot(snapshot):
 
 def test_what_the_roofline_draws_is_its_reviewed_snapshot(drawn, tmp_path, snapshot):
     figures, saved = drawn
-    plot_roofline(roofline_run(), tmp_path / "plots" / "r.png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns where a call contradicts itself (a grid off with line widths)
+        plot_roofline(roofline_run(), tmp_path / "plots" / "r.png")
     (fig,) = figures
     (ax,) = fig.axes
     assert saved == [(fig, "r.png", {"dpi": 120})] and (tmp_path / "plots").is_dir()
@@ -465,21 +467,24 @@ def test_what_the_roofline_draws_is_its_reviewed_snapshot(drawn, tmp_path, snaps
 
 def test_what_the_trend_draws_is_its_reviewed_snapshot(drawn, tmp_path, snapshot):
     figures, saved = drawn
-    # an older run of the adds timed by another timer (left out), and a run of four more groups
+    # an older run of the adds timed by another timer (left out), and a newer run of one more group, sorted
+    # between the others
     older = loaded({"datetime": "2026-11-27T12:00:00+00:00", "machine_info": {"gpu": GPU}, "benchmarks": [
         case("test_add_time[8192-vec[4]]", "add", 1e-3, kernel="vec4", timer="cuda events"),
         case("test_add_time[scalar]", "add", 1e-3, kernel="scalar", timer="cuda events")]})
-    runs = [older, *trend_runs(), recorded("2026-11-30T18:00:00+00:00")]
-    cases = plot_trend(runs, tmp_path / "plots" / "t.png")
+    newer = loaded({"datetime": "2026-11-30T18:00:00+00:00", "machine_info": {"gpu": GPU}, "benchmarks": [
+        case("test_matmul_time[cublas-4096]", "matmul 4096", 2.7e-3, kernel="cublas", timer="cupti kernel")]})
+    cases = plot_trend([older, *trend_runs(), newer], tmp_path / "plots" / "t.png")
     (fig,) = figures
     assert saved == [(fig, "t.png", {"dpi": 100})] and (tmp_path / "plots").is_dir()
-    assert cases == 7
+    assert cases == 4
     assert {
         "size in inches": rounded(list(fig.get_size_inches())),
         "panels": [{
             "title": (ax.get_title(), ax.title.get_fontsize()), "y": (ax.get_ylabel(), ax.get_yscale()),
-            "lines": [(line.get_label(), [when.isoformat() for when in line.get_xdata()], rounded(list(line.get_ydata())),
-                       line.get_marker(), line.get_markersize(), line.get_linewidth()) for line in ax.lines],
+            "lines": [(line.get_label(), [when.isoformat() for when in line.get_xdata()],
+                       rounded(list(line.get_ydata())), line.get_marker(), line.get_markersize(),
+                       line.get_linewidth()) for line in ax.lines],
             "legend": legend_of(ax),
         } for ax in fig.axes],
     } == snapshot

@@ -158,10 +158,12 @@ def session() -> tuple[Findings, dict[str, str | None]]:
                window=commits_window("3456789abcdef0123456789abcdef0123456789a", "f" * 40, "tiles: 64 -> 32",
                              "loads: vectorize", "bump the version", link="https://github.com/o/r/compare/3456...ffff",
                              head_dirty=True)),
-        judged(NAIVE, SLOWER, 1.5, "50.0% slower (detectable 2.0%, p=0.0012)", references=[run(7, None, None)],
+        judged(NAIVE, SLOWER, 1.5, "50.0% slower (detectable 2.0%, p=0.0012)",
+               references=[run(6, 1, "6" * 40), run(7, None, None)],  # the newest names no commit
                window={"base": None, "head": "e" * 40, "unknown": "the reference runs name no commit"}),
-        judged(ADD, ACCEPTED, 1.08, "8.0% slower, accepted", window=commits_window("2" * 40, "d" * 40, "add: scalar loads",
-                                                                           acceptances=[["d" * 40, "scalar is simpler"]]),
+        judged(ADD, ACCEPTED, 1.08, "8.0% slower, accepted",
+               window=commits_window("2" * 40, "d" * 40, "add: scalar loads",
+                                     acceptances=[["d" * 40, "scalar is simpler"]]),
                accepted_reason="scalar is simpler"),
         judged(CUBLAS, FASTER, 0.9, "10.0% faster (detectable 2.0%, p=0.0012)", energy=energy(1.742, 612.4),
                energy_verdict={"label": "less energy", "reason": "less energy: 0.900x the joules per launch",
@@ -171,9 +173,11 @@ def session() -> tuple[Findings, dict[str, str | None]]:
         judged("s.py::test_new_kernel", NEW, None, "no stored run of this case", references=(), reference=None),
         judged("s.py::test_other", OTHER_GPU, None, "the reference ran on another GPU", references=()),
         # slower against a baseline file with no window: its failure is pytest's; the report lists no window
-        judged("s.py::test_matmul[slower-without-window]", SLOWER, 1.3, "30.0% slower", references=[run(5, 1, "5" * 40)],
+        judged("s.py::test_matmul[slower-without-window]", SLOWER, 1.3, "30.0% slower",
+               references=[run(5, 1, "5" * 40)],
                reference="baselines/0005_h200.json"),
-        judged(PIPELINE, SAME, 1.01, "within the detectable change", phases={"host": [4e-4] * 3, "kernel": [5e-4] * 3, "copies": [2e-4] * 3},
+        judged(PIPELINE, SAME, 1.01, "within the detectable change",
+               phases={"host": [4e-4] * 3, "kernel": [5e-4] * 3, "copies": [2e-4] * 3},
                phase_verdicts=[
                    phase("host", SLOWER, 1.41, [run(20, 4, "4" * 40)], fails=True, reason="41% slower host"),
                    phase("kernel", ACCEPTED, 1.1, [run(21, 5, "5" * 40)], fails=False, reason="accepted kernel"),
@@ -199,10 +203,13 @@ def session() -> tuple[Findings, dict[str, str | None]]:
                         verdicts=[from_a_worker(verdict) for verdict, _ in cases],
                         accuracy=checks, notices=["history store: this run is run 42"],
                         problems=["energy not measured: the counter did not move"],
-                        cards={TILED: ["#### Why `s.py::test_matmul[tiled-4096]` is slower", "", "1. **spills**: x", ""],
-                               NAIVE: ["#### Why `s.py::test_matmul[naive-1024]` is slower", "", "No card: no ref", ""]})
+                        cards={TILED: ["#### Why `s.py::test_matmul[tiled-4096]` is slower", "", "1. **spills**: x",
+                                       ""],
+                               NAIVE: ["#### Why `s.py::test_matmul[naive-1024]` is slower", "", "No card: no ref",
+                                       ""]})
     bisect = {TILED: "python -m kernelwatch.history bisect 's.py::test_matmul[tiled-4096]' 3456789abcde..ffffffffffff",
-              NAIVE: None, ADD: "python -m kernelwatch.history bisect 's.py::test_add[vec4]' 222222222222..dddddddddddd"}
+              NAIVE: None,
+              ADD: "python -m kernelwatch.history bisect 's.py::test_add[vec4]' 222222222222..dddddddddddd"}
     return findings, bisect
 
 
