@@ -568,6 +568,7 @@ def test_the_deadline_hands_the_works_value_or_its_error_to_the_caller():
         connection.deadline(PG, "read", fails)
 
 
+@pytest.mark.slow  # sleeps of 0.3-0.8 s against the deadline: CI's second pass (tox -e unit -- -m slow)
 def test_work_that_ends_after_the_probe_but_within_the_limit_is_waited_for(monkeypatch):
     monkeypatch.setenv(connection.TIMEOUT_ENV, "0.8")  # probed at 0.4 s (half the limit), given up at 0.8 s
     assert connection.deadline(PG, "read", lambda: time.sleep(0.5) or "done") == "done"
@@ -598,6 +599,7 @@ def test_the_server_is_asked_what_the_work_waits_for_at_half_a_short_limit(monke
                                  "did not answer for 0.2 s ($KERNELWATCH_HISTORY_TIMEOUT sets the limit)")
 
 
+@pytest.mark.slow  # sleeps of 0.3-0.8 s against the deadline: CI's second pass (tox -e unit -- -m slow)
 def test_the_server_is_asked_at_most_probe_s_before_the_limit(monkeypatch):
     asked = []
     monkeypatch.setenv(connection.TIMEOUT_ENV, "0.3")
@@ -611,6 +613,7 @@ def test_the_server_is_asked_at_most_probe_s_before_the_limit(monkeypatch):
     assert (pid, within) == (77, 0.05) and at - started >= 0.25  # not at half the limit (0.15 s)
 
 
+@pytest.mark.slow  # sleeps of 0.3-0.8 s against the deadline: CI's second pass (tox -e unit -- -m slow)
 def test_work_given_up_may_not_commit_until_it_ends(monkeypatch):
     monkeypatch.setenv(connection.TIMEOUT_ENV, "0.1")
     ident: list[int] = []
@@ -626,6 +629,7 @@ def test_work_given_up_may_not_commit_until_it_ends(monkeypatch):
 BLOCKER = "pid 5, user u, application 'psql', idle in transaction for 75 s in its transaction"
 
 
+@pytest.mark.slow  # sleeps of 0.3-0.8 s against the deadline: CI's second pass (tox -e unit -- -m slow)
 @pytest.mark.parametrize("seconds, error, outcome", [
     (0.8, None, "lock"),  # still waiting at the limit
     # ended after the probe (at 0.25 s) and before the limit (0.5 s): a statement the server ended is a lock wait
