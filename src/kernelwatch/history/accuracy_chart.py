@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import math
 
-from kernelwatch.verdict.accuracy import MARGIN_FLAG, format_error, inputs_text, margin_words
+from kernelwatch.verdict.accuracy import format_error, inputs_text, margin_words
 
 WIDTH, HEIGHT = 960, 260
 LEFT, RIGHT, TOP, BOTTOM = 84, 48, 20, 40
@@ -123,13 +123,14 @@ def accuracy_index(series, page_name) -> str:
     for key, points in sorted(series.items(), key=lambda item: (item[1][-1].state != "failed", item[0].case)):
         newest = points[-1]
         margin = newest.record.margin
-        flag = "near tolerance" if margin is not None and margin < MARGIN_FLAG else ""
+        words = margin_words(margin)
+        flag = "near tolerance" if words else ""
         lines.append(f'<tr class="accuracy-row" data-kernel="{_e(key.case)}" data-state="{_e(newest.state)}" '
                      f'data-flag="{flag}"><td class="case"><a href="cases/{page_name(key.case)}">'
                      f'{_e(key.case.rsplit("::", 1)[-1])}</a></td><td>{_e(key.gpu or "no UUID")}</td><td>{len(points)}</td>'
                      f"<td>{format_error(newest.record.max_error)}</td><td>{format_error(newest.record.avg_error)}</td>"
                      f"<td>{'' if margin is None else f'{100 * margin:.1f}%'}"
-                     f"{f' ⚠ {margin_words(margin)}' if flag else ''}"
+                     f"{f' ⚠ {words}' if words else ''}"
                      f"</td><td>{_e(newest.record.verdict or 'not judged')}</td></tr>")
     return ("<h2>Accuracy</h2><table class=\"accuracy\"><tr><th>check</th><th>GPU</th><th>runs</th>"
             "<th>newest max error</th><th>avg error</th><th>margin left to tolerance</th><th>newest verdict</th></tr>"

@@ -47,7 +47,8 @@ def accuracy_section(records, against: str = "this GPU's history") -> str:
         for r in shown:
             ratio = r.ratio
             margin = r.margin
-            flag = f" ({margin_words(margin)})" if near_tolerance(r) else ""
+            words = margin_words(margin)
+            flag = f" ({words})" if words else ""
             rows.append([f"`{cell(r.case)}`", r.verdict or "not judged", format_error(r.max_error),
                          format_error(r.avg_error), format_error(r.reference_max), format_error(r.reference_avg),
                          "" if ratio is None else f"{ratio:.3g}x", format_error(r.tolerance_max),
