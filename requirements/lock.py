@@ -27,7 +27,7 @@ LOCKS = {
     "constraints-cuda13.txt": ("unit", "lint", *(f"{env}-cuda13" for env in GPU_ENVS)),
     "constraints-cuda12.txt": tuple(f"{env}-cuda12" for env in GPU_ENVS),
 }
-TOOLS = ("tox>=4.11",)  # installed outside the environments, pinned in every file
+TOOLS = ("tox>=4.11", "tox-uv>=1.37")  # installed outside the environments, pinned in every file
 
 
 def tox_deps(envs: tuple[str, ...]) -> list[str]:
