@@ -10,6 +10,7 @@ last part may be a name in the module before it (`kernelwatch.verdict.noise.dete
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 from pathlib import Path
@@ -25,18 +26,23 @@ MODULE = re.compile(r"(?<![\w/.-])((?:kernelwatch|kernels|maintainers)(?:\.[A-Za
 PLACEHOLDER = re.compile(r"[<>*{}]|NNNN|_x\.py$")
 
 
-def documents() -> list[tuple[str, str]]:
-    """(where, text) of every docstring of the repository's Python and every page of docs/ and maintainers/."""
+def sources() -> list[Path]:
+    """The repository's Python files (their docstrings) and the pages of docs/ and maintainers/."""
+    code = sorted(p for folder in CODE for p in (ROOT / folder).rglob("*.py"))
+    return code + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "maintainers").rglob("*.md"))
+
+
+def texts_in(path: Path) -> list[tuple[str, str]]:
+    """(where, text) of every docstring of a Python file, or the whole of a page."""
+    where = str(path.relative_to(ROOT))
+    if path.suffix == ".md":
+        return [(where, path.read_text(encoding="utf-8"))]
     found = []
-    for path in sorted(p for folder in CODE for p in (ROOT / folder).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                text = ast.get_docstring(node)
-                if text:
-                    found.append((f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)}", text))
-    pages = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "maintainers").rglob("*.md"))
-    found += [(str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")) for page in pages]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            text = ast.get_docstring(node)
+            if text:
+                found.append((f"{where}:{getattr(node, 'lineno', 1)}", text))
     return found
 
 
@@ -71,17 +77,19 @@ def named_modules(text: str) -> set[str]:
             and not name.endswith((".cu", ".cuh", ".py", ".md", ".json", ".toml"))}
 
 
-DOCUMENTS = documents()
-FILES = sorted({where.split(":", 1)[0] for where, _ in DOCUMENTS})
+# the files, not their texts: each test parses its own file, so that collecting (in every worker) parses none
+FILES = [str(path.relative_to(ROOT)) for path in sources()]
 
 
+@functools.cache  # a file's two tests, and the count over all files, parse it once in a worker
 def texts_of(file: str) -> list[tuple[str, str]]:
-    return [(where, text) for where, text in DOCUMENTS if where.split(":", 1)[0] == file]
+    return texts_in(ROOT / file)
 
 
 def test_the_documents_are_found_and_name_paths_and_modules():
-    assert len(DOCUMENTS) > 300
-    assert sum(len(named_paths(text)) for _, text in DOCUMENTS) > 100
+    documents = [document for file in FILES for document in texts_of(file)]
+    assert len(documents) > 300
+    assert sum(len(named_paths(text)) for _, text in documents) > 100
 
 
 @pytest.mark.parametrize("file", FILES)
