@@ -53,6 +53,9 @@
 #                        energy cases again in a second process against it, maintainers/checks/energy_check.py measure
 #                        (every case's joules per launch, NVML's three readings, the variant's A/Bs: a third
 #                        process) and `energy_check agree` over the three ($OUT/energy.md, energy.json, traces)
+#     energy-ab          the nightly's energy cases timed against HEAD (--kernelwatch-compare-ref-all, --kernelwatch-energy):
+#                        base and head measured in interleaved periods, their energy blocks and verdicts written to
+#                        JSON ($OUT/energy-ab.json) and the report's energy section ($OUT/energy-ab.md)
 #     energy-all         the nightly's timed cases, every one measured for energy (--kernelwatch-energy=all): how long
 #                        that takes ($OUT/energy-all.txt, with the report's energy table)
 #     phases N           the pinned host routines as the nightly times them, into a fresh store, the tree at a
@@ -72,7 +75,7 @@
 #     sanitize           maintainers/checks/sanitize.sh (four compute-sanitizer tools)
 #     ncu                maintainers/checks/ncu_check.sh (CUPTI and event timers against Nsight Compute)
 set -u
-usage() { echo "usage: bash maintainers/device/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightlies N, nightly-card, pr-same REF, energy, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
+usage() { echo "usage: bash maintainers/device/run_gpu_suites.sh STEP [STEP ...]   (steps: correctness, record LABEL, compare[:NAME], quick[:NAME], sensitivity N PCT, scratch-baseline PROFILE N, baseline-errors, ab N, cards, nightlies N, nightly-card, pr-same REF, energy, energy-ab, energy-all, phases N, xdist N, spread N NAME PROFILE EXPR, nightly-time NAME, session-profile, mutation FILE, mutation-mapped FILE, env VAR=VALUE, sanitize, ncu; the header of this file says what each does)"; }
 case "${1:-}" in
   "") usage >&2; exit 2;;
   -h|--help) usage; exit 0;;
@@ -344,6 +347,22 @@ PY
       sed -n '/^## Slower cases/,$p' "$WORK/phases-slowed.md" >> "$OUT/phases.md"
       { echo; echo "## changes"; cat "$WORK/phases-changes.txt"; } >> "$OUT/phases.md"
       shift;;
+    energy-ab)
+      cases="test_matmul_time and 4096x4096x4096 and (cublas or warptile_128x256) or test_add_time and matrix_add_2d_vec4"
+      step energy-ab timeout 300 env KERNELWATCH_PULL_REQUEST=1 $PERF --kernelwatch-profile quick --kernelwatch-compare-ref HEAD \
+        --kernelwatch-compare-ref-all --kernelwatch-energy -k "$cases" --benchmark-json="$OUT/energy-ab.json" \
+        --kernelwatch-report="$OUT/energy-ab.md"
+      python3 - "$OUT/energy-ab.json" <<'PY'
+import json, sys
+print("| case | J per launch | 95% interval | energy verdict |")
+print("|---|---|---|---|")
+for bench in json.load(open(sys.argv[1]))["benchmarks"]:
+    info = bench.get("extra_info") or {}
+    energy, verdict = info.get("energy") or {}, info.get("energy_verdict") or {}
+    print(f"| {bench['name']} | {energy.get('joules_per_launch', '-')} | {energy.get('joules_per_launch_low', '-')}"
+          f" to {energy.get('joules_per_launch_high', '-')} | {verdict.get('label', '-')}: {verdict.get('reason', '-')} |")
+PY
+      ;;
     energy-all)
       step energy-all timeout 500 $PERF --kernelwatch-profile nightly --kernelwatch-energy=all --benchmark-json="$WORK/energy-all.json" \
         --kernelwatch-report="$WORK/energy-all.md"
