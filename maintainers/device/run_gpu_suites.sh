@@ -360,7 +360,7 @@ for bench in json.load(open(sys.argv[1]))["benchmarks"]:
     info = bench.get("extra_info") or {}
     energy, verdict = info.get("energy") or {}, info.get("energy_verdict") or {}
     print(f"| {bench['name']} | {energy.get('joules_per_launch', '-')} | {energy.get('joules_per_launch_low', '-')}"
-          f" to {energy.get('joules_per_launch_high', '-')} | {verdict.get('label', '-')}: {verdict.get('reason', '-')} |")
+          f" to {energy.get('joules_per_launch_high', '-')} | {verdict.get('reason', '-')} |")
 PY
       ;;
     energy-all)
