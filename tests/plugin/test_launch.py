@@ -317,3 +317,34 @@ def test_the_stream_is_made_current_for_pytorch_only_where_it_is_imported(monkey
     with current_stream(Stream()):
         assert made == [1234] and len(entered) == 1
     assert entered == []
+
+
+class Tensor:
+    """What poison asks of a PyTorch tensor (its class's module is torch's): its kind, and fill_ through detach."""
+
+    __module__ = "torch"
+
+    def __init__(self, dtype: str):
+        self.dtype, self.filled = dtype, None
+
+    def is_floating_point(self) -> bool:
+        return self.dtype in ("float32", "bfloat16")
+
+    def is_complex(self) -> bool:
+        return self.dtype == "complex64"
+
+    def detach(self):
+        return self
+
+    def fill_(self, value):
+        self.filled = value
+
+
+@pytest.mark.parametrize(("dtype", "poisoned"), [("float32", True), ("bfloat16", True), ("complex64", True),
+                                                  ("int32", False), ("bool", False)])
+def test_a_pytorch_output_is_poisoned_where_its_type_holds_nan_and_left_alone_where_not(dtype, poisoned):
+    from kernelwatch.plugin.launch import poison
+
+    tensor = Tensor(dtype)
+    poison(tensor)
+    assert (tensor.filled is not None and np.isnan(tensor.filled)) == poisoned

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -171,6 +173,42 @@ def test_a_store_at_or_past_the_version_asked_for_is_opened_without_a_write_lock
     assert migrate(engine, target=target) == CURRENT_VERSION
     engine.dispose()
     assert statements and not [s for s in statements if "IMMEDIATE" in s or "advisory" in s]
+
+
+def test_two_processes_making_one_store_at_once_both_open_it(tmp_path):
+    """Both read "no store yet" before either writes: the worst order for two nightlies' first runs on one new
+    SQLite file. Each reading of the tables waits (up to a second) for the other's, so both read before either
+    writes, unless one already holds the write lock. A migration that took its lock only at its first write (a
+    plain BEGIN) would then write on a stale snapshot, which SQLite refuses at once ("database is locked"), not
+    after its busy timeout; BEGIN IMMEDIATE makes the second wait and then find the store made."""
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    both_read = threading.Barrier(2, timeout=1.0)
+
+    def meet_the_other(_conn, _cursor, statement, *_):
+        if "sqlite_master" in statement:
+            with contextlib.suppress(threading.BrokenBarrierError):  # the other holds the write lock: go on
+                both_read.wait()
+
+    outcomes = [None, None]
+
+    def open_new(side: int) -> None:
+        engine = create_engine(resolve_url(url))
+        sa.event.listen(engine, "after_cursor_execute", meet_the_other)
+        try:
+            outcomes[side] = migrate(engine)
+        except sa.exc.OperationalError as error:
+            outcomes[side] = error.orig
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=open_new, args=(side,)) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes, key=str) == [0, CURRENT_VERSION], outcomes  # one made it, the other found it made
+    with open_store(url) as store:
+        assert store.schema_version() == CURRENT_VERSION
 
 
 def test_a_version_3_store_gains_the_energy_columns_and_its_runs_read_as_having_no_energy(history_url):
