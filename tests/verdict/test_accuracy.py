@@ -161,6 +161,15 @@ def test_a_margin_needs_both_an_error_and_a_tolerance():
     assert check(2.5e-6, None).margin is None and check(None, 1e-5).margin is None and check(2.5e-6, 0.0).margin is None
 
 
+@pytest.mark.parametrize(("now", "then", "ratio"), [(3e-7, 1e-8, 30.0), (0.0, 0.0, 1.0), (1e-7, 0.0, math.inf),
+                                                     (0.0, 1e-8, 0.0), (None, 1e-8, None), (1e-7, None, None)])
+def test_the_ratio_to_the_reference_holds_exact_results_on_either_side(now, then, ratio):
+    """An exact kernel (matrix add) has a reference error of 0: the same again is 1x, any error an infinite
+    ratio, never a division by zero; a ratio needs both errors."""
+    check = AccuracyRecord("s.py::k", now, now, reference_max=then, reference_avg=then)
+    assert check.ratio == check.avg_ratio == (pytest.approx(ratio) if ratio is not None else None)
+
+
 def test_a_check_without_a_seed_is_kept_but_not_judged_against_its_history():
     """Inputs drawn afresh each run (examples/triton on an H100, 2026-12-06): two runs repeated their maximum error
     5.9604634117251494e-08 by chance, and the third, 5.960464122267716e-08, read `less accurate` against them."""
