@@ -152,13 +152,18 @@ def _short_range(step: Step) -> str:
     return f"{step.before.commit[:8]}..{step.after.commit[:8]}"
 
 
+def _can_be_open(step: Step) -> bool:
+    """A slower step, as `changes` counts one: open until acknowledged. A slower creep is shown, never open."""
+    return step.kind == STEP and step.direction == SLOWER
+
+
 def _steps_table(group: Sequence[Series], steps: Mapping[SeriesKey, Sequence[Step]],
                  reason: Callable[[Step], str | None]) -> str:
     rows = []
     for one in group:
         for s in steps.get(one.key, ()):
             why = reason(s)
-            state = f"acknowledged: {why}" if why else "open" if s.direction == SLOWER and s.kind == STEP else ""
+            state = f"acknowledged: {why}" if why else "open" if _can_be_open(s) else ""
             rows.append(f'<tr class="step-row"><td>{_e(short_gpu(one.key.gpu))}</td><td>{_e(s.kind)}</td>'
                         f'<td class="{s.direction}">{_e(s.direction)} x{s.ratio:.3f}</td>'
                         f'<td>{s.ratio_low:.3f}-{s.ratio_high:.3f}</td><td>{_e(p_text(s.p_value))}</td>'
@@ -254,8 +259,7 @@ def write_site(out_dir, series: Iterable[Series], steps: Mapping[SeriesKey, Sequ
     rows = []
     for one in every:
         own = list(steps.get(one.key, ()))
-        # a step, as `changes` and the case page's table count them: a slower creep is shown, never open
-        open_slower = [s for s in own if s.kind == STEP and s.direction == SLOWER and reason(s) is None]
+        open_slower = [s for s in own if _can_be_open(s) and reason(s) is None]
         failing = failing_stretch(one, own)
         rank = 0 if failing is not None else 1 if open_slower else 2
         reference = reference_of(one, own, reason, failing, references.get(one.key))
