@@ -32,9 +32,10 @@ def sources() -> list[Path]:
     return code + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "maintainers").rglob("*.md"))
 
 
-def texts_in(path: Path) -> list[tuple[str, str]]:
-    """(where, text) of every docstring of a Python file, or the whole of a page."""
-    where = str(path.relative_to(ROOT))
+@functools.cache  # a file's two tests, and the count over all files, parse it once in a worker
+def texts_of(where: str) -> list[tuple[str, str]]:
+    """(where, text) of every docstring of a Python file, or the whole of a page (`where`: its repository path)."""
+    path = ROOT / where
     if path.suffix == ".md":
         return [(where, path.read_text(encoding="utf-8"))]
     found = []
@@ -79,11 +80,6 @@ def named_modules(text: str) -> set[str]:
 
 # the files, not their texts: each test parses its own file, so that collecting (in every worker) parses none
 FILES = [str(path.relative_to(ROOT)) for path in sources()]
-
-
-@functools.cache  # a file's two tests, and the count over all files, parse it once in a worker
-def texts_of(file: str) -> list[tuple[str, str]]:
-    return texts_in(ROOT / file)
 
 
 def test_the_documents_are_found_and_name_paths_and_modules():

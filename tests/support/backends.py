@@ -51,31 +51,40 @@ def _admin_engine(url: str) -> sa.Engine:
 @contextlib.contextmanager
 def fresh_postgres_database(template: str | None = None):
     """The URL (password included) of a new database on the test server, dropped afterwards: empty, or a copy
-    of the database `template`.
+    of the database `template`."""
+    url = postgres_admin_url()
+    engine = _admin_engine(url)
+    name = _create_database(engine, "history_test", template)
+    try:
+        yield _database_url(url, name)
+    finally:
+        _drop(engine, name)
+
+
+def _database_url(url: str, name: str) -> str:
+    """The server's URL with database `name`, its password kept (the store connects with it)."""
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
+
+
+def _create_database(engine: sa.Engine, prefix: str, template: str | None = None) -> str:
+    """The name of a new database, `prefix` and a random part: empty, or a copy of the database `template`.
 
     FILE_COPY copies the template's files rather than writing them through the WAL: with the test server's
     fsync off, it makes a database in about 24 ms instead of 33 and drops it in 4 instead of 10."""
-    url = postgres_admin_url()
-    engine = _admin_engine(url)
-    name = f"history_test_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     copied = f' TEMPLATE "{template}"' if template else ""
     with engine.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"{copied} STRATEGY = FILE_COPY'))
-    try:
-        yield make_url(url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        _drop(engine, name)
+    return name
 
 
 @functools.cache
 def _migrated_postgres(url: str) -> str:
     """The name of a database this process made a store in with open_store, for the `store` fixture to copy."""
     engine = _admin_engine(url)
-    name = f"history_template_{uuid.uuid4().hex[:12]}"
-    with engine.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}" STRATEGY = FILE_COPY'))
+    name = _create_database(engine, "history_template")
     atexit.register(_drop_at_exit, engine, name)
-    open_store(make_url(url).set(database=name).render_as_string(hide_password=False)).close()
+    open_store(_database_url(url, name)).close()
     return name
 
 
